@@ -1,0 +1,24 @@
+//! Owned forms of every table, for building buffers and for the JSON form.
+//!
+//! Each type mirrors one schema table field for field (JSON uses the schema's field
+//! names). `pack` writes it with the generated builders; `from_view` copies it out of
+//! a verified buffer; the root types (`Graph`, `EngineConfig`, `EngineDetails`,
+//! `EnginePrediction`, `SerializedGraphAndPlan`) also have `to_bytes`.
+//! Optional scalars (`= null` in the schema) are `Option`s: `None` is absent on the
+//! wire, never zero.
+
+mod attributes;
+pub(crate) mod enum_name;
+mod engine;
+mod field;
+mod graph;
+pub(crate) mod macros;
+mod node;
+
+pub use attributes::*;
+pub use engine::*;
+pub use field::WireField;
+pub use graph::*;
+pub use node::{NodeAttributes, NodeAttributesRef};
+
+

@@ -1,0 +1,510 @@
+//! Graph validation and topological sort.
+//!
+//! One analysis serves both forms of a graph: the owned [`model::Graph`] (which it
+//! sorts and whose unset data types it fills in) and a received [`GraphView`] (which
+//! must already be sorted, as the wire contract requires). Errors name the node and
+//! the tensor uid at fault.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use hipdnn_data_sdk::{DataType, check_dims_strides};
+
+use crate::model;
+use crate::view::GraphView;
+
+/// Why a graph is not a valid operation graph.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// The graph has no nodes.
+    #[error("graph has no nodes")]
+    NoNodes,
+    /// Two tensors share a uid.
+    #[error("tensor uid {uid} is declared twice (\"{first}\" and \"{second}\")")]
+    DuplicateUid {
+        /// The uid.
+        uid: i64,
+        /// Name of the first tensor with it.
+        first: String,
+        /// Name of the second tensor with it.
+        second: String,
+    },
+    /// A node refers to a uid that no tensor has.
+    #[error("node {node} (\"{name}\") {role} tensor uid {uid}, which the graph does not declare")]
+    UnknownUid {
+        /// Index of the node.
+        node: usize,
+        /// Name of the node.
+        name: String,
+        /// `"reads"` or `"writes"`.
+        role: &'static str,
+        /// The uid.
+        uid: i64,
+    },
+    /// A tensor no node reads or writes.
+    #[error("tensor uid {uid} (\"{name}\") is declared but no node uses it")]
+    DanglingTensor {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        name: String,
+    },
+    /// Two nodes write the same tensor.
+    #[error("tensor uid {uid} (\"{tensor}\") is written by node \"{first}\" and by node \"{second}\"")]
+    MultipleWriters {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        tensor: String,
+        /// First writer.
+        first: String,
+        /// Second writer.
+        second: String,
+    },
+    /// A node writes a pass-by-value scalar.
+    #[error("node \"{node}\" writes tensor uid {uid} (\"{tensor}\"), which is a pass-by-value scalar")]
+    WritesScalar {
+        /// The writer.
+        node: String,
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        tensor: String,
+    },
+    /// A virtual tensor that no node writes.
+    #[error("virtual tensor uid {uid} (\"{tensor}\") is read by node \"{node}\" but no node writes it")]
+    VirtualWithoutWriter {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        tensor: String,
+        /// A reader.
+        node: String,
+    },
+    /// A virtual tensor that no node reads: its value would be lost.
+    #[error(
+        "virtual tensor uid {uid} (\"{tensor}\") is written by node \"{node}\" but no node reads it; \
+         make it non-virtual to get it as an output"
+    )]
+    VirtualWithoutReader {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        tensor: String,
+        /// The writer.
+        node: String,
+    },
+    /// Nodes depend on each other in a loop.
+    #[error("nodes form a cycle: {}", nodes.join(" -> "))]
+    Cycle {
+        /// Names of the nodes on the cycle, first repeated at the end.
+        nodes: Vec<String>,
+    },
+    /// A node shares no tensor with the rest of the graph.
+    #[error("node {node} (\"{name}\") is not connected to node 0 (\"{first}\"); a graph must be connected")]
+    Disconnected {
+        /// Index of the node.
+        node: usize,
+        /// Its name.
+        name: String,
+        /// Name of node 0.
+        first: String,
+    },
+    /// A received graph whose nodes are not in topological order.
+    #[error(
+        "node {node} (\"{name}\") reads tensor uid {uid} before node {writer} (\"{writer_name}\") \
+         writes it; nodes must be in topological order"
+    )]
+    NotSorted {
+        /// Index of the reader.
+        node: usize,
+        /// Its name.
+        name: String,
+        /// The uid.
+        uid: i64,
+        /// Index of the writer.
+        writer: usize,
+        /// Its name.
+        writer_name: String,
+    },
+    /// A tensor whose type is unset with no graph default to take.
+    #[error("tensor uid {uid} (\"{name}\") has data type UNSET and the graph sets no {default}")]
+    UnresolvedDataType {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        name: String,
+        /// The default that would apply: `io_data_type` or `intermediate_data_type`.
+        default: &'static str,
+    },
+    /// Dims and strides that do not describe a tensor.
+    #[error("tensor uid {uid} (\"{name}\"): {reason}")]
+    InvalidTensor {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        name: String,
+        /// What is wrong (rank, extents, strides).
+        reason: String,
+    },
+}
+
+/// What the analysis needs from a graph, whichever form it is in.
+trait Source {
+    fn tensor_count(&self) -> usize;
+    fn tensor(&self, i: usize) -> (i64, &str, bool, bool);
+    fn node_count(&self) -> usize;
+    fn node_name(&self, i: usize) -> &str;
+    fn node_uids(&self, i: usize, ins: &mut Vec<i64>, outs: &mut Vec<i64>);
+}
+
+impl Source for model::Graph {
+    fn tensor_count(&self) -> usize {
+        self.tensors.len()
+    }
+    fn tensor(&self, i: usize) -> (i64, &str, bool, bool) {
+        let t = &self.tensors[i];
+        (t.uid, &t.name, t.is_virtual, t.value.is_some())
+    }
+    fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+    fn node_name(&self, i: usize) -> &str {
+        &self.nodes[i].name
+    }
+    fn node_uids(&self, i: usize, ins: &mut Vec<i64>, outs: &mut Vec<i64>) {
+        self.nodes[i].attributes.tensor_uids(ins, outs);
+    }
+}
+
+struct ViewSource<'a> {
+    tensors: Vec<crate::TensorView<'a>>,
+    nodes: Vec<crate::NodeView<'a>>,
+}
+
+impl Source for ViewSource<'_> {
+    fn tensor_count(&self) -> usize {
+        self.tensors.len()
+    }
+    fn tensor(&self, i: usize) -> (i64, &str, bool, bool) {
+        let t = &self.tensors[i];
+        (t.uid(), t.name(), t.is_virtual(), t.raw().value_type().0 != 0)
+    }
+    fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+    fn node_name(&self, i: usize) -> &str {
+        self.nodes[i].name()
+    }
+    fn node_uids(&self, i: usize, ins: &mut Vec<i64>, outs: &mut Vec<i64>) {
+        self.nodes[i].attributes().tensor_uids(ins, outs);
+    }
+}
+
+/// The dependency structure of a graph.
+struct Analysis {
+    /// For each node, the indexes of the nodes it reads from (deduplicated).
+    preds: Vec<Vec<u32>>,
+    /// For each node: (uid, writer) of one dependency per writer, for messages.
+    pred_uids: Vec<Vec<(i64, u32)>>,
+}
+
+const NO_WRITER: u32 = u32::MAX;
+
+fn analyze<S: Source>(src: &S) -> Result<Analysis, GraphError> {
+    let n_nodes = src.node_count();
+    if n_nodes == 0 {
+        return Err(GraphError::NoNodes);
+    }
+    let n_tensors = src.tensor_count();
+    let mut index: HashMap<i64, u32> = HashMap::with_capacity(n_tensors);
+    for i in 0..n_tensors {
+        let (uid, name, ..) = src.tensor(i);
+        if let Some(&first) = index.get(&uid) {
+            return Err(GraphError::DuplicateUid {
+                uid,
+                first: src.tensor(first as usize).1.to_owned(),
+                second: name.to_owned(),
+            });
+        }
+        index.insert(uid, i as u32);
+    }
+
+    // Resolve every node's uids to tensor indexes, recording writers.
+    let mut writer = vec![NO_WRITER; n_tensors];
+    let mut first_reader = vec![NO_WRITER; n_tensors];
+    let mut node_inputs: Vec<Vec<u32>> = Vec::with_capacity(n_nodes);
+    let (mut ins, mut outs) = (Vec::new(), Vec::new());
+    for node in 0..n_nodes {
+        ins.clear();
+        outs.clear();
+        src.node_uids(node, &mut ins, &mut outs);
+        let resolve = |uid: i64, role: &'static str| {
+            index.get(&uid).copied().ok_or_else(|| GraphError::UnknownUid {
+                node,
+                name: src.node_name(node).to_owned(),
+                role,
+                uid,
+            })
+        };
+        let mut inputs = Vec::with_capacity(ins.len());
+        for &uid in &ins {
+            let t = resolve(uid, "reads")?;
+            if first_reader[t as usize] == NO_WRITER {
+                first_reader[t as usize] = node as u32;
+            }
+            inputs.push(t);
+        }
+        for &uid in &outs {
+            let t = resolve(uid, "writes")?;
+            let (_, tensor, _, is_scalar) = src.tensor(t as usize);
+            if is_scalar {
+                return Err(GraphError::WritesScalar {
+                    node: src.node_name(node).to_owned(),
+                    uid,
+                    tensor: tensor.to_owned(),
+                });
+            }
+            let w = &mut writer[t as usize];
+            if *w != NO_WRITER {
+                return Err(GraphError::MultipleWriters {
+                    uid,
+                    tensor: tensor.to_owned(),
+                    first: src.node_name(*w as usize).to_owned(),
+                    second: src.node_name(node).to_owned(),
+                });
+            }
+            *w = node as u32;
+        }
+        node_inputs.push(inputs);
+    }
+
+    for t in 0..n_tensors {
+        let (uid, name, is_virtual, _) = src.tensor(t);
+        let (w, r) = (writer[t], first_reader[t]);
+        if w == NO_WRITER && r == NO_WRITER {
+            return Err(GraphError::DanglingTensor { uid, name: name.to_owned() });
+        }
+        if is_virtual && w == NO_WRITER {
+            return Err(GraphError::VirtualWithoutWriter {
+                uid,
+                tensor: name.to_owned(),
+                node: src.node_name(r as usize).to_owned(),
+            });
+        }
+        if is_virtual && r == NO_WRITER {
+            return Err(GraphError::VirtualWithoutReader {
+                uid,
+                tensor: name.to_owned(),
+                node: src.node_name(w as usize).to_owned(),
+            });
+        }
+    }
+
+    let mut preds = Vec::with_capacity(n_nodes);
+    let mut pred_uids = Vec::with_capacity(n_nodes);
+    for inputs in &node_inputs {
+        let mut p: Vec<u32> = Vec::new();
+        let mut pu: Vec<(i64, u32)> = Vec::new();
+        for &t in inputs {
+            let w = writer[t as usize];
+            if w != NO_WRITER && !p.contains(&w) {
+                p.push(w);
+                pu.push((src.tensor(t as usize).0, w));
+            }
+        }
+        preds.push(p);
+        pred_uids.push(pu);
+    }
+    check_connected(src, &node_inputs, &writer)?;
+    Ok(Analysis { preds, pred_uids })
+}
+
+/// Union-find over nodes: nodes sharing a tensor are joined.
+fn check_connected<S: Source>(src: &S, node_inputs: &[Vec<u32>], writer: &[u32]) -> Result<(), GraphError> {
+    let n = node_inputs.len();
+    let mut parent: Vec<u32> = (0..n as u32).collect();
+    fn find(parent: &mut [u32], mut x: u32) -> u32 {
+        while parent[x as usize] != x {
+            parent[x as usize] = parent[parent[x as usize] as usize];
+            x = parent[x as usize];
+        }
+        x
+    }
+    // Any node reading a tensor joins the tensor's writer (or its first reader).
+    let mut anchor: Vec<u32> = writer.to_vec();
+    for (node, inputs) in node_inputs.iter().enumerate() {
+        for &t in inputs {
+            let a = &mut anchor[t as usize];
+            if *a == NO_WRITER {
+                *a = node as u32;
+                continue;
+            }
+            let (x, y) = (find(&mut parent, *a), find(&mut parent, node as u32));
+            if x != y {
+                parent[x as usize] = y;
+            }
+        }
+    }
+    let root = find(&mut parent, 0);
+    for node in 1..n {
+        if find(&mut parent, node as u32) != root {
+            return Err(GraphError::Disconnected {
+                node,
+                name: src.node_name(node).to_owned(),
+                first: src.node_name(0).to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Analysis {
+    /// Kahn's algorithm, always taking the lowest-index ready node: an already sorted
+    /// graph keeps its order, and any other order is deterministic.
+    fn topological_order<S: Source>(&self, src: &S) -> Result<Vec<usize>, GraphError> {
+        let n = self.preds.len();
+        let mut pending: Vec<u32> = self.preds.iter().map(|p| p.len() as u32).collect();
+        let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (node, preds) in self.preds.iter().enumerate() {
+            for &p in preds {
+                succs[p as usize].push(node as u32);
+            }
+        }
+        let mut ready: BinaryHeap<Reverse<u32>> =
+            (0..n as u32).filter(|&i| pending[i as usize] == 0).map(Reverse).collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(Reverse(node)) = ready.pop() {
+            order.push(node as usize);
+            for &s in &succs[node as usize] {
+                pending[s as usize] -= 1;
+                if pending[s as usize] == 0 {
+                    ready.push(Reverse(s));
+                }
+            }
+        }
+        if order.len() == n {
+            return Ok(order);
+        }
+        // Every node left has a predecessor that is also left: walk back until a repeat.
+        let mut seen = vec![usize::MAX; n];
+        let mut node = (0..n).find(|&i| pending[i] > 0).expect("a node is left");
+        let mut path = Vec::new();
+        while seen[node] == usize::MAX {
+            seen[node] = path.len();
+            path.push(node);
+            node = self.preds[node]
+                .iter()
+                .map(|&p| p as usize)
+                .find(|&p| pending[p] > 0)
+                .expect("a left node has a left predecessor");
+        }
+        let mut cycle: Vec<String> =
+            path[seen[node]..].iter().rev().map(|&i| format!("\"{}\"", src.node_name(i))).collect();
+        cycle.push(cycle[0].clone());
+        Err(GraphError::Cycle { nodes: cycle })
+    }
+}
+
+fn check_tensor(uid: i64, name: &str, dims: &[i64], strides: &[i64]) -> Result<(), GraphError> {
+    check_dims_strides(dims, strides).map_err(|e| GraphError::InvalidTensor {
+        uid,
+        name: name.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+fn resolve_data_type(
+    data_type: DataType,
+    is_virtual: bool,
+    graph: (DataType, DataType),
+    uid: i64,
+    name: &str,
+) -> Result<DataType, GraphError> {
+    if data_type != DataType::Unset {
+        return Ok(data_type);
+    }
+    let (default, which) = if is_virtual {
+        (graph.1, "intermediate_data_type")
+    } else {
+        (graph.0, "io_data_type")
+    };
+    if default == DataType::Unset {
+        return Err(GraphError::UnresolvedDataType { uid, name: name.to_owned(), default: which });
+    }
+    Ok(default)
+}
+
+impl model::Graph {
+    /// Validates the graph and puts it in the form plugins expect: nodes sorted
+    /// topologically (ties keep their current order), unset tensor data types taken from
+    /// the graph's io/intermediate defaults, unset node compute types from its compute
+    /// default.
+    ///
+    /// # Errors
+    /// The first problem found; see [`GraphError`]. The graph is left unchanged.
+    pub fn validate(&mut self) -> Result<(), GraphError> {
+        let analysis = analyze(self)?;
+        let order = analysis.topological_order(self)?;
+        let defaults = (self.io_data_type, self.intermediate_data_type);
+        let mut resolved = Vec::with_capacity(self.tensors.len());
+        for t in &self.tensors {
+            check_tensor(t.uid, &t.name, &t.dims, &t.strides)?;
+            resolved.push(resolve_data_type(t.data_type, t.is_virtual, defaults, t.uid, &t.name)?);
+        }
+        for (t, data_type) in self.tensors.iter_mut().zip(resolved) {
+            t.data_type = data_type;
+        }
+        for node in &mut self.nodes {
+            if node.compute_data_type == DataType::Unset {
+                node.compute_data_type = self.compute_data_type;
+            }
+        }
+        if order.iter().enumerate().any(|(i, &n)| i != n) {
+            let mut nodes: Vec<Option<model::Node>> = self.nodes.drain(..).map(Some).collect();
+            self.nodes = order.iter().map(|&i| nodes[i].take().expect("a permutation")).collect();
+        }
+        Ok(())
+    }
+}
+
+impl GraphView<'_> {
+    /// Checks a received graph: everything [`model::Graph::validate`] checks, and that
+    /// the nodes are already in topological order (the wire contract). Unset data types
+    /// are accepted where a graph default covers them.
+    ///
+    /// # Errors
+    /// The first problem found; see [`GraphError`].
+    pub fn validate(&self) -> Result<(), GraphError> {
+        let src = ViewSource { tensors: self.tensors().collect(), nodes: self.nodes().collect() };
+        let analysis = analyze(&src)?;
+        let order = analysis.topological_order(&src)?;
+        if let Some(node) = order.iter().enumerate().find(|(i, n)| i != *n).map(|(i, _)| i) {
+            // `node` is the first position whose node is not ready: it reads a later writer.
+            let (uid, writer) = analysis.pred_uids[node]
+                .iter()
+                .copied()
+                .find(|&(_, w)| w as usize > node)
+                .expect("an unsorted node reads from a later node");
+            return Err(GraphError::NotSorted {
+                node,
+                name: src.node_name(node).to_owned(),
+                uid,
+                writer: writer as usize,
+                writer_name: src.node_name(writer as usize).to_owned(),
+            });
+        }
+        let defaults = (self.io_data_type(), self.intermediate_data_type());
+        let (mut dims, mut strides) = (Vec::new(), Vec::new());
+        for t in &src.tensors {
+            dims.clear();
+            dims.extend(t.dims().iter());
+            strides.clear();
+            strides.extend(t.strides().iter());
+            check_tensor(t.uid(), t.name(), &dims, &strides)?;
+            resolve_data_type(t.data_type(), t.is_virtual(), defaults, t.uid(), t.name())?;
+        }
+        Ok(())
+    }
+}
