@@ -78,6 +78,7 @@ mod error;
 )]
 mod generated;
 pub mod model;
+pub mod samples;
 mod tensor_value;
 mod validate;
 mod view;
@@ -94,3 +95,6 @@ pub use error::Error;
 pub use tensor_value::TensorValue;
 pub use validate::GraphError;
 pub use view::*;
+
+#[cfg(test)]
+mod tests;

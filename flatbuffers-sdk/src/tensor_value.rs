@@ -10,8 +10,8 @@ use flatbuffers::{
     Allocator, FlatBufferBuilder, ForwardsUOffset, InvalidFlatbuffer, UnionWIPOffset, VOffsetT,
     Verifier, WIPOffset,
 };
-use serde::{Deserialize, Serialize};
 
+use crate::model::json::{JsonUnion, scalar_holder, unknown_member};
 use crate::wire;
 
 /// Vtable slot of `TensorAttributes.value`: the slot after its type tag.
@@ -21,7 +21,7 @@ pub(crate) const VT_VALUE: VOffsetT = wire::TensorAttributes::VT_VALUE_TYPE + 2;
 ///
 /// The variant is the storage type on the wire, which is not always the tensor's data
 /// type: half and bfloat16 scalars travel as `f32`, fp8 scalars as their raw byte.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TensorValue {
     /// `Float32Value`.
     Float32(f32),
@@ -117,6 +117,42 @@ impl TensorValue {
             wire::TensorValueType::Int64Value => TensorValue::Int64(get!(Int64Value)?),
             wire::TensorValueType::BoolValue => TensorValue::Bool(get!(BoolValue)?),
             _ => return None,
+        })
+    }
+}
+
+impl JsonUnion for TensorValue {
+    const UNION: &'static str = "TensorValue";
+
+    fn member_name(&self) -> &'static str {
+        self.tag().variant_name().expect("every variant has a tag")
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let value = match *self {
+            TensorValue::Float32(v) | TensorValue::Float16(v) | TensorValue::BFloat16(v) => {
+                serde_json::json!(v)
+            }
+            TensorValue::Float8(v) => serde_json::json!(v),
+            TensorValue::Int32(v) => serde_json::json!(v),
+            TensorValue::Float64(v) => serde_json::json!(v),
+            TensorValue::Int64(v) => serde_json::json!(v),
+            TensorValue::Bool(v) => serde_json::json!(v),
+        };
+        serde_json::json!({ "value": value })
+    }
+
+    fn from_json(name: &str, value: serde_json::Value) -> Result<Self, String> {
+        Ok(match name {
+            "Float32Value" => TensorValue::Float32(scalar_holder(name, value)?),
+            "Float16Value" => TensorValue::Float16(scalar_holder(name, value)?),
+            "BFloat16Value" => TensorValue::BFloat16(scalar_holder(name, value)?),
+            "Float8Value" => TensorValue::Float8(scalar_holder(name, value)?),
+            "Int32Value" => TensorValue::Int32(scalar_holder(name, value)?),
+            "Float64Value" => TensorValue::Float64(scalar_holder(name, value)?),
+            "Int64Value" => TensorValue::Int64(scalar_holder(name, value)?),
+            "BoolValue" => TensorValue::Bool(scalar_holder(name, value)?),
+            _ => return Err(unknown_member::<Self>(name)),
         })
     }
 }

@@ -4,6 +4,7 @@ use flatbuffers::{Allocator, FlatBufferBuilder, ForwardsUOffset, UnionWIPOffset,
 use serde::{Deserialize, Serialize};
 
 use super::field::WireField;
+use super::json::{self, JsonUnion, scalar_holder, unknown_member};
 use super::macros::owned_table;
 use crate::error::Error;
 use crate::wire;
@@ -46,7 +47,7 @@ owned_table! {
 }
 
 /// A knob value (`KnobValue` union: `IntValue`, `FloatValue`, `StringValue`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum KnobValue {
     /// `IntValue`.
     Int(i64),
@@ -118,7 +119,7 @@ impl KnobValue {
 }
 
 /// A knob's constraint (`KnobConstraint` union).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum KnobConstraint {
     /// `IntConstraint`.
     Int(IntConstraint),
@@ -128,23 +129,126 @@ pub enum KnobConstraint {
     String(StringConstraint),
 }
 
+impl JsonUnion for KnobValue {
+    const UNION: &'static str = "KnobValue";
+    fn member_name(&self) -> &'static str {
+        match self {
+            KnobValue::Int(_) => "IntValue",
+            KnobValue::Float(_) => "FloatValue",
+            KnobValue::String(_) => "StringValue",
+        }
+    }
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            KnobValue::Int(v) => serde_json::json!({ "value": v }),
+            KnobValue::Float(v) => serde_json::json!({ "value": v }),
+            KnobValue::String(v) => serde_json::json!({ "value": v }),
+        }
+    }
+    fn from_json(name: &str, value: serde_json::Value) -> Result<Self, String> {
+        match name {
+            "IntValue" => scalar_holder(name, value).map(KnobValue::Int),
+            "FloatValue" => scalar_holder(name, value).map(KnobValue::Float),
+            "StringValue" => scalar_holder(name, value).map(KnobValue::String),
+            _ => Err(unknown_member::<Self>(name)),
+        }
+    }
+}
+
+impl JsonUnion for KnobConstraint {
+    const UNION: &'static str = "KnobConstraint";
+    fn member_name(&self) -> &'static str {
+        match self {
+            KnobConstraint::Int(_) => "IntConstraint",
+            KnobConstraint::Float(_) => "FloatConstraint",
+            KnobConstraint::String(_) => "StringConstraint",
+        }
+    }
+    fn to_json(&self) -> serde_json::Value {
+        let value = match self {
+            KnobConstraint::Int(c) => serde_json::to_value(c),
+            KnobConstraint::Float(c) => serde_json::to_value(c),
+            KnobConstraint::String(c) => serde_json::to_value(c),
+        };
+        value.expect("constraint tables serialize")
+    }
+    fn from_json(name: &str, value: serde_json::Value) -> Result<Self, String> {
+        let err = |e: serde_json::Error| format!("{name}: {e}");
+        match name {
+            "IntConstraint" => serde_json::from_value(value).map(KnobConstraint::Int).map_err(err),
+            "FloatConstraint" => serde_json::from_value(value).map(KnobConstraint::Float).map_err(err),
+            "StringConstraint" => serde_json::from_value(value).map(KnobConstraint::String).map_err(err),
+            _ => Err(unknown_member::<Self>(name)),
+        }
+    }
+}
+
 /// A tunable parameter an engine advertises (`Knob`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "KnobJson", into = "KnobJson")]
 pub struct Knob {
     /// Dotted id: `global.*` for the standard knobs, `<plugin>.<category>.<name>` otherwise.
     pub knob_id: String,
     /// What the knob does.
-    #[serde(default)]
     pub description: String,
     /// Value used when the knob is not set (required on the wire).
     pub default_value: KnobValue,
     /// Allowed values; `None` means any value of the default's type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub constraint: Option<KnobConstraint>,
     /// Still accepted, but scheduled for removal.
-    #[serde(default)]
     pub deprecated: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
+}
+
+/// `Knob` as flatc writes it in JSON.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnobJson {
+    #[serde(default)]
+    knob_id: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    description: String,
+    #[serde(default)]
+    default_value_type: Option<String>,
+    #[serde(default)]
+    default_value: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    constraint_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    constraint: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    deprecated: bool,
+}
+
+impl From<Knob> for KnobJson {
+    fn from(k: Knob) -> Self {
+        let (default_value_type, default_value) = json::split(Some(&k.default_value));
+        let (constraint_type, constraint) = json::split(k.constraint.as_ref());
+        Self {
+            knob_id: k.knob_id,
+            description: k.description,
+            default_value_type,
+            default_value,
+            constraint_type,
+            constraint,
+            deprecated: k.deprecated,
+        }
+    }
+}
+
+impl TryFrom<KnobJson> for Knob {
+    type Error = String;
+    fn try_from(k: KnobJson) -> Result<Self, String> {
+        let located = |e: String| format!("knob \"{}\": {e}", k.knob_id);
+        let default_value = json::join("default_value", k.default_value_type, k.default_value)
+            .and_then(|v| v.ok_or_else(|| "default_value is missing".to_owned()))
+            .map_err(located)?;
+        let constraint = json::join("constraint", k.constraint_type, k.constraint).map_err(located)?;
+        Ok(Self { knob_id: k.knob_id, description: k.description, default_value, constraint, deprecated: k.deprecated })
+    }
 }
 
 impl Knob {
@@ -222,12 +326,41 @@ impl Knob {
 
 /// A value chosen for one knob (`KnobSetting`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "KnobSettingJson", into = "KnobSettingJson")]
 pub struct KnobSetting {
     /// The knob's id.
     pub knob_id: String,
     /// The chosen value.
     pub value: KnobValue,
+}
+
+/// `KnobSetting` as flatc writes it in JSON.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnobSettingJson {
+    #[serde(default)]
+    knob_id: String,
+    #[serde(default)]
+    value_type: Option<String>,
+    #[serde(default)]
+    value: Option<serde_json::Value>,
+}
+
+impl From<KnobSetting> for KnobSettingJson {
+    fn from(k: KnobSetting) -> Self {
+        let (value_type, value) = json::split(Some(&k.value));
+        Self { knob_id: k.knob_id, value_type, value }
+    }
+}
+
+impl TryFrom<KnobSettingJson> for KnobSetting {
+    type Error = String;
+    fn try_from(k: KnobSettingJson) -> Result<Self, String> {
+        let value = json::join("value", k.value_type, k.value)
+            .and_then(|v| v.ok_or_else(|| "value is missing".to_owned()))
+            .map_err(|e| format!("knob setting \"{}\": {e}", k.knob_id))?;
+        Ok(Self { knob_id: k.knob_id, value })
+    }
 }
 
 impl KnobSetting {

@@ -160,6 +160,14 @@ macro_rules! enum_fields {
             }
         }
 
+        #[cfg(test)]
+        impl crate::model::macros::Sample for wire::$t {
+            fn sample(seed: u32, _: bool) -> Self {
+                let values = wire::$t::ENUM_VALUES;
+                values[1 + seed as usize % (values.len() - 1)]
+            }
+        }
+
         impl serde::Serialize for wire::$t {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 match self.variant_name() {

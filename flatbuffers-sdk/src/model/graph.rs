@@ -7,6 +7,7 @@ use hipdnn_data_sdk::DataType;
 use serde::{Deserialize, Serialize};
 
 use super::field::{WireField, data_type_from_wire};
+use super::json;
 use super::node::{NodeAttributes, NodeAttributesRef};
 use crate::error::Error;
 use crate::tensor_value::{self, TensorValue};
@@ -51,8 +52,8 @@ impl From<EngineApiVersion> for wire::EngineApiVersion {
     }
 }
 
-/// A 128-bit graph identity in network byte order; JSON writes it in the usual
-/// `8-4-4-4-12` hexadecimal form.
+/// A 128-bit graph identity in network byte order. It displays (and parses from text)
+/// in the usual `8-4-4-4-12` hexadecimal form; JSON keeps the struct's `bytes` array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Uuid(pub [u8; 16]);
 
@@ -84,16 +85,22 @@ impl std::str::FromStr for Uuid {
     }
 }
 
+/// The JSON form of a `Uuid` struct, as flatc writes it.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UuidJson {
+    bytes: [u8; 16],
+}
+
 impl Serialize for Uuid {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        UuidJson { bytes: self.0 }.serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for Uuid {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
+        UuidJson::deserialize(d).map(|u| Uuid(u.bytes))
     }
 }
 
@@ -119,40 +126,104 @@ fn is_false(v: &bool) -> bool {
 
 /// One tensor of a graph (`TensorAttributes`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "TensorJson", into = "TensorJson")]
 pub struct TensorAttributes {
     /// Unique id within the graph; nodes refer to tensors by uid.
     pub uid: i64,
     /// Human-readable name (diagnostics only).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Element type; `UNSET` takes the graph's io or intermediate default.
-    #[serde(default)]
     pub data_type: DataType,
     /// Element strides, one per dimension.
-    #[serde(default)]
     pub strides: Vec<i64>,
     /// Extents, one per dimension.
-    #[serde(default)]
     pub dims: Vec<i64>,
-    /// An intermediate that never gets a user buffer.
-    #[serde(default, rename = "virtual", skip_serializing_if = "is_false")]
+    /// An intermediate that never gets a user buffer (`virtual` in the schema).
     pub is_virtual: bool,
     /// Pass-by-value scalar.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<TensorValue>,
     /// The scalar is bound at execute time (engine API 1.2.0).
-    #[serde(default, skip_serializing_if = "is_false")]
     pub is_runtime_pass_by_value: bool,
     /// Uid of the per-batch offsets of a ragged tensor (engine API 1.3.0).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ragged_offset_tensor_uid: Option<i64>,
     /// Required byte alignment of the device pointer (default 16; others need API 1.3.0).
-    #[serde(default = "default_alignment", skip_serializing_if = "is_default_alignment")]
     pub alignment: i64,
     /// Stored ragged offsets times this give element offsets (default 1).
-    #[serde(default = "default_multiplier", skip_serializing_if = "is_default_multiplier")]
     pub ragged_offset_multiplier: i64,
+}
+
+fn is_unset(v: &DataType) -> bool {
+    *v == DataType::Unset
+}
+
+/// `TensorAttributes` as flatc writes it in JSON (the value union split in two).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TensorJson {
+    #[serde(default)]
+    uid: i64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    name: String,
+    #[serde(default, skip_serializing_if = "is_unset")]
+    data_type: DataType,
+    #[serde(default)]
+    strides: Vec<i64>,
+    #[serde(default)]
+    dims: Vec<i64>,
+    #[serde(default, rename = "virtual", skip_serializing_if = "is_false")]
+    is_virtual: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    is_runtime_pass_by_value: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ragged_offset_tensor_uid: Option<i64>,
+    #[serde(default = "default_alignment", skip_serializing_if = "is_default_alignment")]
+    alignment: i64,
+    #[serde(default = "default_multiplier", skip_serializing_if = "is_default_multiplier")]
+    ragged_offset_multiplier: i64,
+}
+
+impl From<TensorAttributes> for TensorJson {
+    fn from(t: TensorAttributes) -> Self {
+        let (value_type, value) = json::split(t.value.as_ref());
+        Self {
+            uid: t.uid,
+            name: t.name,
+            data_type: t.data_type,
+            strides: t.strides,
+            dims: t.dims,
+            is_virtual: t.is_virtual,
+            value_type,
+            value,
+            is_runtime_pass_by_value: t.is_runtime_pass_by_value,
+            ragged_offset_tensor_uid: t.ragged_offset_tensor_uid,
+            alignment: t.alignment,
+            ragged_offset_multiplier: t.ragged_offset_multiplier,
+        }
+    }
+}
+
+impl TryFrom<TensorJson> for TensorAttributes {
+    type Error = String;
+    fn try_from(t: TensorJson) -> Result<Self, String> {
+        let value = json::join("value", t.value_type, t.value).map_err(|e| format!("tensor uid {}: {e}", t.uid))?;
+        Ok(Self {
+            uid: t.uid,
+            name: t.name,
+            data_type: t.data_type,
+            strides: t.strides,
+            dims: t.dims,
+            is_virtual: t.is_virtual,
+            value,
+            is_runtime_pass_by_value: t.is_runtime_pass_by_value,
+            ragged_offset_tensor_uid: t.ragged_offset_tensor_uid,
+            alignment: t.alignment,
+            ragged_offset_multiplier: t.ragged_offset_multiplier,
+        })
+    }
 }
 
 impl Default for TensorAttributes {
@@ -244,16 +315,45 @@ impl TensorAttributes {
 
 /// One operation of a graph (`Node`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "NodeJson", into = "NodeJson")]
 pub struct Node {
     /// Name used in diagnostics.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Accumulation type; `UNSET` takes the graph's compute default.
-    #[serde(default)]
     pub compute_data_type: DataType,
     /// What the node computes, and on which tensors.
     pub attributes: NodeAttributes,
+}
+
+/// `Node` as flatc writes it in JSON.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NodeJson {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    name: String,
+    #[serde(default, skip_serializing_if = "is_unset")]
+    compute_data_type: DataType,
+    #[serde(default)]
+    attributes_type: Option<String>,
+    #[serde(default)]
+    attributes: Option<serde_json::Value>,
+}
+
+impl From<Node> for NodeJson {
+    fn from(n: Node) -> Self {
+        let (attributes_type, attributes) = json::split(Some(&n.attributes));
+        Self { name: n.name, compute_data_type: n.compute_data_type, attributes_type, attributes }
+    }
+}
+
+impl TryFrom<NodeJson> for Node {
+    type Error = String;
+    fn try_from(n: NodeJson) -> Result<Self, String> {
+        let attributes = json::join("attributes", n.attributes_type, n.attributes)
+            .and_then(|a| a.ok_or_else(|| "attributes are missing".to_owned()))
+            .map_err(|e| format!("node \"{}\": {e}", n.name))?;
+        Ok(Self { name: n.name, compute_data_type: n.compute_data_type, attributes })
+    }
 }
 
 impl Node {
@@ -317,13 +417,13 @@ pub struct Graph {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Default accumulation type for nodes.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_unset")]
     pub compute_data_type: DataType,
     /// Default type for virtual tensors.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_unset")]
     pub intermediate_data_type: DataType,
     /// Default type for non-virtual tensors.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_unset")]
     pub io_data_type: DataType,
     /// Every tensor the nodes refer to.
     #[serde(default)]

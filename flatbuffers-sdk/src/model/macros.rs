@@ -42,6 +42,67 @@ impl UidField for Option<flatbuffers::Vector<'_, i64>> {
     }
 }
 
+/// Distinct, non-default field values for round-trip tests.
+#[cfg(test)]
+pub(crate) trait Sample {
+    /// A value derived from `seed`; `present == false` leaves optional fields absent.
+    fn sample(seed: u32, present: bool) -> Self;
+}
+
+#[cfg(test)]
+mod sample_impls {
+    use super::Sample;
+
+    macro_rules! numeric {
+        ($($t:ty),*) => {$(
+            impl Sample for $t {
+                #[allow(clippy::cast_lossless, clippy::cast_possible_truncation, reason = "small seeds")]
+                fn sample(seed: u32, _: bool) -> Self {
+                    (seed * 3 + 1) as $t
+                }
+            }
+        )*};
+    }
+    numeric!(i64, i32, u64, u32, u8);
+
+    impl Sample for f32 {
+        fn sample(seed: u32, _: bool) -> Self {
+            seed as f32 + 0.5
+        }
+    }
+    impl Sample for f64 {
+        fn sample(seed: u32, _: bool) -> Self {
+            f64::from(seed) + 0.25
+        }
+    }
+    impl Sample for bool {
+        fn sample(_: u32, _: bool) -> Self {
+            true
+        }
+    }
+    impl Sample for String {
+        fn sample(seed: u32, _: bool) -> Self {
+            format!("s{seed}")
+        }
+    }
+    impl<T: Sample> Sample for Option<T> {
+        fn sample(seed: u32, present: bool) -> Self {
+            present.then(|| T::sample(seed, present))
+        }
+    }
+    impl<T: Sample> Sample for Vec<T> {
+        fn sample(seed: u32, present: bool) -> Self {
+            (0..3).map(|i| T::sample(seed * 10 + i, present)).collect()
+        }
+    }
+    impl Sample for hipdnn_data_sdk::DataType {
+        fn sample(seed: u32, _: bool) -> Self {
+            let all = hipdnn_data_sdk::DataType::ALL;
+            all[1 + seed as usize % (all.len() - 1)]
+        }
+    }
+}
+
 macro_rules! push_role {
     (input, $value:expr, $ins:ident, $outs:ident) => {
         $crate::model::macros::UidField::push_uids(&$value, $ins)
@@ -107,6 +168,15 @@ macro_rules! owned_table {
                             .map_err(|e| e.within(stringify!($name)))?,
                     )*
                 })
+            }
+
+            #[cfg(test)]
+            #[allow(dead_code, reason = "not every table is sampled")]
+            pub(crate) fn sample(present: bool) -> Self {
+                let mut seed = 0u32;
+                Self {
+                    $( $field: { seed += 1; $crate::model::macros::Sample::sample(seed, present) }, )*
+                }
             }
 
             /// Appends the uids this node reads to `ins` and those it writes to `outs`.

@@ -12,6 +12,7 @@ pub(crate) mod enum_name;
 mod engine;
 mod field;
 mod graph;
+pub(crate) mod json;
 pub(crate) mod macros;
 mod node;
 

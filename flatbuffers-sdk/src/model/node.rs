@@ -1,9 +1,8 @@
 //! The `NodeAttributes` union: owned and borrowed forms, generated from one list.
 
 use flatbuffers::{Allocator, FlatBufferBuilder, Table, UnionWIPOffset, WIPOffset};
-use serde::{Deserialize, Serialize};
-
 use super::attributes::*;
+use super::json::{JsonUnion, unknown_member};
 use crate::error::Error;
 use crate::wire;
 
@@ -11,9 +10,9 @@ macro_rules! node_attributes {
     ($($variant:ident),* $(,)?) => {
         /// The operation a node performs: one member of the `NodeAttributes` union.
         ///
-        /// Variants are named after the schema tables; in JSON the variant name is the key
-        /// (`{"ConvolutionFwdAttributes": {...}}`).
-        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        /// Variants are named after the schema tables. In JSON the node carries the name
+        /// in `attributes_type` and the table in `attributes`, as flatc writes unions.
+        #[derive(Debug, Clone, PartialEq)]
         #[allow(clippy::large_enum_variant, reason = "mirrors the schema; nodes are few")]
         pub enum NodeAttributes {
             $(
@@ -38,12 +37,40 @@ macro_rules! node_attributes {
                 match self { $( Self::$variant(a) => a.tensor_uids(ins, outs), )* }
             }
 
+            /// One sample of every member, in union order.
+            #[cfg(test)]
+            pub(crate) fn all_samples(present: bool) -> Vec<Self> {
+                vec![ $( Self::$variant($variant::sample(present)), )* ]
+            }
+
             pub(crate) fn pack<'b, A: Allocator + 'b>(
                 &self,
                 fbb: &mut FlatBufferBuilder<'b, A>,
             ) -> (wire::NodeAttributes, WIPOffset<UnionWIPOffset>) {
                 match self {
                     $( Self::$variant(a) => (wire::NodeAttributes::$variant, a.pack(fbb).as_union_value()), )*
+                }
+            }
+        }
+
+        impl JsonUnion for NodeAttributes {
+            const UNION: &'static str = "NodeAttributes";
+            fn member_name(&self) -> &'static str {
+                self.type_name()
+            }
+            fn to_json(&self) -> serde_json::Value {
+                match self {
+                    $( Self::$variant(a) => serde_json::to_value(a).expect("attribute tables serialize"), )*
+                }
+            }
+            fn from_json(name: &str, value: serde_json::Value) -> Result<Self, String> {
+                match name {
+                    $(
+                        stringify!($variant) => serde_json::from_value(value)
+                            .map(Self::$variant)
+                            .map_err(|e| format!("{name}: {e}")),
+                    )*
+                    _ => Err(unknown_member::<Self>(name)),
                 }
             }
         }

@@ -1,0 +1,191 @@
+//! Sample graphs for tests, benchmarks and documentation.
+//!
+//! They are ordinary [`model::Graph`]s built with the public API: a conv → bias →
+//! ReLU fusion (the golden wire file), a long pointwise chain, and a ResNet-50-sized
+//! inference graph of convolutions, batch norms, ReLUs and residual additions.
+
+use hipdnn_data_sdk::{DataType, TensorLayout, packed_strides};
+
+use crate::model::{
+    BatchnormInferenceAttributes, ConvolutionFwdAttributes, Graph, Node, PointwiseAttributes,
+    TensorAttributes,
+};
+use crate::wire::{ConvMode, PointwiseMode};
+
+/// Accumulates tensors and nodes with fresh uids.
+#[derive(Debug, Default)]
+struct GraphBuilder {
+    graph: Graph,
+    next_uid: i64,
+}
+
+impl GraphBuilder {
+    fn new(name: &str) -> Self {
+        let graph = Graph {
+            name: name.to_owned(),
+            compute_data_type: DataType::Float,
+            intermediate_data_type: DataType::Float,
+            io_data_type: DataType::Float,
+            ..Graph::default()
+        };
+        Self { graph, next_uid: 1 }
+    }
+
+    fn tensor(&mut self, name: &str, dims: &[i64], is_virtual: bool) -> i64 {
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        self.graph.tensors.push(TensorAttributes {
+            uid,
+            name: name.to_owned(),
+            strides: packed_strides(dims, TensorLayout::Packed).expect("sample dims are valid"),
+            dims: dims.to_vec(),
+            is_virtual,
+            ..TensorAttributes::default()
+        });
+        uid
+    }
+
+    fn node(&mut self, name: &str, attributes: impl Into<crate::model::NodeAttributes>) {
+        self.graph.nodes.push(Node::new(name, attributes));
+    }
+
+    fn pointwise(&mut self, name: &str, operation: PointwiseMode, a: i64, b: Option<i64>, out: i64) {
+        self.node(
+            name,
+            PointwiseAttributes {
+                operation,
+                in_0_tensor_uid: a,
+                in_1_tensor_uid: b,
+                out_0_tensor_uid: out,
+                ..PointwiseAttributes::default()
+            },
+        );
+    }
+
+    fn conv(&mut self, name: &str, x: i64, w: i64, y: i64, pad: i64, stride: i64) {
+        self.node(
+            name,
+            ConvolutionFwdAttributes {
+                x_tensor_uid: x,
+                w_tensor_uid: w,
+                y_tensor_uid: y,
+                pre_padding: vec![pad, pad],
+                post_padding: vec![pad, pad],
+                stride: vec![stride, stride],
+                dilation: vec![1, 1],
+                conv_mode: ConvMode::CROSS_CORRELATION,
+                ..ConvolutionFwdAttributes::default()
+            },
+        );
+    }
+}
+
+/// A 3×3 convolution followed by a bias add and a ReLU, with virtual intermediates.
+///
+/// Tensors (uid: name, dims): 1 `x` [1,3,8,8], 2 `w` [4,3,3,3], 3 `conv_out` (virtual),
+/// 4 `bias` [1,4,1,1], 5 `bias_out` (virtual), 6 `y` [1,4,8,8]; all `FLOAT`.
+/// Its serialized form is the golden file `flatbuffers-sdk/tests/data/conv_bias_relu.bin`.
+pub fn conv_bias_relu() -> Graph {
+    let mut b = GraphBuilder::new("conv_bias_relu");
+    let x = b.tensor("x", &[1, 3, 8, 8], false);
+    let w = b.tensor("w", &[4, 3, 3, 3], false);
+    let conv_out = b.tensor("conv_out", &[1, 4, 8, 8], true);
+    let bias = b.tensor("bias", &[1, 4, 1, 1], false);
+    let bias_out = b.tensor("bias_out", &[1, 4, 8, 8], true);
+    let y = b.tensor("y", &[1, 4, 8, 8], false);
+    b.conv("conv", x, w, conv_out, 1, 1);
+    b.pointwise("bias", PointwiseMode::ADD, conv_out, Some(bias), bias_out);
+    b.pointwise("relu", PointwiseMode::RELU_FWD, bias_out, None, y);
+    b.graph
+}
+
+/// A chain of `len` unary pointwise nodes over a `[1, 64]` tensor (ReLU, tanh, sigmoid,
+/// in turn); every intermediate is virtual.
+pub fn pointwise_chain(len: usize) -> Graph {
+    const MODES: [PointwiseMode; 3] =
+        [PointwiseMode::RELU_FWD, PointwiseMode::TANH_FWD, PointwiseMode::SIGMOID_FWD];
+    let mut b = GraphBuilder::new("pointwise_chain");
+    let mut current = b.tensor("t0", &[1, 64], false);
+    for i in 0..len {
+        let next = b.tensor(&format!("t{}", i + 1), &[1, 64], i + 1 < len);
+        b.pointwise(&format!("pw{i}"), MODES[i % MODES.len()], current, None, next);
+        current = next;
+    }
+    b.graph
+}
+
+/// A ResNet-50-shaped inference graph at batch `n` and 224×224 input: the 7×7 stem,
+/// then 3, 4, 6 and 3 bottleneck blocks (1×1, 3×3, 1×1 convolutions, each followed by
+/// batch norm, with a projection shortcut opening each stage, a residual add and a
+/// ReLU). 53 convolutions and batch norms, 49 ReLUs, 16 additions.
+pub fn resnet50(n: i64) -> Graph {
+    let mut b = GraphBuilder::new("resnet50");
+    let mut x = b.tensor("image", &[n, 3, 224, 224], false);
+    let mut channels = 3;
+    let mut size = 224;
+
+    // conv → batch norm (→ ReLU); returns the output uid.
+    let unit = |b: &mut GraphBuilder,
+                tag: &str,
+                x: i64,
+                (cin, cout): (i64, i64),
+                (k, stride, size_out): (i64, i64, i64),
+                relu: bool| {
+        let w = b.tensor(&format!("{tag}.w"), &[cout, cin, k, k], false);
+        let c = b.tensor(&format!("{tag}.conv"), &[n, cout, size_out, size_out], true);
+        b.conv(&format!("{tag}.conv"), x, w, c, k / 2, stride);
+        let stats: Vec<i64> = ["mean", "inv_var", "scale", "bias"]
+            .iter()
+            .map(|s| b.tensor(&format!("{tag}.bn.{s}"), &[1, cout, 1, 1], false))
+            .collect();
+        let y = b.tensor(&format!("{tag}.bn"), &[n, cout, size_out, size_out], true);
+        b.node(
+            &format!("{tag}.bn"),
+            BatchnormInferenceAttributes {
+                x_tensor_uid: c,
+                mean_tensor_uid: stats[0],
+                inv_variance_tensor_uid: stats[1],
+                scale_tensor_uid: stats[2],
+                bias_tensor_uid: stats[3],
+                y_tensor_uid: y,
+            },
+        );
+        if !relu {
+            return y;
+        }
+        let r = b.tensor(&format!("{tag}.relu"), &[n, cout, size_out, size_out], true);
+        b.pointwise(&format!("{tag}.relu"), PointwiseMode::RELU_FWD, y, None, r);
+        r
+    };
+
+    size /= 2;
+    x = unit(&mut b, "stem", x, (channels, 64), (7, 2, size), true);
+    channels = 64;
+    size /= 2; // the stem's max-pool is folded into the first stage's stride here
+    let stages = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)];
+    for (stage, &(blocks, width, first_stride)) in stages.iter().enumerate() {
+        for block in 0..blocks {
+            let stride = if block == 0 { first_stride } else { 1 };
+            let size_out = size / stride;
+            let tag = format!("s{stage}b{block}");
+            let last = stage == stages.len() - 1 && block == blocks - 1;
+            let a = unit(&mut b, &format!("{tag}.a"), x, (channels, width), (1, 1, size), true);
+            let c2 = unit(&mut b, &format!("{tag}.b"), a, (width, width), (3, stride, size_out), true);
+            let c3 = unit(&mut b, &format!("{tag}.c"), c2, (width, width * 4), (1, 1, size_out), false);
+            let shortcut = if block == 0 {
+                let proj = (1, stride, size_out);
+                unit(&mut b, &format!("{tag}.proj"), x, (channels, width * 4), proj, false)
+            } else {
+                x
+            };
+            let sum = b.tensor(&format!("{tag}.add"), &[n, width * 4, size_out, size_out], true);
+            b.pointwise(&format!("{tag}.add"), PointwiseMode::ADD, c3, Some(shortcut), sum);
+            let out = b.tensor(&format!("{tag}.out"), &[n, width * 4, size_out, size_out], !last);
+            b.pointwise(&format!("{tag}.out"), PointwiseMode::RELU_FWD, sum, None, out);
+            x = out;
+            channels = width * 4;
+            size = size_out;
+        }
+    }
+    b.graph
+}

@@ -1,0 +1,447 @@
+//! Round trips (owned → bytes → verified view → owned, and through JSON) for every
+//! table, and the golden wire files.
+
+use hipdnn_data_sdk::DataType;
+
+use crate::model::*;
+use crate::{EngineConfigView, EngineDetailsView, GraphAndPlanView, GraphView, TensorValue, VerifyLimits, samples, wire};
+
+fn graph_with(attributes: NodeAttributes) -> Graph {
+    Graph { nodes: vec![Node { name: "n".into(), compute_data_type: DataType::Float, attributes }], ..Graph::default() }
+}
+
+fn through_wire(graph: &Graph) -> Graph {
+    let bytes = graph.to_bytes();
+    let view = GraphView::from_bytes(&bytes).expect("own output verifies");
+    view.to_model().expect("own output converts")
+}
+
+fn through_json<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> T {
+    serde_json::from_str(&serde_json::to_string(value).unwrap()).unwrap()
+}
+
+#[test]
+fn node_attributes_union_has_hipdnn_order() {
+    let samples = NodeAttributes::all_samples(true);
+    assert_eq!(samples.len(), 23);
+    for (i, attributes) in samples.iter().enumerate() {
+        assert_eq!(usize::from(attributes.tag().0), i + 1, "{}", attributes.type_name());
+        assert_eq!(wire::NodeAttributes::ENUM_VALUES[i + 1].variant_name(), Some(attributes.type_name()));
+    }
+}
+
+#[test]
+fn every_node_attributes_member_round_trips_with_all_fields_set() {
+    for attributes in NodeAttributes::all_samples(true) {
+        let graph = graph_with(attributes.clone());
+        assert_eq!(through_wire(&graph), graph, "{}", attributes.type_name());
+        assert_eq!(through_json(&graph), graph, "{}", attributes.type_name());
+    }
+}
+
+#[test]
+fn every_node_attributes_member_round_trips_with_optional_fields_absent() {
+    for attributes in NodeAttributes::all_samples(false) {
+        let graph = graph_with(attributes.clone());
+        assert_eq!(through_wire(&graph), graph, "{}", attributes.type_name());
+        assert_eq!(through_json(&graph), graph, "{}", attributes.type_name());
+    }
+}
+
+#[test]
+fn optional_scalars_are_absent_not_zero() {
+    let absent = PointwiseAttributes { operation: wire::PointwiseMode::RELU_FWD, ..Default::default() };
+    let zero = PointwiseAttributes {
+        in_1_tensor_uid: Some(0),
+        relu_lower_clip: Some(0.0),
+        axis_tensor_uid: Some(0),
+        ..absent.clone()
+    };
+    for (attributes, present) in [(absent, false), (zero, true)] {
+        let bytes = graph_with(attributes.into()).to_bytes();
+        let view = GraphView::from_bytes(&bytes).unwrap();
+        let node = view.nodes().next().unwrap();
+        let NodeAttributesRef::PointwiseAttributes(raw) = node.attributes() else { panic!("pointwise") };
+        assert_eq!(raw.in_1_tensor_uid(), present.then_some(0));
+        assert_eq!(raw.relu_lower_clip(), present.then_some(0.0));
+        assert_eq!(raw.axis_tensor_uid(), present.then_some(0));
+        assert_eq!(raw.in_2_tensor_uid(), None);
+    }
+}
+
+#[test]
+fn graph_level_fields_round_trip() {
+    let mut graph = samples::conv_bias_relu();
+    graph.preferred_engine_id = Some(hipdnn_data_sdk::engine_name_to_id("CPU_ENGINE"));
+    graph.is_override_shape_enabled = true;
+    graph.min_required_engine_api_version = Some(EngineApiVersion::new(1, 3, 0));
+    graph.id = Some("00112233-4455-6677-8899-aabbccddeeff".parse().unwrap());
+    graph.tensors[0].alignment = 64;
+    graph.tensors[0].ragged_offset_tensor_uid = Some(4);
+    graph.tensors[0].ragged_offset_multiplier = 8;
+    graph.tensors[0].is_runtime_pass_by_value = true;
+    assert_eq!(through_wire(&graph), graph);
+    assert_eq!(through_json(&graph), graph);
+    let bytes = graph.to_bytes();
+    let view = GraphView::from_bytes(&bytes).unwrap();
+    assert_eq!(view.min_required_engine_api_version(), EngineApiVersion::new(1, 3, 0));
+    assert_eq!(view.preferred_engine_id(), graph.preferred_engine_id);
+    // Absent version means the 1.0.0 baseline; absent preferred engine is None, not 0.
+    let bytes = samples::conv_bias_relu().to_bytes();
+    let view = GraphView::from_bytes(&bytes).unwrap();
+    assert_eq!(view.min_required_engine_api_version(), EngineApiVersion::BASELINE);
+    assert_eq!(view.preferred_engine_id(), None);
+    assert!(view.raw().id().is_none());
+}
+
+#[test]
+fn every_tensor_value_variant_round_trips() {
+    let values = [
+        TensorValue::Float32(1.5),
+        TensorValue::Float16(-2.0),
+        TensorValue::BFloat16(0.25),
+        TensorValue::Float8(0x7e),
+        TensorValue::Int32(-7),
+        TensorValue::Float64(1e-300),
+        TensorValue::Int64(i64::MIN),
+        TensorValue::Bool(true),
+    ];
+    let mut graph = samples::conv_bias_relu();
+    for (i, value) in values.iter().enumerate() {
+        graph.tensors.push(TensorAttributes {
+            uid: 100 + i as i64,
+            dims: vec![1],
+            strides: vec![1],
+            value: Some(*value),
+            ..Default::default()
+        });
+    }
+    assert_eq!(through_wire(&graph), graph);
+    assert_eq!(through_json(&graph), graph);
+    let bytes = graph.to_bytes();
+    let view = GraphView::from_bytes(&bytes).unwrap();
+    let read: Vec<_> = view.tensors().filter_map(|t| t.value()).collect();
+    assert_eq!(read, values);
+    assert!(view.tensor(1).unwrap().value().is_none());
+}
+
+fn all_knob_kinds() -> Vec<Knob> {
+    vec![
+        Knob {
+            knob_id: "cpu.conv.algorithm".into(),
+            description: "convolution algorithm".into(),
+            default_value: KnobValue::String("auto".into()),
+            constraint: Some(KnobConstraint::String(StringConstraint {
+                max_length: 16,
+                valid_values: vec!["auto".into(), "gemm".into(), "direct".into()],
+            })),
+            deprecated: false,
+        },
+        Knob {
+            knob_id: "cpu.threads".into(),
+            description: String::new(),
+            default_value: KnobValue::Int(0),
+            constraint: Some(KnobConstraint::Int(IntConstraint { min_value: 0, max_value: 256, step: 2, valid_values: vec![] })),
+            deprecated: true,
+        },
+        Knob {
+            knob_id: "cpu.tile".into(),
+            description: "tile".into(),
+            default_value: KnobValue::Int(32),
+            constraint: Some(KnobConstraint::Int(IntConstraint { valid_values: vec![16, 32, 64], ..IntConstraint::default() })),
+            deprecated: false,
+        },
+        Knob {
+            knob_id: "cpu.alpha".into(),
+            description: "a float".into(),
+            default_value: KnobValue::Float(0.5),
+            constraint: Some(KnobConstraint::Float(FloatConstraint { min_value: -1.0, max_value: 1.0 })),
+            deprecated: false,
+        },
+        Knob {
+            knob_id: "global.benchmarking".into(),
+            description: "run variants".into(),
+            default_value: KnobValue::Int(0),
+            constraint: None,
+            deprecated: false,
+        },
+    ]
+}
+
+#[test]
+fn int_constraint_step_defaults_to_one() {
+    assert_eq!(IntConstraint::default().step, 1);
+    let knob = Knob { constraint: Some(KnobConstraint::Int(IntConstraint::default())), ..all_knob_kinds()[1].clone() };
+    let details = EngineDetails { knobs: vec![knob], ..Default::default() };
+    let bytes = details.to_bytes();
+    let view = EngineDetailsView::from_bytes(&bytes).unwrap();
+    let raw = view.knobs().next().unwrap().raw();
+    assert_eq!(raw.constraint_as_int_constraint().unwrap().step(), 1);
+}
+
+#[test]
+fn engine_details_round_trip_with_every_knob_kind() {
+    let details = EngineDetails {
+        engine_id: hipdnn_data_sdk::engine_name_to_id("CPU_ENGINE"),
+        knobs: all_knob_kinds(),
+        behavior_notes: vec![0, 2, 4, 99],
+        name: "CPU_ENGINE".into(),
+        candidate_page: Some(EngineCandidatePage {
+            graph_id: "g".into(),
+            device_id: "0".into(),
+            device_arch: "x86_64".into(),
+            problem_features: "{}".into(),
+            device_features: "{}".into(),
+            total_count: 2,
+            offset: 1,
+            candidates: vec![EngineCandidate {
+                id: "c1".into(),
+                knob_settings: vec![KnobSetting::new("cpu.tile", KnobValue::Int(64))],
+                kernel_features: String::new(),
+            }],
+            engine_name: "CPU_ENGINE".into(),
+            engine_descriptor_id: String::new(),
+        }),
+    };
+    let bytes = details.to_bytes();
+    let view = EngineDetailsView::from_bytes(&bytes).unwrap();
+    assert_eq!(view.to_model(), details);
+    assert_eq!(view.knobs().len(), 5);
+    assert_eq!(view.knobs().map(|k| k.knob_id()).collect::<Vec<_>>()[1], "cpu.threads");
+    assert!(view.knobs().nth(1).unwrap().deprecated());
+    assert_eq!(view.behavior_notes().collect::<Vec<_>>(), vec![0, 2, 4, 99]);
+    for knob in view.knobs() {
+        assert_eq!(&knob.to_model(), details.knobs.iter().find(|k| k.knob_id == knob.knob_id()).unwrap());
+    }
+    assert_eq!(through_json(&details), details);
+}
+
+#[test]
+fn engine_config_round_trips_with_every_setting_kind() {
+    let config = EngineConfig {
+        engine_id: -42,
+        knobs: vec![
+            KnobSetting::new("global.deterministic", KnobValue::Int(1)),
+            KnobSetting::new("cpu.alpha", KnobValue::Float(-0.75)),
+            KnobSetting::new("cpu.conv.algorithm", KnobValue::String("gemm".into())),
+        ],
+        ranking_metric: "tflops".into(),
+    };
+    let bytes = config.to_bytes();
+    let view = EngineConfigView::from_bytes(&bytes).unwrap();
+    assert_eq!(view.engine_id(), -42);
+    assert_eq!(view.to_model(), config);
+    assert_eq!(view.knob_settings(), config.knobs);
+    assert_eq!(through_json(&config), config);
+    let empty = EngineConfig::default();
+    assert_eq!(EngineConfigView::from_bytes(&empty.to_bytes()).unwrap().to_model(), empty);
+}
+
+#[test]
+fn engine_prediction_round_trips() {
+    let prediction = EnginePrediction {
+        engine_id: 7,
+        kind: wire::PredictionKind::CONFIGURATION,
+        status: wire::PredictionStatus::AVAILABLE,
+        value: 12.5,
+        uhd_id: "u".into(),
+        reason: String::new(),
+        engine_config: Some(EngineConfig { engine_id: 7, ..Default::default() }),
+        binding_json: "{}".into(),
+        features_json: "{}".into(),
+        metric: "time".into(),
+    };
+    let bytes = prediction.to_bytes();
+    let raw = flatbuffers::root::<wire::EnginePrediction<'_>>(&bytes).unwrap();
+    assert_eq!(EnginePrediction::from_view(&raw).unwrap(), prediction);
+    assert_eq!(through_json(&prediction), prediction);
+}
+
+#[test]
+fn graph_and_plan_container_carries_its_identifier() {
+    let graph = samples::conv_bias_relu().to_bytes();
+    let container = SerializedGraphAndPlan { graph_blob: graph.clone(), plan_blob: vec![1, 2, 3] };
+    let bytes = container.to_bytes();
+    assert_eq!(&bytes[4..8], b"HDGP");
+    let view = GraphAndPlanView::from_bytes_with_limits(&bytes, &VerifyLimits::DEFAULT).unwrap();
+    assert_eq!(view.graph_blob(), graph.as_slice());
+    assert_eq!(view.plan_blob(), &[1, 2, 3]);
+    GraphView::from_bytes(view.graph_blob()).unwrap();
+}
+
+fn golden_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
+
+/// Compares `actual` with a committed file; `HIPDNN_BLESS=1` rewrites the file instead.
+fn check_golden(name: &str, actual: &[u8]) {
+    let path = golden_path(name);
+    if std::env::var_os("HIPDNN_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (HIPDNN_BLESS=1 writes it)", path.display()));
+    if expected != actual {
+        let at = expected.iter().zip(actual).position(|(a, b)| a != b).unwrap_or(expected.len().min(actual.len()));
+        panic!(
+            "{name} drifted: {} bytes committed, {} produced, first difference at byte {at}; \
+             if the change is intended, rerun with HIPDNN_BLESS=1",
+            expected.len(),
+            actual.len()
+        );
+    }
+}
+
+#[test]
+fn golden_conv_bias_relu_binary_is_byte_exact() {
+    let mut graph = samples::conv_bias_relu();
+    graph.validate().unwrap();
+    check_golden("conv_bias_relu.bin", &graph.to_bytes());
+}
+
+#[test]
+fn golden_conv_bias_relu_json_matches_and_round_trips() {
+    let mut graph = samples::conv_bias_relu();
+    graph.validate().unwrap();
+    let json = graph.to_json() + "\n";
+    check_golden("conv_bias_relu.json", json.as_bytes());
+    let committed = std::fs::read_to_string(golden_path("conv_bias_relu.json")).unwrap();
+    let parsed = Graph::from_json(&committed).unwrap();
+    assert_eq!(parsed, graph);
+    // JSON and binary describe the same graph: the JSON's bytes are the golden bytes.
+    assert_eq!(parsed.to_bytes(), std::fs::read(golden_path("conv_bias_relu.bin")).unwrap());
+    let bin = std::fs::read(golden_path("conv_bias_relu.bin")).unwrap();
+    let from_bin = GraphView::from_bytes(&bin).unwrap().to_model().unwrap();
+    assert_eq!(from_bin, parsed);
+}
+
+#[test]
+fn json_names_enums_and_rejects_unknown_ones() {
+    let json = samples::conv_bias_relu().to_json();
+    assert!(json.contains("\"CROSS_CORRELATION\""));
+    assert!(json.contains("\"RELU_FWD\""));
+    assert!(json.contains("\"FLOAT\""));
+    let bad = json.replace("\"RELU_FWD\"", "\"RELU_SIDEWAYS\"");
+    let err = Graph::from_json(&bad).unwrap_err().to_string();
+    assert!(err.contains("RELU_SIDEWAYS"), "{err}");
+    let unknown_field = json.replacen("\"name\"", "\"nmae\"", 1);
+    assert!(Graph::from_json(&unknown_field).is_err());
+    // Numbers are accepted for enums, for values newer than this schema.
+    let numeric = json.replace("\"RELU_FWD\"", "34");
+    assert_eq!(Graph::from_json(&numeric).unwrap(), samples::conv_bias_relu());
+}
+
+/// A chain of multiplications by one pass-by-value scalar of every `TensorValue` type.
+fn scalars_graph() -> Graph {
+    let values = [
+        TensorValue::Float32(1.5),
+        TensorValue::Float16(-2.0),
+        TensorValue::BFloat16(0.25),
+        TensorValue::Float8(0x38),
+        TensorValue::Int32(-7),
+        TensorValue::Float64(0.125),
+        TensorValue::Int64(1 << 40),
+        TensorValue::Bool(true),
+    ];
+    let tensor = |uid: i64, name: String, is_virtual| TensorAttributes {
+        uid,
+        name,
+        dims: vec![2, 4],
+        strides: vec![4, 1],
+        is_virtual,
+        ..Default::default()
+    };
+    let mut graph = Graph {
+        name: "scalars".into(),
+        io_data_type: DataType::Float,
+        intermediate_data_type: DataType::Float,
+        compute_data_type: DataType::Float,
+        tensors: vec![tensor(1, "x".into(), false)],
+        ..Default::default()
+    };
+    let mut current = 1;
+    for (i, value) in values.iter().enumerate() {
+        let scalar = 100 + i as i64;
+        graph.tensors.push(TensorAttributes {
+            uid: scalar,
+            name: format!("scalar{i}"),
+            dims: vec![1],
+            strides: vec![1],
+            value: Some(*value),
+            ..Default::default()
+        });
+        let out = 2 + i as i64;
+        graph.tensors.push(tensor(out, format!("t{i}"), i + 1 < values.len()));
+        graph.nodes.push(Node::new(
+            format!("mul{i}"),
+            PointwiseAttributes {
+                operation: wire::PointwiseMode::MUL,
+                in_0_tensor_uid: current,
+                in_1_tensor_uid: Some(scalar),
+                out_0_tensor_uid: out,
+                ..Default::default()
+            },
+        ));
+        current = out;
+    }
+    graph.validate().expect("the scalars fixture is valid");
+    graph
+}
+
+fn engine_details_fixture() -> EngineDetails {
+    EngineDetails {
+        engine_id: hipdnn_data_sdk::engine_name_to_id("CPU_ENGINE"),
+        knobs: all_knob_kinds(),
+        behavior_notes: vec![2, 4],
+        name: "CPU_ENGINE".into(),
+        candidate_page: None,
+    }
+}
+
+fn engine_config_fixture() -> EngineConfig {
+    EngineConfig {
+        engine_id: hipdnn_data_sdk::engine_name_to_id("CPU_ENGINE"),
+        knobs: vec![
+            KnobSetting::new("global.deterministic", KnobValue::Int(1)),
+            KnobSetting::new("cpu.alpha", KnobValue::Float(-0.75)),
+            KnobSetting::new("cpu.conv.algorithm", KnobValue::String("gemm".into())),
+        ],
+        ranking_metric: "tflops".into(),
+    }
+}
+
+#[test]
+fn golden_scalars_engine_details_and_engine_config() {
+    let graph = scalars_graph();
+    check_golden("scalars.bin", &graph.to_bytes());
+    check_golden("scalars.json", (graph.to_json() + "\n").as_bytes());
+    let details = engine_details_fixture();
+    check_golden("engine_details.bin", &details.to_bytes());
+    check_golden("engine_details.json", (serde_json::to_string_pretty(&details).unwrap() + "\n").as_bytes());
+    let config = engine_config_fixture();
+    check_golden("engine_config.bin", &config.to_bytes());
+    check_golden("engine_config.json", (serde_json::to_string_pretty(&config).unwrap() + "\n").as_bytes());
+}
+
+/// Buffers written by flatc's own (C++) builder from our JSON, with the wire schema
+/// (`scripts/check-wire-compat.sh` regenerates them and checks that flatc reads our
+/// binaries back as our JSON): we must read them as the same values.
+#[test]
+fn buffers_written_by_flatc_read_back_as_the_same_values() {
+    let read = |name: &str| {
+        std::fs::read(golden_path(name))
+            .unwrap_or_else(|e| panic!("{name}: {e} (scripts/check-wire-compat.sh --bless writes it)"))
+    };
+    let mut conv = samples::conv_bias_relu();
+    conv.validate().unwrap();
+    for (name, expected) in [("conv_bias_relu.flatc.bin", conv), ("scalars.flatc.bin", scalars_graph())] {
+        let bytes = read(name);
+        let view = GraphView::from_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        view.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(view.to_model().unwrap(), expected, "{name}");
+    }
+    let bytes = read("engine_details.flatc.bin");
+    assert_eq!(EngineDetailsView::from_bytes(&bytes).unwrap().to_model(), engine_details_fixture());
+    let bytes = read("engine_config.flatc.bin");
+    assert_eq!(EngineConfigView::from_bytes(&bytes).unwrap().to_model(), engine_config_fixture());
+}
