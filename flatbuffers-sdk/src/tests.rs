@@ -4,10 +4,20 @@
 use hipdnn_data_sdk::DataType;
 
 use crate::model::*;
-use crate::{EngineConfigView, EngineDetailsView, GraphAndPlanView, GraphView, TensorValue, VerifyLimits, samples, wire};
+use crate::{
+    EngineConfigView, EngineDetailsView, GraphAndPlanView, GraphView, TensorValue, VerifyLimits,
+    samples, wire,
+};
 
 fn graph_with(attributes: NodeAttributes) -> Graph {
-    Graph { nodes: vec![Node { name: "n".into(), compute_data_type: DataType::Float, attributes }], ..Graph::default() }
+    Graph {
+        nodes: vec![Node {
+            name: "n".into(),
+            compute_data_type: DataType::Float,
+            attributes,
+        }],
+        ..Graph::default()
+    }
 }
 
 fn through_wire(graph: &Graph) -> Graph {
@@ -25,8 +35,16 @@ fn node_attributes_union_has_hipdnn_order() {
     let samples = NodeAttributes::all_samples(true);
     assert_eq!(samples.len(), 23);
     for (i, attributes) in samples.iter().enumerate() {
-        assert_eq!(usize::from(attributes.tag().0), i + 1, "{}", attributes.type_name());
-        assert_eq!(wire::NodeAttributes::ENUM_VALUES[i + 1].variant_name(), Some(attributes.type_name()));
+        assert_eq!(
+            usize::from(attributes.tag().0),
+            i + 1,
+            "{}",
+            attributes.type_name()
+        );
+        assert_eq!(
+            wire::NodeAttributes::ENUM_VALUES[i + 1].variant_name(),
+            Some(attributes.type_name())
+        );
     }
 }
 
@@ -50,7 +68,10 @@ fn every_node_attributes_member_round_trips_with_optional_fields_absent() {
 
 #[test]
 fn optional_scalars_are_absent_not_zero() {
-    let absent = PointwiseAttributes { operation: wire::PointwiseMode::RELU_FWD, ..Default::default() };
+    let absent = PointwiseAttributes {
+        operation: wire::PointwiseMode::RELU_FWD,
+        ..Default::default()
+    };
     let zero = PointwiseAttributes {
         in_1_tensor_uid: Some(0),
         relu_lower_clip: Some(0.0),
@@ -61,7 +82,9 @@ fn optional_scalars_are_absent_not_zero() {
         let bytes = graph_with(attributes.into()).to_bytes();
         let view = GraphView::from_bytes(&bytes).unwrap();
         let node = view.nodes().next().unwrap();
-        let NodeAttributesRef::PointwiseAttributes(raw) = node.attributes() else { panic!("pointwise") };
+        let NodeAttributesRef::PointwiseAttributes(raw) = node.attributes() else {
+            panic!("pointwise")
+        };
         assert_eq!(raw.in_1_tensor_uid(), present.then_some(0));
         assert_eq!(raw.relu_lower_clip(), present.then_some(0.0));
         assert_eq!(raw.axis_tensor_uid(), present.then_some(0));
@@ -84,12 +107,18 @@ fn graph_level_fields_round_trip() {
     assert_eq!(through_json(&graph), graph);
     let bytes = graph.to_bytes();
     let view = GraphView::from_bytes(&bytes).unwrap();
-    assert_eq!(view.min_required_engine_api_version(), EngineApiVersion::new(1, 3, 0));
+    assert_eq!(
+        view.min_required_engine_api_version(),
+        EngineApiVersion::new(1, 3, 0)
+    );
     assert_eq!(view.preferred_engine_id(), graph.preferred_engine_id);
     // Absent version means the 1.0.0 baseline; absent preferred engine is None, not 0.
     let bytes = samples::conv_bias_relu().to_bytes();
     let view = GraphView::from_bytes(&bytes).unwrap();
-    assert_eq!(view.min_required_engine_api_version(), EngineApiVersion::BASELINE);
+    assert_eq!(
+        view.min_required_engine_api_version(),
+        EngineApiVersion::BASELINE
+    );
     assert_eq!(view.preferred_engine_id(), None);
     assert!(view.raw().id().is_none());
 }
@@ -141,21 +170,32 @@ fn all_knob_kinds() -> Vec<Knob> {
             knob_id: "cpu.threads".into(),
             description: String::new(),
             default_value: KnobValue::Int(0),
-            constraint: Some(KnobConstraint::Int(IntConstraint { min_value: 0, max_value: 256, step: 2, valid_values: vec![] })),
+            constraint: Some(KnobConstraint::Int(IntConstraint {
+                min_value: 0,
+                max_value: 256,
+                step: 2,
+                valid_values: vec![],
+            })),
             deprecated: true,
         },
         Knob {
             knob_id: "cpu.tile".into(),
             description: "tile".into(),
             default_value: KnobValue::Int(32),
-            constraint: Some(KnobConstraint::Int(IntConstraint { valid_values: vec![16, 32, 64], ..IntConstraint::default() })),
+            constraint: Some(KnobConstraint::Int(IntConstraint {
+                valid_values: vec![16, 32, 64],
+                ..IntConstraint::default()
+            })),
             deprecated: false,
         },
         Knob {
             knob_id: "cpu.alpha".into(),
             description: "a float".into(),
             default_value: KnobValue::Float(0.5),
-            constraint: Some(KnobConstraint::Float(FloatConstraint { min_value: -1.0, max_value: 1.0 })),
+            constraint: Some(KnobConstraint::Float(FloatConstraint {
+                min_value: -1.0,
+                max_value: 1.0,
+            })),
             deprecated: false,
         },
         Knob {
@@ -171,8 +211,14 @@ fn all_knob_kinds() -> Vec<Knob> {
 #[test]
 fn int_constraint_step_defaults_to_one() {
     assert_eq!(IntConstraint::default().step, 1);
-    let knob = Knob { constraint: Some(KnobConstraint::Int(IntConstraint::default())), ..all_knob_kinds()[1].clone() };
-    let details = EngineDetails { knobs: vec![knob], ..Default::default() };
+    let knob = Knob {
+        constraint: Some(KnobConstraint::Int(IntConstraint::default())),
+        ..all_knob_kinds()[1].clone()
+    };
+    let details = EngineDetails {
+        knobs: vec![knob],
+        ..Default::default()
+    };
     let bytes = details.to_bytes();
     let view = EngineDetailsView::from_bytes(&bytes).unwrap();
     let raw = view.knobs().next().unwrap().raw();
@@ -207,11 +253,21 @@ fn engine_details_round_trip_with_every_knob_kind() {
     let view = EngineDetailsView::from_bytes(&bytes).unwrap();
     assert_eq!(view.to_model(), details);
     assert_eq!(view.knobs().len(), 5);
-    assert_eq!(view.knobs().map(|k| k.knob_id()).collect::<Vec<_>>()[1], "cpu.threads");
+    assert_eq!(
+        view.knobs().map(|k| k.knob_id()).collect::<Vec<_>>()[1],
+        "cpu.threads"
+    );
     assert!(view.knobs().nth(1).unwrap().deprecated());
     assert_eq!(view.behavior_notes().collect::<Vec<_>>(), vec![0, 2, 4, 99]);
     for knob in view.knobs() {
-        assert_eq!(&knob.to_model(), details.knobs.iter().find(|k| k.knob_id == knob.knob_id()).unwrap());
+        assert_eq!(
+            &knob.to_model(),
+            details
+                .knobs
+                .iter()
+                .find(|k| k.knob_id == knob.knob_id())
+                .unwrap()
+        );
     }
     assert_eq!(through_json(&details), details);
 }
@@ -234,7 +290,12 @@ fn engine_config_round_trips_with_every_setting_kind() {
     assert_eq!(view.knob_settings(), config.knobs);
     assert_eq!(through_json(&config), config);
     let empty = EngineConfig::default();
-    assert_eq!(EngineConfigView::from_bytes(&empty.to_bytes()).unwrap().to_model(), empty);
+    assert_eq!(
+        EngineConfigView::from_bytes(&empty.to_bytes())
+            .unwrap()
+            .to_model(),
+        empty
+    );
 }
 
 #[test]
@@ -246,7 +307,10 @@ fn engine_prediction_round_trips() {
         value: 12.5,
         uhd_id: "u".into(),
         reason: String::new(),
-        engine_config: Some(EngineConfig { engine_id: 7, ..Default::default() }),
+        engine_config: Some(EngineConfig {
+            engine_id: 7,
+            ..Default::default()
+        }),
         binding_json: "{}".into(),
         features_json: "{}".into(),
         metric: "time".into(),
@@ -260,7 +324,10 @@ fn engine_prediction_round_trips() {
 #[test]
 fn graph_and_plan_container_carries_its_identifier() {
     let graph = samples::conv_bias_relu().to_bytes();
-    let container = SerializedGraphAndPlan { graph_blob: graph.clone(), plan_blob: vec![1, 2, 3] };
+    let container = SerializedGraphAndPlan {
+        graph_blob: graph.clone(),
+        plan_blob: vec![1, 2, 3],
+    };
     let bytes = container.to_bytes();
     assert_eq!(&bytes[4..8], b"HDGP");
     let view = GraphAndPlanView::from_bytes_with_limits(&bytes, &VerifyLimits::DEFAULT).unwrap();
@@ -270,7 +337,9 @@ fn graph_and_plan_container_carries_its_identifier() {
 }
 
 fn golden_path(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
 }
 
 /// Compares `actual` with a committed file; `HIPDNN_BLESS=1` rewrites the file instead.
@@ -280,9 +349,14 @@ fn check_golden(name: &str, actual: &[u8]) {
         std::fs::write(&path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e} (HIPDNN_BLESS=1 writes it)", path.display()));
+    let expected = std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (HIPDNN_BLESS=1 writes it)", path.display()));
     if expected != actual {
-        let at = expected.iter().zip(actual).position(|(a, b)| a != b).unwrap_or(expected.len().min(actual.len()));
+        let at = expected
+            .iter()
+            .zip(actual)
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.len().min(actual.len()));
         panic!(
             "{name} drifted: {} bytes committed, {} produced, first difference at byte {at}; \
              if the change is intended, rerun with HIPDNN_BLESS=1",
@@ -309,7 +383,10 @@ fn golden_conv_bias_relu_json_matches_and_round_trips() {
     let parsed = Graph::from_json(&committed).unwrap();
     assert_eq!(parsed, graph);
     // JSON and binary describe the same graph: the JSON's bytes are the golden bytes.
-    assert_eq!(parsed.to_bytes(), std::fs::read(golden_path("conv_bias_relu.bin")).unwrap());
+    assert_eq!(
+        parsed.to_bytes(),
+        std::fs::read(golden_path("conv_bias_relu.bin")).unwrap()
+    );
     let bin = std::fs::read(golden_path("conv_bias_relu.bin")).unwrap();
     let from_bin = GraphView::from_bytes(&bin).unwrap().to_model().unwrap();
     assert_eq!(from_bin, parsed);
@@ -328,7 +405,10 @@ fn json_names_enums_and_rejects_unknown_ones() {
     assert!(Graph::from_json(&unknown_field).is_err());
     // Numbers are accepted for enums, for values newer than this schema.
     let numeric = json.replace("\"RELU_FWD\"", "34");
-    assert_eq!(Graph::from_json(&numeric).unwrap(), samples::conv_bias_relu());
+    assert_eq!(
+        Graph::from_json(&numeric).unwrap(),
+        samples::conv_bias_relu()
+    );
 }
 
 /// A chain of multiplications by one pass-by-value scalar of every `TensorValue` type.
@@ -371,7 +451,9 @@ fn scalars_graph() -> Graph {
             ..Default::default()
         });
         let out = 2 + i as i64;
-        graph.tensors.push(tensor(out, format!("t{i}"), i + 1 < values.len()));
+        graph
+            .tensors
+            .push(tensor(out, format!("t{i}"), i + 1 < values.len()));
         graph.nodes.push(Node::new(
             format!("mul{i}"),
             PointwiseAttributes {
@@ -417,31 +499,71 @@ fn golden_scalars_engine_details_and_engine_config() {
     check_golden("scalars.json", (graph.to_json() + "\n").as_bytes());
     let details = engine_details_fixture();
     check_golden("engine_details.bin", &details.to_bytes());
-    check_golden("engine_details.json", (serde_json::to_string_pretty(&details).unwrap() + "\n").as_bytes());
+    check_golden(
+        "engine_details.json",
+        (serde_json::to_string_pretty(&details).unwrap() + "\n").as_bytes(),
+    );
     let config = engine_config_fixture();
     check_golden("engine_config.bin", &config.to_bytes());
-    check_golden("engine_config.json", (serde_json::to_string_pretty(&config).unwrap() + "\n").as_bytes());
+    check_golden(
+        "engine_config.json",
+        (serde_json::to_string_pretty(&config).unwrap() + "\n").as_bytes(),
+    );
 }
 
-/// Buffers written by flatc's own (C++) builder from our JSON, with the wire schema
-/// (`scripts/check-wire-compat.sh` regenerates them and checks that flatc reads our
-/// binaries back as our JSON): we must read them as the same values.
+/// flatc's own (C++) implementation, run on the wire schema by
+/// `scripts/check-wire-compat.sh`, decoded our golden binaries to `*.flatc.json` and
+/// encoded our JSON to `*.flatc.bin`: both must hold the fixture's values.
 #[test]
-fn buffers_written_by_flatc_read_back_as_the_same_values() {
+fn flatc_reads_our_buffers_and_writes_buffers_we_read() {
     let read = |name: &str| {
-        std::fs::read(golden_path(name))
-            .unwrap_or_else(|e| panic!("{name}: {e} (scripts/check-wire-compat.sh --bless writes it)"))
+        std::fs::read(golden_path(name)).unwrap_or_else(|e| {
+            panic!("{name}: {e} (scripts/check-wire-compat.sh --bless writes it)")
+        })
     };
+    let text = |name: &str| String::from_utf8(read(name)).unwrap();
     let mut conv = samples::conv_bias_relu();
     conv.validate().unwrap();
-    for (name, expected) in [("conv_bias_relu.flatc.bin", conv), ("scalars.flatc.bin", scalars_graph())] {
-        let bytes = read(name);
+    for (name, expected) in [("conv_bias_relu", conv), ("scalars", scalars_graph())] {
+        let bytes = read(&format!("{name}.flatc.bin"));
         let view = GraphView::from_bytes(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         view.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(view.to_model().unwrap(), expected, "{name}");
+        assert_eq!(view.to_model().unwrap(), expected, "{name}.flatc.bin");
+        assert_eq!(
+            Graph::from_json(&text(&format!("{name}.flatc.json"))).unwrap(),
+            expected,
+            "{name}.flatc.json"
+        );
     }
-    let bytes = read("engine_details.flatc.bin");
-    assert_eq!(EngineDetailsView::from_bytes(&bytes).unwrap().to_model(), engine_details_fixture());
-    let bytes = read("engine_config.flatc.bin");
-    assert_eq!(EngineConfigView::from_bytes(&bytes).unwrap().to_model(), engine_config_fixture());
+    let details = engine_details_fixture();
+    assert_eq!(
+        EngineDetailsView::from_bytes(&read("engine_details.flatc.bin"))
+            .unwrap()
+            .to_model(),
+        details
+    );
+    assert_eq!(
+        serde_json::from_str::<EngineDetails>(&text("engine_details.flatc.json")).unwrap(),
+        details
+    );
+    let config = engine_config_fixture();
+    assert_eq!(
+        EngineConfigView::from_bytes(&read("engine_config.flatc.bin"))
+            .unwrap()
+            .to_model(),
+        config
+    );
+    assert_eq!(
+        serde_json::from_str::<EngineConfig>(&text("engine_config.flatc.json")).unwrap(),
+        config
+    );
+}
+
+#[test]
+fn json_doc_example_is_the_golden_graph() {
+    let doc = include_str!("../../docs/graph-json.md");
+    let example = doc.split("```json\n").nth(2).and_then(|s| s.split("```").next()).expect("the example block");
+    let mut golden = samples::conv_bias_relu();
+    golden.validate().unwrap();
+    assert_eq!(Graph::from_json(example).unwrap(), golden);
 }

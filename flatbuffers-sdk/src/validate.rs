@@ -51,7 +51,9 @@ pub enum GraphError {
         name: String,
     },
     /// Two nodes write the same tensor.
-    #[error("tensor uid {uid} (\"{tensor}\") is written by node \"{first}\" and by node \"{second}\"")]
+    #[error(
+        "tensor uid {uid} (\"{tensor}\") is written by node \"{first}\" and by node \"{second}\""
+    )]
     MultipleWriters {
         /// The uid.
         uid: i64,
@@ -63,7 +65,9 @@ pub enum GraphError {
         second: String,
     },
     /// A node writes a pass-by-value scalar.
-    #[error("node \"{node}\" writes tensor uid {uid} (\"{tensor}\"), which is a pass-by-value scalar")]
+    #[error(
+        "node \"{node}\" writes tensor uid {uid} (\"{tensor}\"), which is a pass-by-value scalar"
+    )]
     WritesScalar {
         /// The writer.
         node: String,
@@ -73,7 +77,9 @@ pub enum GraphError {
         tensor: String,
     },
     /// A virtual tensor that no node writes.
-    #[error("virtual tensor uid {uid} (\"{tensor}\") is read by node \"{node}\" but no node writes it")]
+    #[error(
+        "virtual tensor uid {uid} (\"{tensor}\") is read by node \"{node}\" but no node writes it"
+    )]
     VirtualWithoutWriter {
         /// The uid.
         uid: i64,
@@ -102,7 +108,9 @@ pub enum GraphError {
         nodes: Vec<String>,
     },
     /// A node shares no tensor with the rest of the graph.
-    #[error("node {node} (\"{name}\") is not connected to node 0 (\"{first}\"); a graph must be connected")]
+    #[error(
+        "node {node} (\"{name}\") is not connected to node 0 (\"{first}\"); a graph must be connected"
+    )]
     Disconnected {
         /// Index of the node.
         node: usize,
@@ -189,7 +197,12 @@ impl Source for ViewSource<'_> {
     }
     fn tensor(&self, i: usize) -> (i64, &str, bool, bool) {
         let t = &self.tensors[i];
-        (t.uid(), t.name(), t.is_virtual(), t.raw().value_type().0 != 0)
+        (
+            t.uid(),
+            t.name(),
+            t.is_virtual(),
+            t.raw().value_type().0 != 0,
+        )
     }
     fn node_count(&self) -> usize {
         self.nodes.len()
@@ -241,12 +254,15 @@ fn analyze<S: Source>(src: &S) -> Result<Analysis, GraphError> {
         outs.clear();
         src.node_uids(node, &mut ins, &mut outs);
         let resolve = |uid: i64, role: &'static str| {
-            index.get(&uid).copied().ok_or_else(|| GraphError::UnknownUid {
-                node,
-                name: src.node_name(node).to_owned(),
-                role,
-                uid,
-            })
+            index
+                .get(&uid)
+                .copied()
+                .ok_or_else(|| GraphError::UnknownUid {
+                    node,
+                    name: src.node_name(node).to_owned(),
+                    role,
+                    uid,
+                })
         };
         let mut inputs = Vec::with_capacity(ins.len());
         for &uid in &ins {
@@ -284,7 +300,10 @@ fn analyze<S: Source>(src: &S) -> Result<Analysis, GraphError> {
         let (uid, name, is_virtual, _) = src.tensor(t);
         let (w, r) = (writer[t], first_reader[t]);
         if w == NO_WRITER && r == NO_WRITER {
-            return Err(GraphError::DanglingTensor { uid, name: name.to_owned() });
+            return Err(GraphError::DanglingTensor {
+                uid,
+                name: name.to_owned(),
+            });
         }
         if is_virtual && w == NO_WRITER {
             return Err(GraphError::VirtualWithoutWriter {
@@ -322,7 +341,11 @@ fn analyze<S: Source>(src: &S) -> Result<Analysis, GraphError> {
 }
 
 /// Union-find over nodes: nodes sharing a tensor are joined.
-fn check_connected<S: Source>(src: &S, node_inputs: &[Vec<u32>], writer: &[u32]) -> Result<(), GraphError> {
+fn check_connected<S: Source>(
+    src: &S,
+    node_inputs: &[Vec<u32>],
+    writer: &[u32],
+) -> Result<(), GraphError> {
     let n = node_inputs.len();
     let mut parent: Vec<u32> = (0..n as u32).collect();
     fn find(parent: &mut [u32], mut x: u32) -> u32 {
@@ -372,8 +395,10 @@ impl Analysis {
                 succs[p as usize].push(node as u32);
             }
         }
-        let mut ready: BinaryHeap<Reverse<u32>> =
-            (0..n as u32).filter(|&i| pending[i as usize] == 0).map(Reverse).collect();
+        let mut ready: BinaryHeap<Reverse<u32>> = (0..n as u32)
+            .filter(|&i| pending[i as usize] == 0)
+            .map(Reverse)
+            .collect();
         let mut order = Vec::with_capacity(n);
         while let Some(Reverse(node)) = ready.pop() {
             order.push(node as usize);
@@ -400,8 +425,11 @@ impl Analysis {
                 .find(|&p| pending[p] > 0)
                 .expect("a left node has a left predecessor");
         }
-        let mut cycle: Vec<String> =
-            path[seen[node]..].iter().rev().map(|&i| format!("\"{}\"", src.node_name(i))).collect();
+        let mut cycle: Vec<String> = path[seen[node]..]
+            .iter()
+            .rev()
+            .map(|&i| format!("\"{}\"", src.node_name(i)))
+            .collect();
         cycle.push(cycle[0].clone());
         Err(GraphError::Cycle { nodes: cycle })
     }
@@ -431,7 +459,11 @@ fn resolve_data_type(
         (graph.0, "io_data_type")
     };
     if default == DataType::Unset {
-        return Err(GraphError::UnresolvedDataType { uid, name: name.to_owned(), default: which });
+        return Err(GraphError::UnresolvedDataType {
+            uid,
+            name: name.to_owned(),
+            default: which,
+        });
     }
     Ok(default)
 }
@@ -451,7 +483,13 @@ impl model::Graph {
         let mut resolved = Vec::with_capacity(self.tensors.len());
         for t in &self.tensors {
             check_tensor(t.uid, &t.name, &t.dims, &t.strides)?;
-            resolved.push(resolve_data_type(t.data_type, t.is_virtual, defaults, t.uid, &t.name)?);
+            resolved.push(resolve_data_type(
+                t.data_type,
+                t.is_virtual,
+                defaults,
+                t.uid,
+                &t.name,
+            )?);
         }
         for (t, data_type) in self.tensors.iter_mut().zip(resolved) {
             t.data_type = data_type;
@@ -463,7 +501,10 @@ impl model::Graph {
         }
         if order.iter().enumerate().any(|(i, &n)| i != n) {
             let mut nodes: Vec<Option<model::Node>> = self.nodes.drain(..).map(Some).collect();
-            self.nodes = order.iter().map(|&i| nodes[i].take().expect("a permutation")).collect();
+            self.nodes = order
+                .iter()
+                .map(|&i| nodes[i].take().expect("a permutation"))
+                .collect();
         }
         Ok(())
     }
@@ -477,10 +518,18 @@ impl GraphView<'_> {
     /// # Errors
     /// The first problem found; see [`GraphError`].
     pub fn validate(&self) -> Result<(), GraphError> {
-        let src = ViewSource { tensors: self.tensors().collect(), nodes: self.nodes().collect() };
+        let src = ViewSource {
+            tensors: self.tensors().collect(),
+            nodes: self.nodes().collect(),
+        };
         let analysis = analyze(&src)?;
         let order = analysis.topological_order(&src)?;
-        if let Some(node) = order.iter().enumerate().find(|(i, n)| i != *n).map(|(i, _)| i) {
+        if let Some(node) = order
+            .iter()
+            .enumerate()
+            .find(|(i, n)| i != *n)
+            .map(|(i, _)| i)
+        {
             // `node` is the first position whose node is not ready: it reads a later writer.
             let (uid, writer) = analysis.pred_uids[node]
                 .iter()

@@ -26,7 +26,11 @@ pub struct VerifyLimits {
 
 impl VerifyLimits {
     /// Limits used by `from_bytes`: depth 16, 1 Mi tables, 256 MiB.
-    pub const DEFAULT: Self = Self { max_depth: 16, max_tables: 1 << 20, max_bytes: 256 << 20 };
+    pub const DEFAULT: Self = Self {
+        max_depth: 16,
+        max_tables: 1 << 20,
+        max_bytes: 256 << 20,
+    };
 
     fn options(&self) -> VerifierOptions {
         VerifierOptions {
@@ -39,7 +43,11 @@ impl VerifyLimits {
 
     fn check_size(&self, root: &'static str, buf: &[u8]) -> Result<(), Error> {
         if buf.len() > self.max_bytes {
-            return Err(Error::TooLarge { root, size: buf.len(), limit: self.max_bytes });
+            return Err(Error::TooLarge {
+                root,
+                size: buf.len(),
+                limit: self.max_bytes,
+            });
         }
         Ok(())
     }
@@ -51,7 +59,10 @@ impl Default for VerifyLimits {
     }
 }
 
-fn known_data_type(value: wire::DataType, location: impl FnOnce() -> String) -> Result<DataType, Error> {
+fn known_data_type(
+    value: wire::DataType,
+    location: impl FnOnce() -> String,
+) -> Result<DataType, Error> {
     DataType::from_wire(value.0).ok_or_else(|| Error::UnknownEnumValue {
         location: location(),
         enum_name: "DataType",
@@ -87,7 +98,9 @@ impl<'a> GraphView<'a> {
         let raw = flatbuffers::root_with_opts::<wire::Graph<'_>>(&opts, bytes)
             .map_err(|source| Error::Invalid { root: ROOT, source })?;
         known_data_type(raw.compute_data_type(), || "graph compute_data_type".into())?;
-        known_data_type(raw.intermediate_data_type(), || "graph intermediate_data_type".into())?;
+        known_data_type(raw.intermediate_data_type(), || {
+            "graph intermediate_data_type".into()
+        })?;
         known_data_type(raw.io_data_type(), || "graph io_data_type".into())?;
         for (i, tensor) in raw.tensors().iter().flatten().enumerate() {
             let location = || format!("tensor {i} (uid {})", tensor.uid());
@@ -96,7 +109,11 @@ impl<'a> GraphView<'a> {
                 .map_err(|source| Error::Invalid { root: ROOT, source })?;
             let tag = tensor.value_type();
             if tag.0 > wire::TensorValueType::ENUM_MAX {
-                return Err(Error::UnknownUnionTag { location: location(), union: "TensorValue", tag: tag.0 });
+                return Err(Error::UnknownUnionTag {
+                    location: location(),
+                    union: "TensorValue",
+                    tag: tag.0,
+                });
             }
             known_data_type(tensor.data_type(), location)?;
         }
@@ -104,12 +121,20 @@ impl<'a> GraphView<'a> {
             let location = || format!("node {i} (\"{}\")", node.name().unwrap_or_default());
             let tag = node.attributes_type();
             let Some(table) = node.attributes() else {
-                return Err(Error::MissingUnionValue { location: location(), union: "NodeAttributes", tag: tag.0 });
+                return Err(Error::MissingUnionValue {
+                    location: location(),
+                    union: "NodeAttributes",
+                    tag: tag.0,
+                });
             };
             // SAFETY: `raw` was verified above; the verifier checked `table` as the
             // member named by `tag` (and skips tags it does not know, caught here).
             if unsafe { NodeAttributesRef::new(tag, table) }.is_none() {
-                return Err(Error::UnknownUnionTag { location: location(), union: "NodeAttributes", tag: tag.0 });
+                return Err(Error::UnknownUnionTag {
+                    location: location(),
+                    union: "NodeAttributes",
+                    tag: tag.0,
+                });
             }
             known_data_type(node.compute_data_type(), location)?;
         }
@@ -171,16 +196,22 @@ impl<'a> GraphView<'a> {
 
     /// The tensors, in buffer order.
     pub fn tensors(&self) -> impl ExactSizeIterator<Item = TensorView<'a>> + 'a {
-        let tensors: Option<Vector<'a, ForwardsUOffset<wire::TensorAttributes<'a>>>> = self.raw.tensors();
+        let tensors: Option<Vector<'a, ForwardsUOffset<wire::TensorAttributes<'a>>>> =
+            self.raw.tensors();
         let len = tensors.map_or(0, |t| t.len());
-        (0..len).map(move |i| TensorView { raw: tensors.expect("non-empty").get(i) })
+        (0..len).map(move |i| TensorView {
+            raw: tensors.expect("non-empty").get(i),
+        })
     }
 
     /// The nodes, in buffer order (topological in a valid graph).
     pub fn nodes(&self) -> impl ExactSizeIterator<Item = NodeView<'a>> + 'a {
         let nodes = self.raw.nodes();
         let len = nodes.map_or(0, |n| n.len());
-        (0..len).map(move |index| NodeView { raw: nodes.expect("non-empty").get(index), index })
+        (0..len).map(move |index| NodeView {
+            raw: nodes.expect("non-empty").get(index),
+            index,
+        })
     }
 
     /// The tensor with `uid` (a linear scan; see [`GraphView::validate`] for an index).
@@ -228,7 +259,10 @@ impl<'a> NodeView<'a> {
 
     /// The node's attribute table.
     pub fn attributes(&self) -> NodeAttributesRef<'a> {
-        let table = self.raw.attributes().expect("checked when the view was made");
+        let table = self
+            .raw
+            .attributes()
+            .expect("checked when the view was made");
         // SAFETY: the buffer was verified when the graph view was made, and the tag was
         // checked to be a known member with a value.
         unsafe { NodeAttributesRef::new(self.raw.attributes_type(), table) }
@@ -396,7 +430,9 @@ impl<'a> EngineDetailsView<'a> {
     pub fn knobs(&self) -> impl ExactSizeIterator<Item = KnobView<'a>> + 'a {
         let knobs = self.raw.knobs();
         let len = knobs.map_or(0, |k| k.len());
-        (0..len).map(move |i| KnobView { raw: knobs.expect("non-empty").get(i) })
+        (0..len).map(move |i| KnobView {
+            raw: knobs.expect("non-empty").get(i),
+        })
     }
 
     /// Behavior notes (`BehaviorNote` values).
@@ -458,10 +494,16 @@ impl<'a> GraphAndPlanView<'a> {
         const ROOT: &str = "SerializedGraphAndPlan";
         limits.check_size(ROOT, bytes)?;
         if !has_identifier(bytes, model::SerializedGraphAndPlan::IDENTIFIER) {
-            return Err(Error::WrongIdentifier { root: ROOT, expected: model::SerializedGraphAndPlan::IDENTIFIER });
+            return Err(Error::WrongIdentifier {
+                root: ROOT,
+                expected: model::SerializedGraphAndPlan::IDENTIFIER,
+            });
         }
-        let raw = flatbuffers::root_with_opts::<wire::SerializedGraphAndPlan<'_>>(&limits.options(), bytes)
-            .map_err(|source| Error::Invalid { root: ROOT, source })?;
+        let raw = flatbuffers::root_with_opts::<wire::SerializedGraphAndPlan<'_>>(
+            &limits.options(),
+            bytes,
+        )
+        .map_err(|source| Error::Invalid { root: ROOT, source })?;
         Ok(Self { raw })
     }
 

@@ -1,6 +1,8 @@
 //! Owned engine metadata: knobs, knob settings, engine configs and details.
 
-use flatbuffers::{Allocator, FlatBufferBuilder, ForwardsUOffset, UnionWIPOffset, Vector, WIPOffset};
+use flatbuffers::{
+    Allocator, FlatBufferBuilder, ForwardsUOffset, UnionWIPOffset, Vector, WIPOffset,
+};
 use serde::{Deserialize, Serialize};
 
 use super::field::WireField;
@@ -175,9 +177,15 @@ impl JsonUnion for KnobConstraint {
     fn from_json(name: &str, value: serde_json::Value) -> Result<Self, String> {
         let err = |e: serde_json::Error| format!("{name}: {e}");
         match name {
-            "IntConstraint" => serde_json::from_value(value).map(KnobConstraint::Int).map_err(err),
-            "FloatConstraint" => serde_json::from_value(value).map(KnobConstraint::Float).map_err(err),
-            "StringConstraint" => serde_json::from_value(value).map(KnobConstraint::String).map_err(err),
+            "IntConstraint" => serde_json::from_value(value)
+                .map(KnobConstraint::Int)
+                .map_err(err),
+            "FloatConstraint" => serde_json::from_value(value)
+                .map(KnobConstraint::Float)
+                .map_err(err),
+            "StringConstraint" => serde_json::from_value(value)
+                .map(KnobConstraint::String)
+                .map_err(err),
             _ => Err(unknown_member::<Self>(name)),
         }
     }
@@ -246,26 +254,41 @@ impl TryFrom<KnobJson> for Knob {
         let default_value = json::join("default_value", k.default_value_type, k.default_value)
             .and_then(|v| v.ok_or_else(|| "default_value is missing".to_owned()))
             .map_err(located)?;
-        let constraint = json::join("constraint", k.constraint_type, k.constraint).map_err(located)?;
-        Ok(Self { knob_id: k.knob_id, description: k.description, default_value, constraint, deprecated: k.deprecated })
+        let constraint =
+            json::join("constraint", k.constraint_type, k.constraint).map_err(located)?;
+        Ok(Self {
+            knob_id: k.knob_id,
+            description: k.description,
+            default_value,
+            constraint,
+            deprecated: k.deprecated,
+        })
     }
 }
 
 impl Knob {
     /// Writes this table into `fbb` and returns its offset.
-    pub fn pack<'b, A: Allocator + 'b>(&self, fbb: &mut FlatBufferBuilder<'b, A>) -> WIPOffset<wire::Knob<'b>> {
+    pub fn pack<'b, A: Allocator + 'b>(
+        &self,
+        fbb: &mut FlatBufferBuilder<'b, A>,
+    ) -> WIPOffset<wire::Knob<'b>> {
         let knob_id = self.knob_id.pack(fbb);
         let description = self.description.pack(fbb);
         let (default_value_type, default_value) = self.default_value.pack(fbb);
         let (constraint_type, constraint) = match &self.constraint {
             None => (wire::KnobConstraint::NONE, None),
-            Some(KnobConstraint::Int(c)) => (wire::KnobConstraint::IntConstraint, Some(c.pack(fbb).as_union_value())),
-            Some(KnobConstraint::Float(c)) => {
-                (wire::KnobConstraint::FloatConstraint, Some(c.pack(fbb).as_union_value()))
-            }
-            Some(KnobConstraint::String(c)) => {
-                (wire::KnobConstraint::StringConstraint, Some(c.pack(fbb).as_union_value()))
-            }
+            Some(KnobConstraint::Int(c)) => (
+                wire::KnobConstraint::IntConstraint,
+                Some(c.pack(fbb).as_union_value()),
+            ),
+            Some(KnobConstraint::Float(c)) => (
+                wire::KnobConstraint::FloatConstraint,
+                Some(c.pack(fbb).as_union_value()),
+            ),
+            Some(KnobConstraint::String(c)) => (
+                wire::KnobConstraint::StringConstraint,
+                Some(c.pack(fbb).as_union_value()),
+            ),
         };
         wire::Knob::create(
             fbb,
@@ -295,7 +318,10 @@ impl Knob {
             view.default_value_as_string_value(),
             &location,
         )?
-        .ok_or_else(|| Error::MissingField { location: location.clone(), field: "default_value" })?;
+        .ok_or_else(|| Error::MissingField {
+            location: location.clone(),
+            field: "default_value",
+        })?;
         let constraint = match view.constraint_type() {
             wire::KnobConstraint::NONE => None,
             wire::KnobConstraint::IntConstraint => view
@@ -311,7 +337,11 @@ impl Knob {
                 .map(|c| StringConstraint::from_view(&c).map(KnobConstraint::String))
                 .transpose()?,
             other => {
-                return Err(Error::UnknownUnionTag { location, union: "KnobConstraint", tag: other.0 });
+                return Err(Error::UnknownUnionTag {
+                    location,
+                    union: "KnobConstraint",
+                    tag: other.0,
+                });
             }
         };
         Ok(Self {
@@ -349,7 +379,11 @@ struct KnobSettingJson {
 impl From<KnobSetting> for KnobSettingJson {
     fn from(k: KnobSetting) -> Self {
         let (value_type, value) = json::split(Some(&k.value));
-        Self { knob_id: k.knob_id, value_type, value }
+        Self {
+            knob_id: k.knob_id,
+            value_type,
+            value,
+        }
     }
 }
 
@@ -359,14 +393,20 @@ impl TryFrom<KnobSettingJson> for KnobSetting {
         let value = json::join("value", k.value_type, k.value)
             .and_then(|v| v.ok_or_else(|| "value is missing".to_owned()))
             .map_err(|e| format!("knob setting \"{}\": {e}", k.knob_id))?;
-        Ok(Self { knob_id: k.knob_id, value })
+        Ok(Self {
+            knob_id: k.knob_id,
+            value,
+        })
     }
 }
 
 impl KnobSetting {
     /// Makes a setting.
     pub fn new(knob_id: impl Into<String>, value: KnobValue) -> Self {
-        Self { knob_id: knob_id.into(), value }
+        Self {
+            knob_id: knob_id.into(),
+            value,
+        }
     }
 
     /// Writes this table into `fbb` and returns its offset.
@@ -376,7 +416,14 @@ impl KnobSetting {
     ) -> WIPOffset<wire::KnobSetting<'b>> {
         let knob_id = self.knob_id.pack(fbb);
         let (value_type, value) = self.value.pack(fbb);
-        wire::KnobSetting::create(fbb, &wire::KnobSettingArgs { knob_id, value_type, value: Some(value) })
+        wire::KnobSetting::create(
+            fbb,
+            &wire::KnobSettingArgs {
+                knob_id,
+                value_type,
+                value: Some(value),
+            },
+        )
     }
 
     /// Copies a verified setting into an owned value.
@@ -393,8 +440,14 @@ impl KnobSetting {
             view.value_as_string_value(),
             &location,
         )?
-        .ok_or(Error::MissingField { location, field: "value" })?;
-        Ok(Self { knob_id: knob_id.to_owned(), value })
+        .ok_or(Error::MissingField {
+            location,
+            field: "value",
+        })?;
+        Ok(Self {
+            knob_id: knob_id.to_owned(),
+            value,
+        })
     }
 }
 
@@ -439,7 +492,11 @@ impl EngineConfig {
         let ranking_metric = self.ranking_metric.pack(fbb);
         wire::EngineConfig::create(
             fbb,
-            &wire::EngineConfigArgs { engine_id: self.engine_id, knobs, ranking_metric },
+            &wire::EngineConfigArgs {
+                engine_id: self.engine_id,
+                knobs,
+                ranking_metric,
+            },
         )
     }
 
@@ -484,7 +541,11 @@ impl EngineCandidate {
         let kernel_features = Some(fbb.create_string(&self.kernel_features));
         wire::EngineCandidate::create(
             fbb,
-            &wire::EngineCandidateArgs { id, knob_settings, kernel_features },
+            &wire::EngineCandidateArgs {
+                id,
+                knob_settings,
+                kernel_features,
+            },
         )
     }
 
@@ -727,7 +788,10 @@ impl EnginePrediction {
             value: view.value(),
             uhd_id: view.uhd_id().unwrap_or_default().to_owned(),
             reason: view.reason().unwrap_or_default().to_owned(),
-            engine_config: view.engine_config().map(|c| EngineConfig::from_view(&c)).transpose()?,
+            engine_config: view
+                .engine_config()
+                .map(|c| EngineConfig::from_view(&c))
+                .transpose()?,
             binding_json: view.binding_json().unwrap_or_default().to_owned(),
             features_json: view.features_json().unwrap_or_default().to_owned(),
             metric: view.metric().unwrap_or_default().to_owned(),
@@ -759,7 +823,10 @@ impl SerializedGraphAndPlan {
         let plan_blob = self.plan_blob.pack(fbb);
         wire::SerializedGraphAndPlan::create(
             fbb,
-            &wire::SerializedGraphAndPlanArgs { graph_blob, plan_blob },
+            &wire::SerializedGraphAndPlanArgs {
+                graph_blob,
+                plan_blob,
+            },
         )
     }
 
@@ -771,8 +838,14 @@ impl SerializedGraphAndPlan {
     /// Copies a verified container into an owned value.
     pub fn from_view(view: &wire::SerializedGraphAndPlan<'_>) -> Self {
         Self {
-            graph_blob: view.graph_blob().map(|b| b.bytes().to_vec()).unwrap_or_default(),
-            plan_blob: view.plan_blob().map(|b| b.bytes().to_vec()).unwrap_or_default(),
+            graph_blob: view
+                .graph_blob()
+                .map(|b| b.bytes().to_vec())
+                .unwrap_or_default(),
+            plan_blob: view
+                .plan_blob()
+                .map(|b| b.bytes().to_vec())
+                .unwrap_or_default(),
         }
     }
 }

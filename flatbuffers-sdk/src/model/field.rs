@@ -196,7 +196,6 @@ macro_rules! enum_fields {
     )*};
 }
 
-
 enum_fields!(
     ConvMode,
     PointwiseMode,

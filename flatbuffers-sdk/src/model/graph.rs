@@ -14,7 +14,9 @@ use crate::tensor_value::{self, TensorValue};
 use crate::wire;
 
 /// Semantic version of the engine plugin API a graph needs (`EngineApiVersion`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct EngineApiVersion {
     /// Major version; plugins of another major are not compatible.
     pub major: u32,
@@ -30,7 +32,11 @@ impl EngineApiVersion {
 
     /// Makes a version.
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
-        Self { major, minor, patch }
+        Self {
+            major,
+            minor,
+            patch,
+        }
     }
 }
 
@@ -180,9 +186,15 @@ struct TensorJson {
     is_runtime_pass_by_value: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ragged_offset_tensor_uid: Option<i64>,
-    #[serde(default = "default_alignment", skip_serializing_if = "is_default_alignment")]
+    #[serde(
+        default = "default_alignment",
+        skip_serializing_if = "is_default_alignment"
+    )]
     alignment: i64,
-    #[serde(default = "default_multiplier", skip_serializing_if = "is_default_multiplier")]
+    #[serde(
+        default = "default_multiplier",
+        skip_serializing_if = "is_default_multiplier"
+    )]
     ragged_offset_multiplier: i64,
 }
 
@@ -209,7 +221,8 @@ impl From<TensorAttributes> for TensorJson {
 impl TryFrom<TensorJson> for TensorAttributes {
     type Error = String;
     fn try_from(t: TensorJson) -> Result<Self, String> {
-        let value = json::join("value", t.value_type, t.value).map_err(|e| format!("tensor uid {}: {e}", t.uid))?;
+        let value = json::join("value", t.value_type, t.value)
+            .map_err(|e| format!("tensor uid {}: {e}", t.uid))?;
         Ok(Self {
             uid: t.uid,
             name: t.name,
@@ -259,7 +272,11 @@ impl TensorAttributes {
         let dims = self.dims.pack(fbb);
         let value = self.value.map(|v| v.push(fbb));
         let start = fbb.start_table();
-        fbb.push_slot::<i64>(T::VT_RAGGED_OFFSET_MULTIPLIER, self.ragged_offset_multiplier, 1);
+        fbb.push_slot::<i64>(
+            T::VT_RAGGED_OFFSET_MULTIPLIER,
+            self.ragged_offset_multiplier,
+            1,
+        );
         fbb.push_slot::<i64>(T::VT_ALIGNMENT, self.alignment, 16);
         if let Some(uid) = self.ragged_offset_tensor_uid {
             fbb.push_slot_always::<i64>(T::VT_RAGGED_OFFSET_TENSOR_UID, uid);
@@ -277,9 +294,17 @@ impl TensorAttributes {
         if let Some(name) = name {
             fbb.push_slot_always(T::VT_NAME, name);
         }
-        fbb.push_slot::<bool>(T::VT_IS_RUNTIME_PASS_BY_VALUE, self.is_runtime_pass_by_value, false);
+        fbb.push_slot::<bool>(
+            T::VT_IS_RUNTIME_PASS_BY_VALUE,
+            self.is_runtime_pass_by_value,
+            false,
+        );
         if let Some((tag, _)) = value {
-            fbb.push_slot::<wire::TensorValueType>(T::VT_VALUE_TYPE, tag, wire::TensorValueType::NONE);
+            fbb.push_slot::<wire::TensorValueType>(
+                T::VT_VALUE_TYPE,
+                tag,
+                wire::TensorValueType::NONE,
+            );
         }
         fbb.push_slot::<bool>(T::VT_VIRTUAL_, self.is_virtual, false);
         fbb.push_slot::<wire::DataType>(
@@ -342,7 +367,12 @@ struct NodeJson {
 impl From<Node> for NodeJson {
     fn from(n: Node) -> Self {
         let (attributes_type, attributes) = json::split(Some(&n.attributes));
-        Self { name: n.name, compute_data_type: n.compute_data_type, attributes_type, attributes }
+        Self {
+            name: n.name,
+            compute_data_type: n.compute_data_type,
+            attributes_type,
+            attributes,
+        }
     }
 }
 
@@ -352,14 +382,22 @@ impl TryFrom<NodeJson> for Node {
         let attributes = json::join("attributes", n.attributes_type, n.attributes)
             .and_then(|a| a.ok_or_else(|| "attributes are missing".to_owned()))
             .map_err(|e| format!("node \"{}\": {e}", n.name))?;
-        Ok(Self { name: n.name, compute_data_type: n.compute_data_type, attributes })
+        Ok(Self {
+            name: n.name,
+            compute_data_type: n.compute_data_type,
+            attributes,
+        })
     }
 }
 
 impl Node {
     /// Makes a node with an unset compute type.
     pub fn new(name: impl Into<String>, attributes: impl Into<NodeAttributes>) -> Self {
-        Self { name: name.into(), compute_data_type: DataType::Unset, attributes: attributes.into() }
+        Self {
+            name: name.into(),
+            compute_data_type: DataType::Unset,
+            attributes: attributes.into(),
+        }
     }
 
     /// Writes this table into `fbb` and returns its offset.
@@ -390,12 +428,20 @@ impl Node {
         let located = |e: Error| e.within(&format!("node \"{name}\""));
         let tag = view.attributes_type();
         let table = view.attributes().ok_or_else(|| {
-            located(Error::MissingUnionValue { location: String::new(), union: "NodeAttributes", tag: tag.0 })
+            located(Error::MissingUnionValue {
+                location: String::new(),
+                union: "NodeAttributes",
+                tag: tag.0,
+            })
         })?;
         // SAFETY: `view` comes from a verified buffer (every public path to a
         // `wire::Node` goes through the verifier), which checked `table` against `tag`.
         let attributes = unsafe { NodeAttributesRef::new(tag, table) }.ok_or_else(|| {
-            located(Error::UnknownUnionTag { location: String::new(), union: "NodeAttributes", tag: tag.0 })
+            located(Error::UnknownUnionTag {
+                location: String::new(),
+                union: "NodeAttributes",
+                tag: tag.0,
+            })
         })?;
         Ok(Self {
             name: name.to_owned(),
@@ -456,7 +502,9 @@ impl Graph {
         let tensors = fbb.create_vector(&tensors);
         let nodes: Vec<_> = self.nodes.iter().map(|n| n.pack(fbb)).collect();
         let nodes = fbb.create_vector(&nodes);
-        let version = self.min_required_engine_api_version.map(wire::EngineApiVersion::from);
+        let version = self
+            .min_required_engine_api_version
+            .map(wire::EngineApiVersion::from);
         let id = self.id.map(|u| wire::Uuid::new(&u.0));
         let compute_data_type = self.compute_data_type.pack(fbb);
         let intermediate_data_type = self.intermediate_data_type.pack(fbb);
@@ -480,7 +528,8 @@ impl Graph {
 
     /// Serializes the graph (no file identifier, as hipDNN writes it).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut fbb = FlatBufferBuilder::with_capacity(256 + 160 * (self.tensors.len() + self.nodes.len()));
+        let mut fbb =
+            FlatBufferBuilder::with_capacity(256 + 160 * (self.tensors.len() + self.nodes.len()));
         let root = self.pack(&mut fbb);
         fbb.finish_minimal(root);
         fbb.finished_data().to_vec()
@@ -493,7 +542,11 @@ impl Graph {
     pub fn from_view(view: &wire::Graph<'_>) -> Result<Self, Error> {
         let tensors = view
             .tensors()
-            .map(|ts| ts.iter().map(|t| TensorAttributes::from_view(&t)).collect::<Result<Vec<_>, _>>())
+            .map(|ts| {
+                ts.iter()
+                    .map(|t| TensorAttributes::from_view(&t))
+                    .collect::<Result<Vec<_>, _>>()
+            })
             .transpose()?
             .unwrap_or_default();
         let nodes = view

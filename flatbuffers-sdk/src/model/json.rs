@@ -19,11 +19,16 @@ pub(crate) trait JsonUnion: Sized {
     fn from_json(name: &str, value: Value) -> Result<Self, String>;
 }
 
-/// Reads `{"value": x}`, the JSON of the one-field scalar holder tables and structs.
-pub(crate) fn scalar_holder<T: serde::de::DeserializeOwned>(member: &str, value: Value) -> Result<T, String> {
+/// Reads `{"value": x}`, the JSON of the one-field scalar holder tables and structs
+/// (flatc leaves a default-valued field out: `{}` is a zero).
+pub(crate) fn scalar_holder<T: serde::de::DeserializeOwned + Default>(
+    member: &str,
+    value: Value,
+) -> Result<T, String> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
-    struct Holder<T> {
+    struct Holder<T: Default> {
+        #[serde(default)]
         value: T,
     }
     serde_json::from_value::<Holder<T>>(value)
@@ -50,7 +55,9 @@ pub(crate) fn join<U: JsonUnion>(
         (Some(member), Some(value)) => U::from_json(&member, value)
             .map(Some)
             .map_err(|e| format!("{field}: {e}")),
-        (Some(member), None) => Err(format!("{field}_type is \"{member}\" but {field} is missing")),
+        (Some(member), None) => Err(format!(
+            "{field}_type is \"{member}\" but {field} is missing"
+        )),
         (None, Some(_)) => Err(format!("{field} is present but {field}_type is missing")),
     }
 }

@@ -8,8 +8,8 @@
 //! wire, never zero.
 
 mod attributes;
-pub(crate) mod enum_name;
 mod engine;
+pub(crate) mod enum_name;
 mod field;
 mod graph;
 pub(crate) mod json;
@@ -21,5 +21,3 @@ pub use engine::*;
 pub use field::WireField;
 pub use graph::*;
 pub use node::{NodeAttributes, NodeAttributesRef};
-
-

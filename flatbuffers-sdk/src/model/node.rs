@@ -1,10 +1,10 @@
 //! The `NodeAttributes` union: owned and borrowed forms, generated from one list.
 
-use flatbuffers::{Allocator, FlatBufferBuilder, Table, UnionWIPOffset, WIPOffset};
 use super::attributes::*;
 use super::json::{JsonUnion, unknown_member};
 use crate::error::Error;
 use crate::wire;
+use flatbuffers::{Allocator, FlatBufferBuilder, Table, UnionWIPOffset, WIPOffset};
 
 macro_rules! node_attributes {
     ($($variant:ident),* $(,)?) => {
