@@ -8,7 +8,9 @@
 
 use std::process::ExitCode;
 
-use hipdnn_data_sdk::{DataType, TensorLayout, engine_id_to_hex, engine_name_to_id, packed_strides};
+use hipdnn_data_sdk::{
+    DataType, TensorLayout, engine_id_to_hex, engine_name_to_id, packed_strides,
+};
 use hipdnn_flatbuffers_sdk::model::{
     ConvolutionFwdAttributes, Graph, Node, NodeAttributesRef, PointwiseAttributes, TensorAttributes,
 };
@@ -98,7 +100,10 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         attributes.tensor_uids(&mut ins, &mut outs);
         let detail = match attributes {
             NodeAttributesRef::ConvolutionFwdAttributes(c) => {
-                format!(" padding {:?}", c.pre_padding().map(|p| p.iter().collect::<Vec<_>>()))
+                format!(
+                    " padding {:?}",
+                    c.pre_padding().map(|p| p.iter().collect::<Vec<_>>())
+                )
             }
             NodeAttributesRef::PointwiseAttributes(p) => {
                 format!(" {}", p.operation().variant_name().unwrap_or("?"))
@@ -118,10 +123,16 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let json = from_wire.to_json();
     let from_json = Graph::from_json(&json)?;
     let checks = [
-        ("nodes sorted topologically", order == ["conv", "bias", "relu"]),
+        (
+            "nodes sorted topologically",
+            order == ["conv", "bias", "relu"],
+        ),
         ("binary round trip keeps every field", from_wire == graph),
         ("JSON round trip keeps every field", from_json == graph),
-        ("JSON form serializes to the same bytes", from_json.to_bytes() == bytes),
+        (
+            "JSON form serializes to the same bytes",
+            from_json.to_bytes() == bytes,
+        ),
         (
             "unset tensor types resolved",
             view.tensors().all(|t| t.data_type() == DataType::Float),
@@ -135,5 +146,9 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     if std::env::args().any(|a| a == "--json") {
         println!("{json}");
     }
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -11,6 +11,7 @@ use flatbuffers::{
     Verifier, WIPOffset,
 };
 
+use crate::error::Error;
 use crate::model::json::{JsonUnion, scalar_holder, unknown_member};
 use crate::wire;
 
@@ -87,6 +88,31 @@ impl TensorValue {
             TensorValue::Bool(v) => fbb.push(wire::BoolValue::new(v)).as_union_value(),
         };
         (self.tag(), offset)
+    }
+
+    /// Reads the value of a tensor from any buffer: the slot is verified first (the
+    /// generated verifier does not look at it).
+    pub(crate) fn read_checked(
+        tensor: &wire::TensorAttributes<'_>,
+    ) -> Result<Option<TensorValue>, Error> {
+        let tag = tensor.value_type();
+        if tag == wire::TensorValueType::NONE && tensor._tab.vtable().get(VT_VALUE) == 0 {
+            return Ok(None);
+        }
+        if tag.0 > wire::TensorValueType::ENUM_MAX {
+            return Err(Error::UnknownUnionTag {
+                location: String::new(),
+                union: "TensorValue",
+                tag: tag.0,
+            });
+        }
+        let options = flatbuffers::VerifierOptions::default();
+        let mut verifier = Verifier::new(&options, tensor._tab.buf());
+        verify(&mut verifier, tensor._tab.loc()).map_err(|source| Error::Invalid {
+            root: "TensorAttributes",
+            source,
+        })?;
+        Ok(Self::read(tensor))
     }
 
     /// Reads the value of a tensor whose buffer went through [`verify`].

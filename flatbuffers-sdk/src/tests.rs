@@ -562,7 +562,11 @@ fn flatc_reads_our_buffers_and_writes_buffers_we_read() {
 #[test]
 fn json_doc_example_is_the_golden_graph() {
     let doc = include_str!("../../docs/graph-json.md");
-    let example = doc.split("```json\n").nth(2).and_then(|s| s.split("```").next()).expect("the example block");
+    let example = doc
+        .split("```json\n")
+        .nth(2)
+        .and_then(|s| s.split("```").next())
+        .expect("the example block");
     let mut golden = samples::conv_bias_relu();
     golden.validate().unwrap();
     assert_eq!(Graph::from_json(example).unwrap(), golden);

@@ -102,9 +102,9 @@ pub enum GraphError {
         node: String,
     },
     /// Nodes depend on each other in a loop.
-    #[error("nodes form a cycle: {}", nodes.join(" -> "))]
+    #[error("nodes form a cycle: {}", quoted(nodes))]
     Cycle {
-        /// Names of the nodes on the cycle, first repeated at the end.
+        /// Names of the nodes on the cycle, the first repeated at the end.
         nodes: Vec<String>,
     },
     /// A node shares no tensor with the rest of the graph.
@@ -156,6 +156,14 @@ pub enum GraphError {
         /// What is wrong (rank, extents, strides).
         reason: String,
     },
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(" -> ")
 }
 
 /// What the analysis needs from a graph, whichever form it is in.
@@ -428,7 +436,7 @@ impl Analysis {
         let mut cycle: Vec<String> = path[seen[node]..]
             .iter()
             .rev()
-            .map(|&i| format!("\"{}\"", src.node_name(i)))
+            .map(|&i| src.node_name(i).to_owned())
             .collect();
         cycle.push(cycle[0].clone());
         Err(GraphError::Cycle { nodes: cycle })

@@ -104,10 +104,16 @@ impl<'a> GraphView<'a> {
         known_data_type(raw.io_data_type(), || "graph io_data_type".into())?;
         for (i, tensor) in raw.tensors().iter().flatten().enumerate() {
             let location = || format!("tensor {i} (uid {})", tensor.uid());
-            let mut verifier = flatbuffers::Verifier::new(&opts, bytes);
-            tensor_value::verify(&mut verifier, tensor._tab.loc())
-                .map_err(|source| Error::Invalid { root: ROOT, source })?;
             let tag = tensor.value_type();
+            // Most tensors carry no scalar: then neither slot is set and there is nothing
+            // more to verify (a tag without a value, or the reverse, is caught below).
+            if tag != wire::TensorValueType::NONE
+                || tensor._tab.vtable().get(tensor_value::VT_VALUE) != 0
+            {
+                let mut verifier = flatbuffers::Verifier::new(&opts, bytes);
+                tensor_value::verify(&mut verifier, tensor._tab.loc())
+                    .map_err(|source| Error::Invalid { root: ROOT, source })?;
+            }
             if tag.0 > wire::TensorValueType::ENUM_MAX {
                 return Err(Error::UnknownUnionTag {
                     location: location(),
@@ -120,6 +126,15 @@ impl<'a> GraphView<'a> {
         for (i, node) in raw.nodes().iter().flatten().enumerate() {
             let location = || format!("node {i} (\"{}\")", node.name().unwrap_or_default());
             let tag = node.attributes_type();
+            // The verifier only checks the value slot for tags it knows: reject unknown
+            // tags before touching the slot.
+            if tag == wire::NodeAttributes::NONE || tag.0 > wire::NodeAttributes::ENUM_MAX {
+                return Err(Error::UnknownUnionTag {
+                    location: location(),
+                    union: "NodeAttributes",
+                    tag: tag.0,
+                });
+            }
             let Some(table) = node.attributes() else {
                 return Err(Error::MissingUnionValue {
                     location: location(),

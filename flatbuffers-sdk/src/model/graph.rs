@@ -329,7 +329,7 @@ impl TensorAttributes {
             strides: Vec::<i64>::unpack(view.strides(), "strides")?,
             dims: Vec::<i64>::unpack(view.dims(), "dims")?,
             is_virtual: view.virtual_(),
-            value: TensorValue::read(view),
+            value: TensorValue::read_checked(view).map_err(located)?,
             is_runtime_pass_by_value: view.is_runtime_pass_by_value(),
             ragged_offset_tensor_uid: view.ragged_offset_tensor_uid(),
             alignment: view.alignment(),
@@ -427,6 +427,15 @@ impl Node {
         let name = view.name().unwrap_or_default();
         let located = |e: Error| e.within(&format!("node \"{name}\""));
         let tag = view.attributes_type();
+        // Check the tag before touching the value slot: verifiers skip the slot of tags
+        // they do not know.
+        if tag == wire::NodeAttributes::NONE || tag.0 > wire::NodeAttributes::ENUM_MAX {
+            return Err(located(Error::UnknownUnionTag {
+                location: String::new(),
+                union: "NodeAttributes",
+                tag: tag.0,
+            }));
+        }
         let table = view.attributes().ok_or_else(|| {
             located(Error::MissingUnionValue {
                 location: String::new(),

@@ -42,67 +42,6 @@ impl UidField for Option<flatbuffers::Vector<'_, i64>> {
     }
 }
 
-/// Distinct, non-default field values for round-trip tests.
-#[cfg(test)]
-pub(crate) trait Sample {
-    /// A value derived from `seed`; `present == false` leaves optional fields absent.
-    fn sample(seed: u32, present: bool) -> Self;
-}
-
-#[cfg(test)]
-mod sample_impls {
-    use super::Sample;
-
-    macro_rules! numeric {
-        ($($t:ty),*) => {$(
-            impl Sample for $t {
-                #[allow(clippy::cast_lossless, clippy::cast_possible_truncation, reason = "small seeds")]
-                fn sample(seed: u32, _: bool) -> Self {
-                    (seed * 3 + 1) as $t
-                }
-            }
-        )*};
-    }
-    numeric!(i64, i32, u64, u32, u8);
-
-    impl Sample for f32 {
-        fn sample(seed: u32, _: bool) -> Self {
-            seed as f32 + 0.5
-        }
-    }
-    impl Sample for f64 {
-        fn sample(seed: u32, _: bool) -> Self {
-            f64::from(seed) + 0.25
-        }
-    }
-    impl Sample for bool {
-        fn sample(_: u32, _: bool) -> Self {
-            true
-        }
-    }
-    impl Sample for String {
-        fn sample(seed: u32, _: bool) -> Self {
-            format!("s{seed}")
-        }
-    }
-    impl<T: Sample> Sample for Option<T> {
-        fn sample(seed: u32, present: bool) -> Self {
-            present.then(|| T::sample(seed, present))
-        }
-    }
-    impl<T: Sample> Sample for Vec<T> {
-        fn sample(seed: u32, present: bool) -> Self {
-            (0..3).map(|i| T::sample(seed * 10 + i, present)).collect()
-        }
-    }
-    impl Sample for hipdnn_data_sdk::DataType {
-        fn sample(seed: u32, _: bool) -> Self {
-            let all = hipdnn_data_sdk::DataType::ALL;
-            all[1 + seed as usize % (all.len() - 1)]
-        }
-    }
-}
-
 macro_rules! push_role {
     (input, $value:expr, $ins:ident, $outs:ident) => {
         $crate::model::macros::UidField::push_uids(&$value, $ins)
@@ -180,13 +119,13 @@ macro_rules! owned_table {
             }
 
             /// Appends the uids this node reads to `ins` and those it writes to `outs`.
-            #[allow(unused_variables, reason = "tables without tensor uids")]
+            #[allow(unused_variables, clippy::ptr_arg, reason = "tables without tensor uids")]
             #[allow(dead_code, reason = "only node attribute tables are asked")]
             pub(crate) fn tensor_uids(&self, ins: &mut Vec<i64>, outs: &mut Vec<i64>) {
                 $( $crate::model::macros::push_role!($($role)?, self.$field, ins, outs); )*
             }
 
-            #[allow(unused_variables, reason = "tables without tensor uids")]
+            #[allow(unused_variables, clippy::ptr_arg, reason = "tables without tensor uids")]
             #[allow(dead_code, reason = "only node attribute tables are asked")]
             pub(crate) fn view_tensor_uids(
                 view: &$crate::wire::$name<'_>,
@@ -201,3 +140,64 @@ macro_rules! owned_table {
     (@default $ty:ty, $default:expr) => { $default };
 }
 pub(crate) use owned_table;
+
+/// Distinct, non-default field values for round-trip tests.
+#[cfg(test)]
+pub(crate) trait Sample {
+    /// A value derived from `seed`; `present == false` leaves optional fields absent.
+    fn sample(seed: u32, present: bool) -> Self;
+}
+
+#[cfg(test)]
+mod sample_impls {
+    use super::Sample;
+
+    macro_rules! numeric {
+        ($($t:ty),*) => {$(
+            impl Sample for $t {
+                #[allow(clippy::cast_lossless, clippy::cast_possible_truncation, reason = "small seeds")]
+                fn sample(seed: u32, _: bool) -> Self {
+                    (seed * 3 + 1) as $t
+                }
+            }
+        )*};
+    }
+    numeric!(i64, i32, u64, u32, u8);
+
+    impl Sample for f32 {
+        fn sample(seed: u32, _: bool) -> Self {
+            seed as f32 + 0.5
+        }
+    }
+    impl Sample for f64 {
+        fn sample(seed: u32, _: bool) -> Self {
+            f64::from(seed) + 0.25
+        }
+    }
+    impl Sample for bool {
+        fn sample(_: u32, _: bool) -> Self {
+            true
+        }
+    }
+    impl Sample for String {
+        fn sample(seed: u32, _: bool) -> Self {
+            format!("s{seed}")
+        }
+    }
+    impl<T: Sample> Sample for Option<T> {
+        fn sample(seed: u32, present: bool) -> Self {
+            present.then(|| T::sample(seed, present))
+        }
+    }
+    impl<T: Sample> Sample for Vec<T> {
+        fn sample(seed: u32, present: bool) -> Self {
+            (0..3).map(|i| T::sample(seed * 10 + i, present)).collect()
+        }
+    }
+    impl Sample for hipdnn_data_sdk::DataType {
+        fn sample(seed: u32, _: bool) -> Self {
+            let all = hipdnn_data_sdk::DataType::ALL;
+            all[1 + seed as usize % (all.len() - 1)]
+        }
+    }
+}
