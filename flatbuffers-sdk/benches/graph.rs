@@ -6,6 +6,7 @@
 //! * `sdk_pipeline`: what an application does: build the owned graph from scratch,
 //!   validate it (checks + topological sort + data-type defaults), serialize it, and
 //!   verify the bytes into a `GraphView`, as the receiving side does;
+//! * `sdk_build`, `sdk_build_validate`, `sdk_serialize`: the pipeline's first steps;
 //! * `verify` and `view_validate`: the receiving side's steps alone.
 
 use std::hint::black_box;
@@ -154,6 +155,19 @@ fn bench_graph(c: &mut Criterion, name: &str, make: &dyn Fn() -> Graph) {
     });
     group.bench_function(BenchmarkId::from_parameter("sdk_pipeline"), |b| {
         b.iter(|| sdk_pipeline(black_box(make)))
+    });
+    group.bench_function(BenchmarkId::from_parameter("sdk_build"), |b| {
+        b.iter(|| make().nodes.len())
+    });
+    group.bench_function(BenchmarkId::from_parameter("sdk_build_validate"), |b| {
+        b.iter(|| {
+            let mut g = make();
+            g.validate().unwrap();
+            g.nodes.len()
+        })
+    });
+    group.bench_function(BenchmarkId::from_parameter("sdk_serialize"), |b| {
+        b.iter(|| black_box(&graph).to_bytes().len())
     });
     group.bench_function(BenchmarkId::from_parameter("verify"), |b| {
         b.iter(|| {

@@ -115,6 +115,8 @@ pub fn pointwise_chain(len: usize) -> Graph {
         PointwiseMode::SIGMOID_FWD,
     ];
     let mut b = GraphBuilder::new("pointwise_chain");
+    b.graph.tensors.reserve(len + 1);
+    b.graph.nodes.reserve(len);
     let mut current = b.tensor("t0", &[1, 64], false);
     for i in 0..len {
         let next = b.tensor(&format!("t{}", i + 1), &[1, 64], i + 1 < len);

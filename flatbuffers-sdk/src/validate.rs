@@ -6,7 +6,7 @@
 //! the tensor uid at fault.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 use hipdnn_data_sdk::{DataType, check_dims_strides};
 
@@ -169,6 +169,7 @@ fn quoted(names: &[String]) -> String {
 /// What the analysis needs from a graph, whichever form it is in.
 trait Source {
     fn tensor_count(&self) -> usize;
+    fn tensor_uid(&self, i: usize) -> i64;
     fn tensor(&self, i: usize) -> (i64, &str, bool, bool);
     fn node_count(&self) -> usize;
     fn node_name(&self, i: usize) -> &str;
@@ -178,6 +179,9 @@ trait Source {
 impl Source for model::Graph {
     fn tensor_count(&self) -> usize {
         self.tensors.len()
+    }
+    fn tensor_uid(&self, i: usize) -> i64 {
+        self.tensors[i].uid
     }
     fn tensor(&self, i: usize) -> (i64, &str, bool, bool) {
         let t = &self.tensors[i];
@@ -203,6 +207,9 @@ impl Source for ViewSource<'_> {
     fn tensor_count(&self) -> usize {
         self.tensors.len()
     }
+    fn tensor_uid(&self, i: usize) -> i64 {
+        self.tensors[i].uid()
+    }
     fn tensor(&self, i: usize) -> (i64, &str, bool, bool) {
         let t = &self.tensors[i];
         (
@@ -223,12 +230,43 @@ impl Source for ViewSource<'_> {
     }
 }
 
+/// Rows of small integer lists stored back to back (compressed sparse rows).
+struct Rows {
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Rows {
+    fn with_capacity(rows: usize, items: usize) -> Self {
+        let mut start = Vec::with_capacity(rows + 1);
+        start.push(0);
+        Self {
+            start,
+            items: Vec::with_capacity(items),
+        }
+    }
+
+    fn end_row(&mut self) {
+        self.start.push(self.items.len() as u32);
+    }
+
+    fn row(&self, i: usize) -> &[u32] {
+        &self.items[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+}
+
 /// The dependency structure of a graph.
 struct Analysis {
-    /// For each node, the indexes of the nodes it reads from (deduplicated).
-    preds: Vec<Vec<u32>>,
-    /// For each node: (uid, writer) of one dependency per writer, for messages.
-    pred_uids: Vec<Vec<(i64, u32)>>,
+    /// Per node, the tensors it reads.
+    inputs: Rows,
+    /// Per node, the distinct nodes that write what it reads.
+    preds: Rows,
+    /// Per tensor, the node that writes it (`NO_WRITER` for graph inputs).
+    writer: Vec<u32>,
 }
 
 const NO_WRITER: u32 = u32::MAX;
@@ -239,47 +277,50 @@ fn analyze<S: Source>(src: &S) -> Result<Analysis, GraphError> {
         return Err(GraphError::NoNodes);
     }
     let n_tensors = src.tensor_count();
-    let mut index: HashMap<i64, u32> = HashMap::with_capacity(n_tensors);
-    for i in 0..n_tensors {
-        let (uid, name, ..) = src.tensor(i);
-        if let Some(&first) = index.get(&uid) {
-            return Err(GraphError::DuplicateUid {
-                uid,
-                first: src.tensor(first as usize).1.to_owned(),
-                second: name.to_owned(),
-            });
-        }
-        index.insert(uid, i as u32);
+    // uid -> tensor index, as a sorted table: no hashing, and duplicates end up adjacent.
+    let mut by_uid: Vec<(i64, u32)> = (0..n_tensors)
+        .map(|i| (src.tensor_uid(i), i as u32))
+        .collect();
+    by_uid.sort_unstable();
+    if let Some(pair) = by_uid.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(GraphError::DuplicateUid {
+            uid: pair[0].0,
+            first: src.tensor(pair[0].1 as usize).1.to_owned(),
+            second: src.tensor(pair[1].1 as usize).1.to_owned(),
+        });
     }
+    let lookup = |uid: i64| {
+        by_uid
+            .binary_search_by_key(&uid, |&(u, _)| u)
+            .ok()
+            .map(|at| by_uid[at].1)
+    };
 
-    // Resolve every node's uids to tensor indexes, recording writers.
+    // Resolve every node's uids to tensor indexes, recording writers and first readers.
     let mut writer = vec![NO_WRITER; n_tensors];
     let mut first_reader = vec![NO_WRITER; n_tensors];
-    let mut node_inputs: Vec<Vec<u32>> = Vec::with_capacity(n_nodes);
+    let mut inputs = Rows::with_capacity(n_nodes, 2 * n_nodes);
     let (mut ins, mut outs) = (Vec::new(), Vec::new());
     for node in 0..n_nodes {
         ins.clear();
         outs.clear();
         src.node_uids(node, &mut ins, &mut outs);
         let resolve = |uid: i64, role: &'static str| {
-            index
-                .get(&uid)
-                .copied()
-                .ok_or_else(|| GraphError::UnknownUid {
-                    node,
-                    name: src.node_name(node).to_owned(),
-                    role,
-                    uid,
-                })
+            lookup(uid).ok_or_else(|| GraphError::UnknownUid {
+                node,
+                name: src.node_name(node).to_owned(),
+                role,
+                uid,
+            })
         };
-        let mut inputs = Vec::with_capacity(ins.len());
         for &uid in &ins {
             let t = resolve(uid, "reads")?;
             if first_reader[t as usize] == NO_WRITER {
                 first_reader[t as usize] = node as u32;
             }
-            inputs.push(t);
+            inputs.items.push(t);
         }
+        inputs.end_row();
         for &uid in &outs {
             let t = resolve(uid, "writes")?;
             let (_, tensor, _, is_scalar) = src.tensor(t as usize);
@@ -301,12 +342,14 @@ fn analyze<S: Source>(src: &S) -> Result<Analysis, GraphError> {
             }
             *w = node as u32;
         }
-        node_inputs.push(inputs);
     }
 
     for t in 0..n_tensors {
-        let (uid, name, is_virtual, _) = src.tensor(t);
         let (w, r) = (writer[t], first_reader[t]);
+        if w != NO_WRITER && r != NO_WRITER {
+            continue;
+        }
+        let (uid, name, is_virtual, _) = src.tensor(t);
         if w == NO_WRITER && r == NO_WRITER {
             return Err(GraphError::DanglingTensor {
                 uid,
@@ -329,78 +372,85 @@ fn analyze<S: Source>(src: &S) -> Result<Analysis, GraphError> {
         }
     }
 
-    let mut preds = Vec::with_capacity(n_nodes);
-    let mut pred_uids = Vec::with_capacity(n_nodes);
-    for inputs in &node_inputs {
-        let mut p: Vec<u32> = Vec::new();
-        let mut pu: Vec<(i64, u32)> = Vec::new();
-        for &t in inputs {
+    let mut preds = Rows::with_capacity(n_nodes, inputs.items.len());
+    for node in 0..n_nodes {
+        let row_start = preds.items.len();
+        for &t in inputs.row(node) {
             let w = writer[t as usize];
-            if w != NO_WRITER && !p.contains(&w) {
-                p.push(w);
-                pu.push((src.tensor(t as usize).0, w));
+            if w != NO_WRITER && !preds.items[row_start..].contains(&w) {
+                preds.items.push(w);
             }
         }
-        preds.push(p);
-        pred_uids.push(pu);
+        preds.end_row();
     }
-    check_connected(src, &node_inputs, &writer)?;
-    Ok(Analysis { preds, pred_uids })
-}
-
-/// Union-find over nodes: nodes sharing a tensor are joined.
-fn check_connected<S: Source>(
-    src: &S,
-    node_inputs: &[Vec<u32>],
-    writer: &[u32],
-) -> Result<(), GraphError> {
-    let n = node_inputs.len();
-    let mut parent: Vec<u32> = (0..n as u32).collect();
-    fn find(parent: &mut [u32], mut x: u32) -> u32 {
-        while parent[x as usize] != x {
-            parent[x as usize] = parent[parent[x as usize] as usize];
-            x = parent[x as usize];
-        }
-        x
-    }
-    // Any node reading a tensor joins the tensor's writer (or its first reader).
-    let mut anchor: Vec<u32> = writer.to_vec();
-    for (node, inputs) in node_inputs.iter().enumerate() {
-        for &t in inputs {
-            let a = &mut anchor[t as usize];
-            if *a == NO_WRITER {
-                *a = node as u32;
-                continue;
-            }
-            let (x, y) = (find(&mut parent, *a), find(&mut parent, node as u32));
-            if x != y {
-                parent[x as usize] = y;
-            }
-        }
-    }
-    let root = find(&mut parent, 0);
-    for node in 1..n {
-        if find(&mut parent, node as u32) != root {
-            return Err(GraphError::Disconnected {
-                node,
-                name: src.node_name(node).to_owned(),
-                first: src.node_name(0).to_owned(),
-            });
-        }
-    }
-    Ok(())
+    let analysis = Analysis {
+        inputs,
+        preds,
+        writer,
+    };
+    analysis.check_connected(src)?;
+    Ok(analysis)
 }
 
 impl Analysis {
+    /// Union-find over nodes: a node joins the writer of each tensor it reads (or, for
+    /// graph inputs, the tensor's first reader).
+    fn check_connected<S: Source>(&self, src: &S) -> Result<(), GraphError> {
+        fn find(parent: &mut [u32], mut x: u32) -> u32 {
+            while parent[x as usize] != x {
+                parent[x as usize] = parent[parent[x as usize] as usize];
+                x = parent[x as usize];
+            }
+            x
+        }
+        let n = self.inputs.len();
+        let mut parent: Vec<u32> = (0..n as u32).collect();
+        let mut anchor = self.writer.clone();
+        for node in 0..n {
+            for &t in self.inputs.row(node) {
+                let a = &mut anchor[t as usize];
+                if *a == NO_WRITER {
+                    *a = node as u32;
+                    continue;
+                }
+                let (x, y) = (find(&mut parent, *a), find(&mut parent, node as u32));
+                if x != y {
+                    parent[x as usize] = y;
+                }
+            }
+        }
+        let root = find(&mut parent, 0);
+        for node in 1..n {
+            if find(&mut parent, node as u32) != root {
+                return Err(GraphError::Disconnected {
+                    node,
+                    name: src.node_name(node).to_owned(),
+                    first: src.node_name(0).to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Kahn's algorithm, always taking the lowest-index ready node: an already sorted
     /// graph keeps its order, and any other order is deterministic.
     fn topological_order<S: Source>(&self, src: &S) -> Result<Vec<usize>, GraphError> {
         let n = self.preds.len();
-        let mut pending: Vec<u32> = self.preds.iter().map(|p| p.len() as u32).collect();
-        let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (node, preds) in self.preds.iter().enumerate() {
-            for &p in preds {
-                succs[p as usize].push(node as u32);
+        let mut pending: Vec<u32> = (0..n).map(|i| self.preds.row(i).len() as u32).collect();
+        // Successor rows, by counting sort over the predecessor lists.
+        let mut succ_start = vec![0u32; n + 1];
+        for &p in &self.preds.items {
+            succ_start[p as usize + 1] += 1;
+        }
+        for i in 0..n {
+            succ_start[i + 1] += succ_start[i];
+        }
+        let mut fill = succ_start.clone();
+        let mut succ = vec![0u32; self.preds.items.len()];
+        for node in 0..n {
+            for &p in self.preds.row(node) {
+                succ[fill[p as usize] as usize] = node as u32;
+                fill[p as usize] += 1;
             }
         }
         let mut ready: BinaryHeap<Reverse<u32>> = (0..n as u32)
@@ -410,7 +460,9 @@ impl Analysis {
         let mut order = Vec::with_capacity(n);
         while let Some(Reverse(node)) = ready.pop() {
             order.push(node as usize);
-            for &s in &succs[node as usize] {
+            for &s in
+                &succ[succ_start[node as usize] as usize..succ_start[node as usize + 1] as usize]
+            {
                 pending[s as usize] -= 1;
                 if pending[s as usize] == 0 {
                     ready.push(Reverse(s));
@@ -427,7 +479,9 @@ impl Analysis {
         while seen[node] == usize::MAX {
             seen[node] = path.len();
             path.push(node);
-            node = self.preds[node]
+            node = self
+                .preds
+                .row(node)
                 .iter()
                 .map(|&p| p as usize)
                 .find(|&p| pending[p] > 0)
@@ -440,6 +494,19 @@ impl Analysis {
             .collect();
         cycle.push(cycle[0].clone());
         Err(GraphError::Cycle { nodes: cycle })
+    }
+
+    /// For a node that reads from a later node: that uid and writer.
+    fn later_dependency<S: Source>(&self, src: &S, node: usize) -> (i64, usize) {
+        self.inputs
+            .row(node)
+            .iter()
+            .find_map(|&t| {
+                let w = self.writer[t as usize];
+                (w != NO_WRITER && w as usize > node)
+                    .then(|| (src.tensor_uid(t as usize), w as usize))
+            })
+            .expect("an unsorted node reads from a later node")
     }
 }
 
@@ -539,17 +606,13 @@ impl GraphView<'_> {
             .map(|(i, _)| i)
         {
             // `node` is the first position whose node is not ready: it reads a later writer.
-            let (uid, writer) = analysis.pred_uids[node]
-                .iter()
-                .copied()
-                .find(|&(_, w)| w as usize > node)
-                .expect("an unsorted node reads from a later node");
+            let (uid, writer) = analysis.later_dependency(&src, node);
             return Err(GraphError::NotSorted {
                 node,
                 name: src.node_name(node).to_owned(),
                 uid,
-                writer: writer as usize,
-                writer_name: src.node_name(writer as usize).to_owned(),
+                writer,
+                writer_name: src.node_name(writer).to_owned(),
             });
         }
         let defaults = (self.io_data_type(), self.intermediate_data_type());

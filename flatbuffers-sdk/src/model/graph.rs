@@ -537,11 +537,15 @@ impl Graph {
 
     /// Serializes the graph (no file identifier, as hipDNN writes it).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut fbb =
-            FlatBufferBuilder::with_capacity(256 + 160 * (self.tensors.len() + self.nodes.len()));
+        // FlatBuffers are written back to front: take the builder's buffer and drop the
+        // unused front instead of copying the finished bytes into a new allocation.
+        let estimate = 256 + 128 * (self.tensors.len() + self.nodes.len());
+        let mut fbb = FlatBufferBuilder::with_capacity(estimate);
         let root = self.pack(&mut fbb);
         fbb.finish_minimal(root);
-        fbb.finished_data().to_vec()
+        let (mut bytes, head) = fbb.collapse();
+        bytes.drain(..head);
+        bytes
     }
 
     /// Copies a verified graph into an owned value.
