@@ -7,7 +7,8 @@
 //!   validate it (checks + topological sort + data-type defaults), serialize it, and
 //!   verify the bytes into a `GraphView`, as the receiving side does;
 //! * `sdk_build`, `sdk_build_validate`, `sdk_serialize`: the pipeline's first steps;
-//! * `verify` and `view_validate`: the receiving side's steps alone.
+//! * `verify` and `view_validate`: the receiving side's steps alone, and
+//!   `verify_flatbuffers_crate_only`: the `flatbuffers` verifier without our extra checks.
 
 use std::hint::black_box;
 
@@ -176,6 +177,18 @@ fn bench_graph(c: &mut Criterion, name: &str, make: &dyn Fn() -> Graph) {
                 .node_count()
         })
     });
+    group.bench_function(
+        BenchmarkId::from_parameter("verify_flatbuffers_crate_only"),
+        |b| {
+            b.iter(|| {
+                flatbuffers::root::<wire::Graph<'_>>(black_box(&bytes))
+                    .unwrap()
+                    .nodes()
+                    .unwrap()
+                    .len()
+            })
+        },
+    );
     let view = GraphView::from_bytes(&bytes).unwrap();
     group.bench_function(BenchmarkId::from_parameter("view_validate"), |b| {
         b.iter(|| black_box(view).validate().unwrap())
