@@ -1,6 +1,6 @@
 //! Sample graphs for tests, benchmarks and documentation.
 //!
-//! They are ordinary [`model::Graph`]s built with the public API: a conv → bias →
+//! They are ordinary [`Graph`]s built with the public API: a conv → bias →
 //! ReLU fusion (the golden wire file), a long pointwise chain, and a ResNet-50-sized
 //! inference graph of convolutions, batch norms, ReLUs and residual additions.
 
@@ -89,8 +89,9 @@ impl GraphBuilder {
 
 /// A 3×3 convolution followed by a bias add and a ReLU, with virtual intermediates.
 ///
-/// Tensors (uid: name, dims): 1 `x` [1,3,8,8], 2 `w` [4,3,3,3], 3 `conv_out` (virtual),
-/// 4 `bias` [1,4,1,1], 5 `bias_out` (virtual), 6 `y` [1,4,8,8]; all `FLOAT`.
+/// Tensors (uid: name, dims): 1 `x` `[1, 3, 8, 8]`, 2 `w` `[4, 3, 3, 3]`, 3 `conv_out`
+/// (virtual), 4 `bias` `[1, 4, 1, 1]`, 5 `bias_out` (virtual), 6 `y` `[1, 4, 8, 8]`; all
+/// `FLOAT`.
 /// Its serialized form is the golden file `flatbuffers-sdk/tests/data/conv_bias_relu.bin`.
 pub fn conv_bias_relu() -> Graph {
     let mut b = GraphBuilder::new("conv_bias_relu");
