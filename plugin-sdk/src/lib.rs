@@ -1,0 +1,203 @@
+//! Write hipDNN engine plugins in Rust.
+//!
+//! A hipDNN engine plugin is a shared library that exports a fixed set of C functions:
+//! the host (hipDNN's backend, or ours) `dlopen`s it, asks which engines it offers,
+//! hands it FlatBuffer-serialized operation graphs, and has it build and execute plans.
+//! This crate turns that C contract into a few Rust traits and one macro:
+//!
+//! 1. describe each way of running graphs as an [`IPlanBuilder`] that decides
+//!    applicability and builds an [`IPlan`];
+//! 2. group builders into [`Engine`]s (each named; the id is the name's FNV-1a hash) and
+//!    engines into an [`EngineManager`];
+//! 3. implement [`EnginePlugin`] (name, version, engines, per-handle state) and invoke
+//!    [`export_engine_plugin!`] in a `cdylib` crate.
+//!
+//! The result loads in our backend and, because the ABI and wire format are hipDNN's,
+//! in hipDNN's own.
+//!
+//! # Why it is built this way
+//!
+//! * **Authors never write `extern "C"`.** The macro emits thin exports that call one
+//!   generic body per entry point ([`ffi`]). Every body runs inside one boundary: null
+//!   pointers become `BAD_PARAM`, errors become their status with the message kept as the
+//!   thread's last error (`hipdnnPluginGetLastErrorString`), and a panic becomes
+//!   `INTERNAL_ERROR` with the panic message, so nothing unwinds into the host. Keep
+//!   `panic = "unwind"` (the default) in plugin crates, or panics abort instead.
+//! * **Untrusted bytes are verified once, where they enter.** Graphs and engine configs
+//!   are verified with the FlatBuffers verifier (and graphs validated) before plugin code
+//!   sees them; builders receive a [`GraphView`] whose accessors cannot fail.
+//! * **The stages own what the next borrows**, as in hipDNN: an engine's builders decide
+//!   applicability and knobs; a plan is built from a graph and knob settings and must not
+//!   keep the graph (its bytes are gone after the call); a plan is immutable and
+//!   `Send + Sync`, so it may execute on many threads.
+//! * **Knobs are checked on both sides.** Engines advertise knobs built with
+//!   [`KnobFactory`](knobs::KnobFactory) (custom ids may not use the reserved `global.`
+//!   namespace); settings arriving in an engine config are checked against them here
+//!   (type or range violations are `BAD_PARAM` naming the knob, unknown knobs are ignored
+//!   with a warning) before your [`Settings`] read them.
+//! * **Logging crosses the boundary explicitly.** A cdylib has its own copy of
+//!   `tracing`'s dispatcher; the SDK forwards the plugin's `tracing` events to the host's
+//!   callback at the level the host set ([`logging`]).
+//! * **Ownership is in the types.** Engine details and serialized plans are handed out
+//!   by the plugin handle and freed only through the matching destroy call; handles and
+//!   execution contexts are boxes the host owns between create and destroy.
+//!
+//! # A complete minimal plugin
+//!
+//! An engine that runs single-node ReLU graphs on host memory (the same plugin lives in
+//! `plugin-sdk/examples/minimal_plugin.rs`, where the tests load and run it):
+//!
+//! ```no_run
+//! use std::ffi::CStr;
+//!
+//! use hipdnn_plugin_sdk::prelude::*;
+//!
+//! /// The plan: y = max(x, 0) over `len` floats.
+//! struct Relu {
+//!     x: i64,
+//!     y: i64,
+//!     len: usize,
+//! }
+//!
+//! impl IPlan for Relu {
+//!     fn execute(&self, _: &Handle, buffers: &DeviceBuffers<'_>, _: Workspace) -> PluginResult<()> {
+//!         let (x, y) = (buffers.require(self.x)?, buffers.require(self.y)?);
+//!         // SAFETY: this example's contract: host buffers of `len` f32 each.
+//!         let (x, y) = unsafe {
+//!             (std::slice::from_raw_parts(x.cast::<f32>(), self.len), std::slice::from_raw_parts_mut(y.cast::<f32>(), self.len))
+//!         };
+//!         y.iter_mut().zip(x).for_each(|(y, x)| *y = x.max(0.0));
+//!         Ok(())
+//!     }
+//! }
+//!
+//! struct ReluBuilder;
+//!
+//! impl IPlanBuilder for ReluBuilder {
+//!     fn is_applicable(&self, _: &Handle, graph: &GraphView<'_>) -> bool {
+//!         let node = graph.nodes().next();
+//!         let relu = matches!(node.map(|n| n.attributes()),
+//!             Some(NodeAttributesRef::PointwiseAttributes(p)) if p.operation() == PointwiseMode::RELU_FWD);
+//!         let float = graph.tensors().all(|t| t.data_type() == DataType::Float || graph.io_data_type() == DataType::Float);
+//!         graph.node_count() == 1 && relu && float
+//!     }
+//!
+//!     fn build_plan(&self, _: &Handle, graph: &GraphView<'_>, _: ()) -> PluginResult<Box<dyn IPlan>> {
+//!         let NodeAttributesRef::PointwiseAttributes(p) = graph.nodes().next().unwrap().attributes() else {
+//!             return Err(PluginError::internal("not applicable"));
+//!         };
+//!         let x = graph.tensor(p.in_0_tensor_uid()).unwrap();
+//!         let len = x.dims().iter().product::<i64>() as usize;
+//!         Ok(Box::new(Relu { x: p.in_0_tensor_uid(), y: p.out_0_tensor_uid(), len }))
+//!     }
+//! }
+//!
+//! struct Example;
+//!
+//! impl EnginePlugin for Example {
+//!     const NAME: &'static CStr = c"example_relu_plugin";
+//!     const VERSION: &'static CStr = c"0.1.0";
+//!     type Handle = ();
+//!     type Settings = ();
+//!     type Context = Box<dyn IPlan>;
+//!
+//!     fn engines() -> EngineManager {
+//!         EngineManager::new().with_engine(Engine::new(c"EXAMPLE_RELU_ENGINE").with_builder(ReluBuilder))
+//!     }
+//!
+//!     fn create_handle() -> PluginResult<()> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! hipdnn_plugin_sdk::export_engine_plugin!(Example);
+//! ```
+//!
+//! Build it as a `cdylib` (`[lib] crate-type = ["cdylib"]`), put the `.so` in
+//! `hipdnn_plugins/engines/` next to the backend library (or point `HIPDNN_PLUGIN_DIR`
+//! at its directory), and check its exports with `scripts/check-plugin-symbols.sh`.
+//! `docs/writing-a-plugin.md` walks through building, installing, testing and
+//! troubleshooting.
+
+#![deny(missing_docs)]
+
+pub mod abi;
+mod engine;
+mod error;
+pub mod ffi;
+pub mod knobs;
+pub mod logging;
+mod macros;
+
+use std::ffi::CStr;
+
+pub use engine::{
+    DeviceBuffers, Engine, EngineManager, Handle, IEngine, IPlan, IPlanBuilder, KnobChoices,
+    Settings, Workspace,
+};
+pub use error::{
+    PluginError, PluginResult, boundary, clear_last_error, last_error, set_last_error,
+};
+pub use hipdnn_flatbuffers_sdk::{GraphView, NodeView, TensorView};
+
+/// The everyday imports of a plugin.
+pub mod prelude {
+    pub use crate::abi::hipStream_t;
+    pub use crate::knobs::{KnobFactory, global as global_knobs};
+    pub use crate::{
+        DeviceBuffers, Engine, EngineManager, EnginePlugin, Handle, IEngine, IPlan, IPlanBuilder,
+        KnobChoices, PluginError, PluginResult, SerializablePlugin, Settings, Workspace,
+    };
+    pub use hipdnn_data_sdk::DataType;
+    pub use hipdnn_flatbuffers_sdk::model::{Knob, KnobValue, NodeAttributesRef};
+    pub use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
+    pub use hipdnn_flatbuffers_sdk::{GraphView, NodeView, TensorView};
+}
+
+/// A plugin: its identity, its engines, and its per-handle state.
+///
+/// Implement it on a marker type and pass that type to [`export_engine_plugin!`].
+pub trait EnginePlugin: 'static {
+    /// The plugin's name (`hipdnnPluginGetName`).
+    const NAME: &'static CStr;
+    /// The plugin's own version, free-form (`hipdnnPluginGetVersion`).
+    const VERSION: &'static CStr;
+    /// The engine plugin C ABI version implemented (`hipdnnPluginGetApiVersion`).
+    const API_VERSION: &'static CStr = abi::HIPDNN_ENGINE_API_VERSION;
+
+    /// State per hipDNN handle (e.g. a vendor library handle); `()` when none.
+    type Handle: Send + Sync + 'static;
+    /// What plan builders read from an engine config's knob settings; `()` when none.
+    type Settings: Settings + 'static;
+    /// The execution context the plugin hands out: a built plan.
+    type Context: IPlan<Self::Handle> + 'static;
+
+    /// The plugin's engines. Called once per process; the result is shared by every
+    /// handle.
+    fn engines() -> EngineManager<Self::Handle, Self::Settings, Self::Context>;
+
+    /// Makes the state of a new plugin handle (`hipdnnEnginePluginCreate`). A plugin
+    /// that cannot run on this machine (no device, missing library) fails here with a
+    /// message saying why.
+    ///
+    /// # Errors
+    /// Whatever prevents creating a handle.
+    fn create_handle() -> PluginResult<Self::Handle>;
+}
+
+/// A plugin whose plans can be saved and restored (the optional plan-serialization
+/// functions, exported with `export_engine_plugin!(P, serialization)`).
+pub trait SerializablePlugin: EnginePlugin {
+    /// Bytes from which [`SerializablePlugin::deserialize`] rebuilds `plan`.
+    ///
+    /// # Errors
+    /// A plan that cannot be saved.
+    fn serialize(handle: &Handle<Self::Handle>, plan: &Self::Context) -> PluginResult<Vec<u8>>;
+
+    /// Rebuilds a plan from [`SerializablePlugin::serialize`]'s bytes. The bytes come
+    /// from outside: check them.
+    ///
+    /// # Errors
+    /// Malformed or foreign bytes (`BAD_PARAM`).
+    fn deserialize(handle: &Handle<Self::Handle>, bytes: &[u8]) -> PluginResult<Self::Context>;
+}
