@@ -117,6 +117,38 @@ impl<'a> DeviceBuffers<'a> {
         }
     }
 
+    /// The buffer of tensor `uid` as `len` elements in host memory (CPU engines).
+    ///
+    /// # Safety
+    /// The pointer passed for `uid` must address `len` initialised `T`s in host memory,
+    /// aligned for `T`, not written by anyone else during the returned borrow.
+    ///
+    /// # Errors
+    /// As [`DeviceBuffers::require`].
+    pub unsafe fn host_slice<T>(&self, uid: i64, len: usize) -> PluginResult<&'a [T]> {
+        let ptr = self.require(uid)?;
+        // SAFETY: per this function's contract.
+        Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), len) })
+    }
+
+    /// The buffer of tensor `uid` as `len` writable elements in host memory.
+    ///
+    /// # Safety
+    /// As [`DeviceBuffers::host_slice`], and no other borrow of the same memory may be
+    /// alive (in particular, `uid` must not alias another tensor being read).
+    ///
+    /// # Errors
+    /// As [`DeviceBuffers::require`].
+    #[expect(
+        clippy::mut_from_ref,
+        reason = "the memory belongs to the host, not to self"
+    )]
+    pub unsafe fn host_slice_mut<T>(&self, uid: i64, len: usize) -> PluginResult<&'a mut [T]> {
+        let ptr = self.require(uid)?;
+        // SAFETY: per this function's contract.
+        Ok(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<T>(), len) })
+    }
+
     /// All (uid, pointer) pairs, in the host's order.
     pub fn as_slice(&self) -> &'a [hipdnnPluginDeviceBuffer_t] {
         self.buffers
@@ -150,6 +182,9 @@ pub trait IPlan<H = ()>: Send + Sync {
         workspace: Workspace,
     ) -> PluginResult<()>;
 }
+
+/// The usual execution context: any plan, boxed.
+pub type BoxedPlan<H = ()> = Box<dyn IPlan<H>>;
 
 impl<H> IPlan<H> for Box<dyn IPlan<H>> {
     fn workspace_size(&self) -> usize {

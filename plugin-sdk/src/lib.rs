@@ -44,73 +44,12 @@
 //!
 //! # A complete minimal plugin
 //!
-//! An engine that runs single-node ReLU graphs on host memory (the same plugin lives in
-//! `plugin-sdk/examples/minimal_plugin.rs`, where the tests load and run it):
+//! An engine that runs single-node ReLU graphs on host memory, with one knob. This is
+//! `plugin-sdk/examples/minimal_plugin.rs`, which the tests build as a cdylib, load and
+//! run through the C ABI:
 //!
 //! ```no_run
-//! use std::ffi::CStr;
-//!
-//! use hipdnn_plugin_sdk::prelude::*;
-//!
-//! /// The plan: y = max(x, 0) over `len` floats.
-//! struct Relu {
-//!     x: i64,
-//!     y: i64,
-//!     len: usize,
-//! }
-//!
-//! impl IPlan for Relu {
-//!     fn execute(&self, _: &Handle, buffers: &DeviceBuffers<'_>, _: Workspace) -> PluginResult<()> {
-//!         let (x, y) = (buffers.require(self.x)?, buffers.require(self.y)?);
-//!         // SAFETY: this example's contract: host buffers of `len` f32 each.
-//!         let (x, y) = unsafe {
-//!             (std::slice::from_raw_parts(x.cast::<f32>(), self.len), std::slice::from_raw_parts_mut(y.cast::<f32>(), self.len))
-//!         };
-//!         y.iter_mut().zip(x).for_each(|(y, x)| *y = x.max(0.0));
-//!         Ok(())
-//!     }
-//! }
-//!
-//! struct ReluBuilder;
-//!
-//! impl IPlanBuilder for ReluBuilder {
-//!     fn is_applicable(&self, _: &Handle, graph: &GraphView<'_>) -> bool {
-//!         let node = graph.nodes().next();
-//!         let relu = matches!(node.map(|n| n.attributes()),
-//!             Some(NodeAttributesRef::PointwiseAttributes(p)) if p.operation() == PointwiseMode::RELU_FWD);
-//!         let float = graph.tensors().all(|t| t.data_type() == DataType::Float || graph.io_data_type() == DataType::Float);
-//!         graph.node_count() == 1 && relu && float
-//!     }
-//!
-//!     fn build_plan(&self, _: &Handle, graph: &GraphView<'_>, _: ()) -> PluginResult<Box<dyn IPlan>> {
-//!         let NodeAttributesRef::PointwiseAttributes(p) = graph.nodes().next().unwrap().attributes() else {
-//!             return Err(PluginError::internal("not applicable"));
-//!         };
-//!         let x = graph.tensor(p.in_0_tensor_uid()).unwrap();
-//!         let len = x.dims().iter().product::<i64>() as usize;
-//!         Ok(Box::new(Relu { x: p.in_0_tensor_uid(), y: p.out_0_tensor_uid(), len }))
-//!     }
-//! }
-//!
-//! struct Example;
-//!
-//! impl EnginePlugin for Example {
-//!     const NAME: &'static CStr = c"example_relu_plugin";
-//!     const VERSION: &'static CStr = c"0.1.0";
-//!     type Handle = ();
-//!     type Settings = ();
-//!     type Context = Box<dyn IPlan>;
-//!
-//!     fn engines() -> EngineManager {
-//!         EngineManager::new().with_engine(Engine::new(c"EXAMPLE_RELU_ENGINE").with_builder(ReluBuilder))
-//!     }
-//!
-//!     fn create_handle() -> PluginResult<()> {
-//!         Ok(())
-//!     }
-//! }
-//!
-//! hipdnn_plugin_sdk::export_engine_plugin!(Example);
+#![doc = include_str!("../examples/minimal_plugin.rs")]
 //! ```
 //!
 //! Build it as a `cdylib` (`[lib] crate-type = ["cdylib"]`), put the `.so` in
@@ -132,8 +71,8 @@ mod macros;
 use std::ffi::CStr;
 
 pub use engine::{
-    DeviceBuffers, Engine, EngineManager, Handle, IEngine, IPlan, IPlanBuilder, KnobChoices,
-    Settings, Workspace,
+    BoxedPlan, DeviceBuffers, Engine, EngineManager, Handle, IEngine, IPlan, IPlanBuilder,
+    KnobChoices, Settings, Workspace,
 };
 pub use error::{
     PluginError, PluginResult, boundary, clear_last_error, last_error, set_last_error,
@@ -145,12 +84,13 @@ pub mod prelude {
     pub use crate::abi::hipStream_t;
     pub use crate::knobs::{KnobFactory, global as global_knobs};
     pub use crate::{
-        DeviceBuffers, Engine, EngineManager, EnginePlugin, Handle, IEngine, IPlan, IPlanBuilder,
-        KnobChoices, PluginError, PluginResult, SerializablePlugin, Settings, Workspace,
+        BoxedPlan, DeviceBuffers, Engine, EngineManager, EnginePlugin, Handle, IEngine, IPlan,
+        IPlanBuilder, KnobChoices, PluginError, PluginResult, SerializablePlugin, Settings,
+        Workspace,
     };
     pub use hipdnn_data_sdk::DataType;
     pub use hipdnn_flatbuffers_sdk::model::{Knob, KnobValue, NodeAttributesRef};
-    pub use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
+    pub use hipdnn_flatbuffers_sdk::wire::{self, ConvMode, PointwiseMode};
     pub use hipdnn_flatbuffers_sdk::{GraphView, NodeView, TensorView};
 }
 
