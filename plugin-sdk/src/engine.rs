@@ -139,10 +139,6 @@ impl<'a> DeviceBuffers<'a> {
     ///
     /// # Errors
     /// As [`DeviceBuffers::require`].
-    #[expect(
-        clippy::mut_from_ref,
-        reason = "the memory belongs to the host, not to self"
-    )]
     pub unsafe fn host_slice_mut<T>(&self, uid: i64, len: usize) -> PluginResult<&'a mut [T]> {
         let ptr = self.require(uid)?;
         // SAFETY: per this function's contract.
