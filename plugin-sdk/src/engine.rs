@@ -418,6 +418,16 @@ impl<H, S, C> Engine<H, S, C> {
                 knob.knob_id
             )));
         }
+        if let Some((knob, reason)) = custom
+            .iter()
+            .find_map(|k| knobs::constraint_type_mismatch(k).map(|r| (k, r)))
+        {
+            return Err(PluginError::internal(format!(
+                "engine {}: knob \"{}\" has {reason}",
+                self.name.to_string_lossy(),
+                knob.knob_id
+            )));
+        }
         Ok(self.global_knobs.iter().cloned().chain(custom).collect())
     }
 }

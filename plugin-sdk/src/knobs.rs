@@ -195,6 +195,12 @@ impl KnobFactory {
         if !self.global && id.starts_with(GLOBAL_PREFIX) {
             return Err(KnobError::ReservedNamespace(id.clone()));
         }
+        if let Some(reason) = constraint_type_mismatch(&self.knob) {
+            return Err(KnobError::BadConstraint {
+                id: id.clone(),
+                reason,
+            });
+        }
         match &self.knob.constraint {
             Some(KnobConstraint::Int(c))
                 if c.valid_values.is_empty() && (c.min_value > c.max_value || c.step <= 0) =>
@@ -292,6 +298,17 @@ impl KnobSettingFactory {
     pub fn string(id: &str, value: &str) -> KnobSetting {
         KnobSetting::new(id, KnobValue::String(value.to_owned()))
     }
+}
+
+/// Why `knob`'s constraint does not fit the type of its default, if it does not.
+pub fn constraint_type_mismatch(knob: &Knob) -> Option<String> {
+    let kind = match knob.constraint.as_ref()? {
+        KnobConstraint::Int(_) => "int64",
+        KnobConstraint::Float(_) => "float64",
+        KnobConstraint::String(_) => "string",
+    };
+    let default = knob.default_value.type_name();
+    (kind != default).then(|| format!("a {kind} constraint on a {default} knob"))
 }
 
 fn describe(value: &KnobValue) -> String {

@@ -12,12 +12,21 @@ use std::process::Command;
 fn examples_dir() -> PathBuf {
     // target/<profile>/deps/<this test> -> target/<profile>/examples
     let exe = std::env::current_exe().expect("test binary path");
-    exe.parent().and_then(Path::parent).expect("target/<profile>").join("examples")
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .join("examples")
 }
 
 fn run(command: &mut Command) -> String {
-    let output = command.output().unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(output.status.success(), "{command:?} failed:\n{text}");
     text
 }
@@ -26,15 +35,26 @@ fn check_with(compiler_var: &str, default: &str, language: &[&str]) {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let examples = examples_dir();
     let plugin = examples.join("libminimal_plugin.so");
-    assert!(plugin.exists(), "{} missing: run `cargo build -p hipdnn-plugin-sdk --examples`", plugin.display());
-    let out = std::env::temp_dir().join(format!("hipdnn_header_check_{}_{}", default, std::process::id()));
+    assert!(
+        plugin.exists(),
+        "{} missing: run `cargo build -p hipdnn-plugin-sdk --examples`",
+        plugin.display()
+    );
+    let out = std::env::temp_dir().join(format!(
+        "hipdnn_header_check_{}_{}",
+        default,
+        std::process::id()
+    ));
     let compiler = std::env::var(compiler_var).unwrap_or_else(|_| default.to_owned());
     run(Command::new(&compiler)
         .args(language)
         .args(["-Wall", "-Wextra", "-Werror", "-pedantic"])
         // The example plugin does not opt into plan serialization, and the SDK does not
         // export the optional override-execute entry point.
-        .args(["-DHEADER_CHECK_NO_SERIALIZATION", "-DHEADER_CHECK_NO_OVERRIDES"])
+        .args([
+            "-DHEADER_CHECK_NO_SERIALIZATION",
+            "-DHEADER_CHECK_NO_OVERRIDES",
+        ])
         .arg("-I")
         .arg(manifest.join("include"))
         .arg(manifest.join("tests/c/header_check.c"))
