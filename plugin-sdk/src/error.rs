@@ -112,7 +112,7 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 
 /// Runs the body of an entry point: clears the last error, turns `Err` into its status
 /// (message stored as the last error and logged) and a panic into `INTERNAL_ERROR`
-/// (message "panic in <entry>: ..."). Nothing unwinds past this function.
+/// (message `"panic in <entry>: ..."`). Nothing unwinds past this function.
 pub fn boundary(
     entry: &'static str,
     body: impl FnOnce() -> PluginResult<()>,

@@ -6,6 +6,17 @@
 //! as the thread's last error, and a panic becomes `INTERNAL_ERROR`. Out-parameters are
 //! written only on success. Input FlatBuffers are verified (and graphs validated) here,
 //! before any plugin code sees them.
+//!
+//! # Pointer contracts
+//!
+//! Each function's `# Safety` section refers to these rules by name:
+//! * *handle*: null, or a handle returned by this plugin's `create` and not destroyed;
+//! * *context*: null, or an execution context made by this plugin and not destroyed;
+//! * *span*: null, or a `hipdnnPluginConstData_t` whose `ptr` is valid for `size` bytes
+//!   for the duration of the call;
+//! * *out*: null, or valid for a write of the pointed-to type;
+//! * *ids*: `engine_ids` has room for `max_engines` ids (it may be null when
+//!   `max_engines` is 0); `num_engines` follows *out*.
 
 use std::ffi::{CStr, c_char, c_void};
 use std::sync::OnceLock;
@@ -192,7 +203,7 @@ pub fn set_log_level(level: hipdnnSeverity_t) -> hipdnnPluginStatus_t {
 /// `hipdnnEnginePluginGetAllEngineIds`.
 ///
 /// # Safety
-/// See [`write_ids`].
+/// The *ids* rule.
 pub unsafe fn get_all_engine_ids<P: EnginePlugin>(
     cell: &'static ManagerCell<P>,
     engine_ids: *mut i64,
@@ -270,7 +281,7 @@ pub unsafe fn destroy<P: EnginePlugin>(handle: hipdnnEnginePluginHandle_t) -> hi
 /// `hipdnnEnginePluginSetStream`.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`].
+/// `handle` as for the *handle* rule.
 pub unsafe fn set_stream<P: EnginePlugin>(
     handle: hipdnnEnginePluginHandle_t,
     stream: hipStream_t,
@@ -285,7 +296,7 @@ pub unsafe fn set_stream<P: EnginePlugin>(
 /// `hipdnnEnginePluginGetApplicableEngineIds`.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; `op_graph` as for [`span`]; ids as for [`write_ids`].
+/// `handle` as for the *handle* rule; `op_graph` as for the *span* rule; ids as for the *ids* rule.
 pub unsafe fn get_applicable_engine_ids<P: EnginePlugin>(
     cell: &'static ManagerCell<P>,
     handle: hipdnnEnginePluginHandle_t,
@@ -309,7 +320,7 @@ pub unsafe fn get_applicable_engine_ids<P: EnginePlugin>(
 /// freed by `destroy_engine_details` on the same handle (or with the handle).
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; `op_graph` as for [`span`]; `engine_details` null or
+/// `handle` as for the *handle* rule; `op_graph` as for the *span* rule; `engine_details` null or
 /// valid for a write.
 pub unsafe fn get_engine_details<P: EnginePlugin>(
     cell: &'static ManagerCell<P>,
@@ -338,7 +349,7 @@ pub unsafe fn get_engine_details<P: EnginePlugin>(
 /// `hipdnnEnginePluginDestroyEngineDetails`: frees the buffer and zeroes the span.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; `engine_details` null or valid for reads and writes.
+/// `handle` as for the *handle* rule; `engine_details` null or valid for reads and writes.
 pub unsafe fn destroy_engine_details<P: EnginePlugin>(
     handle: hipdnnEnginePluginHandle_t,
     engine_details: *mut hipdnnPluginConstData_t,
@@ -358,7 +369,7 @@ pub unsafe fn destroy_engine_details<P: EnginePlugin>(
 /// `hipdnnEnginePluginGetWorkspaceSize`.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; spans as for [`span`]; `workspace_size` null or valid
+/// `handle` as for the *handle* rule; spans as for the *span* rule; `workspace_size` null or valid
 /// for a write.
 pub unsafe fn get_workspace_size<P: EnginePlugin>(
     cell: &'static ManagerCell<P>,
@@ -388,7 +399,7 @@ pub unsafe fn get_workspace_size<P: EnginePlugin>(
 /// `destroy_execution_context`. The config and graph are not needed afterwards.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; spans as for [`span`]; `execution_context` null or
+/// `handle` as for the *handle* rule; spans as for the *span* rule; `execution_context` null or
 /// valid for a write.
 pub unsafe fn create_execution_context<P: EnginePlugin>(
     cell: &'static ManagerCell<P>,
@@ -418,7 +429,7 @@ pub unsafe fn create_execution_context<P: EnginePlugin>(
 /// `hipdnnEnginePluginDestroyExecutionContext`. A null context is a no-op.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; `execution_context` null or from
+/// `handle` as for the *handle* rule; `execution_context` null or from
 /// `create_execution_context`, not destroyed yet, and unused afterwards.
 pub unsafe fn destroy_execution_context<P: EnginePlugin>(
     handle: hipdnnEnginePluginHandle_t,
@@ -438,7 +449,7 @@ pub unsafe fn destroy_execution_context<P: EnginePlugin>(
 /// `hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext`.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; context as for [`context_ref`]; `workspace_size` null
+/// `handle` as for the *handle* rule; context as for the *context* rule; `workspace_size` null
 /// or valid for a write.
 pub unsafe fn get_workspace_size_from_execution_context<P: EnginePlugin>(
     handle: hipdnnEnginePluginHandle_t,
@@ -463,7 +474,7 @@ pub unsafe fn get_workspace_size_from_execution_context<P: EnginePlugin>(
 /// none.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; context as for [`context_ref`]; `device_buffers`
+/// `handle` as for the *handle* rule; context as for the *context* rule; `device_buffers`
 /// null (only with `num_device_buffers == 0`) or valid for that many reads.
 pub unsafe fn execute_op_graph<P: EnginePlugin>(
     handle: hipdnnEnginePluginHandle_t,
@@ -505,7 +516,7 @@ pub unsafe fn execute_op_graph<P: EnginePlugin>(
 /// `destroy_serialized_execution_context` on the same handle.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; context as for [`context_ref`]; `serialized` null or
+/// `handle` as for the *handle* rule; context as for the *context* rule; `serialized` null or
 /// valid for a write.
 pub unsafe fn serialize_execution_context<P: SerializablePlugin>(
     handle: hipdnnEnginePluginHandle_t,
@@ -534,7 +545,7 @@ pub unsafe fn serialize_execution_context<P: SerializablePlugin>(
 /// `hipdnnEnginePluginDestroySerializedExecutionContext`.
 ///
 /// # Safety
-/// As for [`destroy_engine_details`].
+/// As for `destroy_engine_details`.
 pub unsafe fn destroy_serialized_execution_context<P: SerializablePlugin>(
     handle: hipdnnEnginePluginHandle_t,
     serialized: *mut hipdnnPluginConstData_t,
@@ -557,7 +568,7 @@ pub unsafe fn destroy_serialized_execution_context<P: SerializablePlugin>(
 /// `hipdnnEnginePluginCreateExecutionContextFromSerialized`.
 ///
 /// # Safety
-/// `handle` as for [`handle_ref`]; `serialized` as for [`span`]; `execution_context`
+/// `handle` as for the *handle* rule; `serialized` as for the *span* rule; `execution_context`
 /// null or valid for a write.
 pub unsafe fn create_execution_context_from_serialized<P: SerializablePlugin>(
     handle: hipdnnEnginePluginHandle_t,
