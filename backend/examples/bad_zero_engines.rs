@@ -1,0 +1,22 @@
+// Rejected: reports no engines.
+
+use std::ffi::CStr;
+
+#[path = "support/raw.rs"]
+mod raw;
+
+const NAME: &CStr = c"bad_zero_engines";
+const API_VERSION: &CStr = c"1.4.0";
+const ENGINE_IDS: &[i64] = &[];
+raw_exports!(
+    name,
+    version,
+    api_version,
+    plugin_type,
+    last_error,
+    logging,
+    engine_ids,
+    handles,
+    planning,
+    execute
+);

@@ -1,0 +1,762 @@
+//! One loaded engine plugin: the library, every entry point resolved from it, and what
+//! the load-time handshake learned (reference §1.3, §1.6, §2.4).
+//!
+//! [`LoadedPlugin::load`] opens the file with `RTLD_NOW | RTLD_LOCAL` and runs hipDNN's
+//! handshake, in hipDNN's order:
+//!
+//! 1. resolve the base symbols: `hipdnnPluginGetName`, `GetVersion`, `GetType`,
+//!    `GetLastErrorString` are required; `GetApiVersion`, `SetLoggingCallback`,
+//!    `SetLogLevel` are optional (a missing one is logged at info);
+//! 2. call GetName, GetVersion, GetApiVersion (absent ⇒ `1.0.0`) and GetType, which
+//!    must say `ENGINE`;
+//! 3. install the backend's log sink and push the current log level;
+//! 4. resolve the 12 required engine symbols (a missing one rejects the plugin, naming
+//!    it) and the optional ones (`GetEngineName`, `ExecuteOpGraphWithOverrides`, and the
+//!    three plan-serialization functions, which count only all together);
+//! 5. check the API version: a semantic version with major 1 (major 0 is accepted with
+//!    an info log, as hipDNN's transitional shim does);
+//! 6. read the engine ids with the two-call protocol: at least one, the same count in
+//!    both calls, no id twice;
+//! 7. ask each engine's name when `GetEngineName` is exported. Names are recorded, not
+//!    yet checked: admission (name hashes to id, first plugin keeps a duplicate id)
+//!    happens when engines are routed.
+//!
+//! Every call's status is checked; on failure the plugin's last error is copied at once
+//! and the error reads `Failed to <action>. Status: <NAME>(<n>), Error: <msg>`. Strings
+//! from the plugin are read with a length bound.
+
+use std::collections::HashSet;
+use std::ffi::{c_char, c_void};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use hipdnn_plugin_sdk::abi::*;
+use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+
+use crate::error::{LoadError, PluginCallError};
+use crate::logging;
+
+type Status = hipdnnPluginStatus_t;
+type Span = hipdnnPluginConstData_t;
+type PluginHandle = hipdnnEnginePluginHandle_t;
+type Context = hipdnnEnginePluginExecutionContext_t;
+
+/// `hipdnnPluginGetName`, `GetVersion`, `GetApiVersion`, `hipdnnEnginePluginGetEngineName`
+/// minus the id: a function writing a plugin-owned string.
+pub(crate) type GetStringFn = unsafe extern "C" fn(*mut *const c_char) -> Status;
+pub(crate) type GetTypeFn = unsafe extern "C" fn(*mut hipdnnPluginType_t) -> Status;
+pub(crate) type GetLastErrorStringFn = unsafe extern "C" fn(*mut *const c_char);
+pub(crate) type SetLoggingCallbackFn = unsafe extern "C" fn(hipdnnCallback_t) -> Status;
+pub(crate) type SetLogLevelFn = unsafe extern "C" fn(hipdnnSeverity_t) -> Status;
+pub(crate) type GetAllEngineIdsFn = unsafe extern "C" fn(*mut i64, u32, *mut u32) -> Status;
+pub(crate) type GetEngineNameFn = unsafe extern "C" fn(i64, *mut *const c_char) -> Status;
+pub(crate) type CreateFn = unsafe extern "C" fn(*mut PluginHandle) -> Status;
+pub(crate) type DestroyFn = unsafe extern "C" fn(PluginHandle) -> Status;
+pub(crate) type SetStreamFn = unsafe extern "C" fn(PluginHandle, hipStream_t) -> Status;
+pub(crate) type GetApplicableEngineIdsFn =
+    unsafe extern "C" fn(PluginHandle, *const Span, *mut i64, u32, *mut u32) -> Status;
+pub(crate) type GetEngineDetailsFn =
+    unsafe extern "C" fn(PluginHandle, i64, *const Span, *mut Span) -> Status;
+pub(crate) type DestroyEngineDetailsFn = unsafe extern "C" fn(PluginHandle, *mut Span) -> Status;
+pub(crate) type GetWorkspaceSizeFn =
+    unsafe extern "C" fn(PluginHandle, *const Span, *const Span, *mut usize) -> Status;
+pub(crate) type CreateExecutionContextFn =
+    unsafe extern "C" fn(PluginHandle, *const Span, *const Span, *mut Context) -> Status;
+pub(crate) type DestroyExecutionContextFn = unsafe extern "C" fn(PluginHandle, Context) -> Status;
+pub(crate) type GetWorkspaceSizeFromExecutionContextFn =
+    unsafe extern "C" fn(PluginHandle, Context, *mut usize) -> Status;
+pub(crate) type ExecuteOpGraphFn = unsafe extern "C" fn(
+    PluginHandle,
+    Context,
+    *mut c_void,
+    *const hipdnnPluginDeviceBuffer_t,
+    u32,
+) -> Status;
+pub(crate) type ExecuteOpGraphWithOverridesFn = unsafe extern "C" fn(
+    PluginHandle,
+    Context,
+    *mut c_void,
+    *const hipdnnPluginDeviceBuffer_t,
+    u32,
+    u32,
+    *const i64,
+    *const u32,
+    *const *const i64,
+    *const *const i64,
+) -> Status;
+pub(crate) type SerializeExecutionContextFn =
+    unsafe extern "C" fn(PluginHandle, Context, *mut Span) -> Status;
+pub(crate) type DestroySerializedExecutionContextFn =
+    unsafe extern "C" fn(PluginHandle, *mut Span) -> Status;
+pub(crate) type CreateExecutionContextFromSerializedFn =
+    unsafe extern "C" fn(PluginHandle, *const Span, *mut Context) -> Status;
+
+/// Longest name or version string accepted from a plugin, in bytes.
+pub const MAX_STRING_LEN: usize = 4096;
+
+/// Most engines accepted from one plugin: the id buffer is allocated from the count
+/// the plugin reports, so the count is bounded.
+pub const MAX_ENGINES: u32 = 1 << 16;
+
+/// The API version assumed for a plugin that does not export `hipdnnPluginGetApiVersion`.
+pub const DEFAULT_API_VERSION: semver::Version = semver::Version::new(1, 0, 0);
+
+/// The base functions every plugin type exports (`PluginApi.h`).
+#[derive(Debug, Clone, Copy)]
+#[allow(
+    dead_code,
+    reason = "kept for handle creation and queries, which come later"
+)]
+pub(crate) struct BaseApi {
+    pub(crate) get_name: GetStringFn,
+    pub(crate) get_version: GetStringFn,
+    pub(crate) get_api_version: Option<GetStringFn>,
+    pub(crate) get_type: GetTypeFn,
+    pub(crate) get_last_error_string: GetLastErrorStringFn,
+    pub(crate) set_logging_callback: Option<SetLoggingCallbackFn>,
+    pub(crate) set_log_level: Option<SetLogLevelFn>,
+}
+
+/// The three optional plan-serialization functions, present only all together.
+#[derive(Debug, Clone, Copy)]
+#[allow(dead_code, reason = "used by plan serialization, which comes later")]
+pub(crate) struct SerializationApi {
+    pub(crate) serialize: SerializeExecutionContextFn,
+    pub(crate) destroy_serialized: DestroySerializedExecutionContextFn,
+    pub(crate) create_from_serialized: CreateExecutionContextFromSerializedFn,
+}
+
+/// The engine functions (`EnginePluginApi.h`): 12 required, the rest optional.
+#[derive(Debug, Clone, Copy)]
+#[allow(
+    dead_code,
+    reason = "used by handle creation and execution, which come later"
+)]
+pub(crate) struct EngineApi {
+    pub(crate) get_all_engine_ids: GetAllEngineIdsFn,
+    pub(crate) create: CreateFn,
+    pub(crate) destroy: DestroyFn,
+    pub(crate) set_stream: SetStreamFn,
+    pub(crate) get_applicable_engine_ids: GetApplicableEngineIdsFn,
+    pub(crate) get_engine_details: GetEngineDetailsFn,
+    pub(crate) destroy_engine_details: DestroyEngineDetailsFn,
+    pub(crate) get_workspace_size: GetWorkspaceSizeFn,
+    pub(crate) create_execution_context: CreateExecutionContextFn,
+    pub(crate) destroy_execution_context: DestroyExecutionContextFn,
+    pub(crate) get_workspace_size_from_execution_context: GetWorkspaceSizeFromExecutionContextFn,
+    pub(crate) execute_op_graph: ExecuteOpGraphFn,
+    pub(crate) get_engine_name: Option<GetEngineNameFn>,
+    pub(crate) execute_op_graph_with_overrides: Option<ExecuteOpGraphWithOverridesFn>,
+    pub(crate) serialization: Option<SerializationApi>,
+}
+
+/// What a plugin said about an engine's name (`hipdnnEnginePluginGetEngineName`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineName {
+    /// The plugin does not export `GetEngineName`, or answered `NOT_APPLICABLE`.
+    Unnamed,
+    /// The name the plugin gave.
+    Named(String),
+    /// Any other answer (a failure status, a null or over-long string); admission drops
+    /// such an engine.
+    Failed(String),
+}
+
+impl EngineName {
+    /// The name, when the plugin gave one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Named(name) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// One engine a plugin declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineInfo {
+    /// The engine id.
+    pub id: i64,
+    /// Its name, as the plugin reported it.
+    pub name: EngineName,
+}
+
+/// A loaded engine plugin that passed the handshake.
+///
+/// The function pointers are copied out of the library and valid only while it is
+/// loaded: they live in this struct next to the [`Library`], which is declared (and so
+/// dropped) last and never handed out.
+pub struct LoadedPlugin {
+    path: PathBuf,
+    name: String,
+    version: String,
+    api_version: semver::Version,
+    engines: Vec<EngineInfo>,
+    base: BaseApi,
+    #[allow(
+        dead_code,
+        reason = "used by handle creation and execution, which come later"
+    )]
+    api: EngineApi,
+    /// Dropped last: unloading the library invalidates every pointer above.
+    _library: Library,
+}
+
+impl fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("path", &self.path)
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("api_version", &self.api_version)
+            .field("engines", &self.engines)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads a NUL-terminated string of at most `max` bytes (NUL excluded), lossily as
+/// UTF-8. `Err` holds the first `max` bytes when no NUL came within them.
+///
+/// # Safety
+/// `ptr` is non-null and points to a NUL-terminated string readable up to its NUL (or
+/// to `max` bytes, whichever is first).
+pub(crate) unsafe fn read_bounded(ptr: *const c_char, max: usize) -> Result<String, String> {
+    let mut len = 0;
+    // SAFETY: bytes before the first NUL belong to the string; we stop at the NUL or at
+    // `max`, never beyond.
+    while len < max && unsafe { *ptr.add(len) } != 0 {
+        len += 1;
+    }
+    // SAFETY: the `len` bytes just scanned are readable.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), len) };
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    // SAFETY: when `len < max` the loop stopped at the NUL, which is readable.
+    if len < max || unsafe { *ptr.add(len) } == 0 {
+        Ok(text)
+    } else {
+        Err(text)
+    }
+}
+
+/// Resolves `name` as a function pointer of type `F`; `None` when absent or null.
+///
+/// # Safety
+/// `F` is the `unsafe extern "C" fn` type of the symbol's C declaration.
+unsafe fn lookup<F: Copy>(library: &Library, name: &str) -> Option<F> {
+    const { assert!(size_of::<F>() == size_of::<*mut c_void>()) };
+    // SAFETY: read as a plain address, which any symbol is.
+    let symbol = unsafe { library.get::<*mut c_void>(name.as_bytes()) }.ok()?;
+    let address: *mut c_void = *symbol;
+    if address.is_null() {
+        return None;
+    }
+    // SAFETY: `F` is a function pointer type of the same size (asserted above) matching
+    // the symbol's declaration per the caller's contract, and `address` is non-null.
+    Some(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&address) })
+}
+
+/// Resolving and calling one plugin during the handshake.
+struct Handshake<'a> {
+    path: &'a Path,
+    library: &'a Library,
+    last_error: Option<GetLastErrorStringFn>,
+}
+
+impl Handshake<'_> {
+    /// # Safety
+    /// As [`lookup`].
+    unsafe fn required<F: Copy>(&self, symbol: &'static str) -> Result<F, LoadError> {
+        // SAFETY: forwarded contract.
+        unsafe { lookup(self.library, symbol) }.ok_or_else(|| LoadError::MissingSymbol {
+            path: self.path.to_path_buf(),
+            symbol,
+        })
+    }
+
+    /// # Safety
+    /// As [`lookup`].
+    unsafe fn optional<F: Copy>(&self, symbol: &'static str) -> Option<F> {
+        // SAFETY: forwarded contract.
+        let found = unsafe { lookup(self.library, symbol) };
+        if found.is_none() {
+            tracing::info!(
+                "plugin {} does not export the optional symbol `{symbol}`",
+                self.path.display()
+            );
+        }
+        found
+    }
+
+    fn check(&self, status: Status, action: impl FnOnce() -> String) -> Result<(), LoadError> {
+        if status == HIPDNN_PLUGIN_STATUS_SUCCESS {
+            return Ok(());
+        }
+        Err(LoadError::Call {
+            path: self.path.to_path_buf(),
+            call: call_error(self.last_error, status, action()),
+        })
+    }
+
+    /// Calls a string getter and copies its string.
+    fn string(
+        &self,
+        f: GetStringFn,
+        symbol: &'static str,
+        action: &str,
+    ) -> Result<String, LoadError> {
+        let mut out: *const c_char = std::ptr::null();
+        // SAFETY: `f` was resolved with its declared type; `out` is writable.
+        let status = unsafe { f(&mut out) };
+        self.check(status, || action.to_owned())?;
+        if out.is_null() {
+            return Err(LoadError::NullString {
+                path: self.path.to_path_buf(),
+                symbol,
+            });
+        }
+        // SAFETY: on success the plugin wrote a NUL-terminated string it owns.
+        unsafe { read_bounded(out, MAX_STRING_LEN) }.map_err(|_| LoadError::StringTooLong {
+            path: self.path.to_path_buf(),
+            symbol,
+            max: MAX_STRING_LEN,
+        })
+    }
+}
+
+/// Builds the error of a failed call, reading the plugin's last error right away.
+fn call_error(
+    last_error: Option<GetLastErrorStringFn>,
+    status: Status,
+    action: String,
+) -> PluginCallError {
+    let message = last_error.map(read_last_error).unwrap_or_default();
+    PluginCallError {
+        action,
+        status,
+        message,
+    }
+}
+
+/// The plugin's last error on this thread, copied (and cut at the SDK's buffer size).
+fn read_last_error(f: GetLastErrorStringFn) -> String {
+    let mut out: *const c_char = std::ptr::null();
+    // SAFETY: `f` was resolved with its declared type; `out` is writable.
+    unsafe { f(&mut out) };
+    if out.is_null() {
+        return String::new();
+    }
+    // SAFETY: the plugin wrote a pointer to its NUL-terminated thread-local buffer,
+    // valid until this thread's next call into it; it is copied here.
+    unsafe { read_bounded(out, HIPDNN_PLUGIN_ERROR_STRING_MAX_LENGTH) }.unwrap_or_else(|cut| cut)
+}
+
+/// Parses and checks an API version (§1.6).
+fn check_api_version(path: &Path, text: &str) -> Result<semver::Version, LoadError> {
+    let version =
+        semver::Version::parse(text).map_err(|reason| LoadError::UnparsableApiVersion {
+            path: path.to_path_buf(),
+            version: text.to_owned(),
+            reason,
+        })?;
+    match version.major {
+        m if m == u64::from(HIPDNN_ENGINE_API_VERSION_MAJOR) => Ok(version),
+        0 => {
+            tracing::info!(
+                "plugin {} implements engine plugin api {version}: accepted as a pre-1.0 plugin",
+                path.display()
+            );
+            Ok(version)
+        }
+        _ => Err(LoadError::UnsupportedApiVersion {
+            path: path.to_path_buf(),
+            version,
+        }),
+    }
+}
+
+impl LoadedPlugin {
+    /// Opens `path` with `RTLD_NOW | RTLD_LOCAL` and runs the handshake (module docs).
+    ///
+    /// Loading runs the library's initializers and then its entry points: plugins are
+    /// trusted code, as every library a program loads. Misbehaviour the ABI allows to be
+    /// detected (failing calls, bad versions, bad ids, null or endless strings, missing
+    /// symbols) is an error, never a panic. A plugin panicking across the ABI instead of
+    /// returning a status aborts the process; the plugin SDK prevents that.
+    ///
+    /// # Errors
+    /// The first way the plugin failed the handshake; see [`LoadError`].
+    pub fn load(path: &Path) -> Result<Self, LoadError> {
+        // SAFETY: loading a plugin runs its initializers; plugins are trusted code (see
+        // above), and the flags are the ones hipDNN uses.
+        let library =
+            unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map_err(|source| {
+                LoadError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
+        let mut hs = Handshake {
+            path,
+            library: &library,
+            last_error: None,
+        };
+
+        // SAFETY: here and in every `required`/`optional` below, the type is the one
+        // declared for that symbol in `PluginApi.h` / `EnginePluginApi.h`.
+        let get_last_error_string: GetLastErrorStringFn =
+            unsafe { hs.required("hipdnnPluginGetLastErrorString") }?;
+        hs.last_error = Some(get_last_error_string);
+        // SAFETY: as above.
+        let get_name: GetStringFn = unsafe { hs.required("hipdnnPluginGetName") }?;
+        // SAFETY: as above.
+        let get_version: GetStringFn = unsafe { hs.required("hipdnnPluginGetVersion") }?;
+        // SAFETY: as above.
+        let get_type: GetTypeFn = unsafe { hs.required("hipdnnPluginGetType") }?;
+        // SAFETY: as above.
+        let get_api_version: Option<GetStringFn> =
+            unsafe { hs.optional("hipdnnPluginGetApiVersion") };
+        // SAFETY: as above.
+        let set_logging_callback: Option<SetLoggingCallbackFn> =
+            unsafe { hs.optional("hipdnnPluginSetLoggingCallback") };
+        // SAFETY: as above.
+        let set_log_level: Option<SetLogLevelFn> =
+            unsafe { hs.optional("hipdnnPluginSetLogLevel") };
+
+        let name = hs.string(get_name, "hipdnnPluginGetName", "get the plugin name")?;
+        let version = hs.string(
+            get_version,
+            "hipdnnPluginGetVersion",
+            "get the plugin version",
+        )?;
+        let api_text = match get_api_version {
+            Some(f) => {
+                Some(hs.string(f, "hipdnnPluginGetApiVersion", "get the plugin api version")?)
+            }
+            None => None,
+        };
+        let mut plugin_type = HIPDNN_PLUGIN_TYPE_UNSPECIFIED;
+        // SAFETY: resolved with its declared type; the out-parameter is writable.
+        let status = unsafe { get_type(&mut plugin_type) };
+        hs.check(status, || "get the plugin type".to_owned())?;
+        if plugin_type != HIPDNN_PLUGIN_TYPE_ENGINE {
+            return Err(LoadError::WrongType {
+                path: path.to_path_buf(),
+                found: plugin_type,
+            });
+        }
+
+        if let Some(f) = set_logging_callback {
+            // SAFETY: resolved with its declared type; the sink is a `'static` function
+            // matching `hipdnnCallback_t`.
+            let status = unsafe { f(Some(logging::plugin_log_sink)) };
+            hs.check(status, || "set the logging callback".to_owned())?;
+        }
+        if let Some(f) = set_log_level {
+            let level = logging::current_severity();
+            // SAFETY: resolved with its declared type; `level` is a defined severity.
+            let status = unsafe { f(level) };
+            hs.check(status, || format!("set the log level to {level}"))?;
+        }
+
+        let api = Self::resolve_engine_api(&hs)?;
+
+        let api_version = match &api_text {
+            Some(text) => check_api_version(path, text)?,
+            None => {
+                tracing::info!(
+                    "plugin {} does not report its api version: assuming {DEFAULT_API_VERSION}",
+                    path.display()
+                );
+                DEFAULT_API_VERSION
+            }
+        };
+
+        let ids = Self::engine_ids(&hs, api.get_all_engine_ids)?;
+        let engines = ids
+            .into_iter()
+            .map(|id| EngineInfo {
+                id,
+                name: api
+                    .get_engine_name
+                    .map_or(EngineName::Unnamed, |f| Self::engine_name(&hs, f, id)),
+            })
+            .collect();
+
+        let base = BaseApi {
+            get_name,
+            get_version,
+            get_api_version,
+            get_type,
+            get_last_error_string,
+            set_logging_callback,
+            set_log_level,
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            version,
+            api_version,
+            engines,
+            base,
+            api,
+            _library: library,
+        })
+    }
+
+    fn resolve_engine_api(hs: &Handshake<'_>) -> Result<EngineApi, LoadError> {
+        // SAFETY: in every `required`/`optional` here, the type is the one declared for
+        // that symbol in `EnginePluginApi.h`.
+        unsafe {
+            let serialize: Option<SerializeExecutionContextFn> =
+                hs.optional("hipdnnEnginePluginSerializeExecutionContext");
+            let destroy_serialized: Option<DestroySerializedExecutionContextFn> =
+                hs.optional("hipdnnEnginePluginDestroySerializedExecutionContext");
+            let create_from_serialized: Option<CreateExecutionContextFromSerializedFn> =
+                hs.optional("hipdnnEnginePluginCreateExecutionContextFromSerialized");
+            let serialization = match (serialize, destroy_serialized, create_from_serialized) {
+                (Some(serialize), Some(destroy_serialized), Some(create_from_serialized)) => {
+                    Some(SerializationApi {
+                        serialize,
+                        destroy_serialized,
+                        create_from_serialized,
+                    })
+                }
+                (None, None, None) => None,
+                _ => {
+                    tracing::warn!(
+                        "plugin {} exports only some of the three plan-serialization \
+                         functions: plan serialization is not supported",
+                        hs.path.display()
+                    );
+                    None
+                }
+            };
+            Ok(EngineApi {
+                get_all_engine_ids: hs.required("hipdnnEnginePluginGetAllEngineIds")?,
+                create: hs.required("hipdnnEnginePluginCreate")?,
+                destroy: hs.required("hipdnnEnginePluginDestroy")?,
+                set_stream: hs.required("hipdnnEnginePluginSetStream")?,
+                get_applicable_engine_ids: hs
+                    .required("hipdnnEnginePluginGetApplicableEngineIds")?,
+                get_engine_details: hs.required("hipdnnEnginePluginGetEngineDetails")?,
+                destroy_engine_details: hs.required("hipdnnEnginePluginDestroyEngineDetails")?,
+                get_workspace_size: hs.required("hipdnnEnginePluginGetWorkspaceSize")?,
+                create_execution_context: hs
+                    .required("hipdnnEnginePluginCreateExecutionContext")?,
+                destroy_execution_context: hs
+                    .required("hipdnnEnginePluginDestroyExecutionContext")?,
+                get_workspace_size_from_execution_context: hs
+                    .required("hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext")?,
+                execute_op_graph: hs.required("hipdnnEnginePluginExecuteOpGraph")?,
+                get_engine_name: hs.optional("hipdnnEnginePluginGetEngineName"),
+                execute_op_graph_with_overrides: hs
+                    .optional("hipdnnEnginePluginExecuteOpGraphWithOverrides"),
+                serialization,
+            })
+        }
+    }
+
+    /// The two-call `GetAllEngineIds`, checked (§2.4 `validateBeforeAdding`).
+    fn engine_ids(hs: &Handshake<'_>, f: GetAllEngineIdsFn) -> Result<Vec<i64>, LoadError> {
+        let path = || hs.path.to_path_buf();
+        let mut count = 0u32;
+        // SAFETY: resolved with its declared type; with `max_engines == 0` the id array
+        // may be null; `count` is writable.
+        let status = unsafe { f(std::ptr::null_mut(), 0, &mut count) };
+        hs.check(status, || "get the engine count".to_owned())?;
+        if count == 0 {
+            return Err(LoadError::NoEngines { path: path() });
+        }
+        if count > MAX_ENGINES {
+            return Err(LoadError::TooManyEngines {
+                path: path(),
+                count,
+                max: MAX_ENGINES,
+            });
+        }
+        let mut ids = vec![0i64; count as usize];
+        let mut written = 0u32;
+        // SAFETY: `ids` has room for `count` ids, the `max_engines` passed; `written` is
+        // writable.
+        let status = unsafe { f(ids.as_mut_ptr(), count, &mut written) };
+        hs.check(status, || "get the engine ids".to_owned())?;
+        if written != count {
+            return Err(LoadError::InconsistentEngineCount {
+                path: path(),
+                first: count,
+                second: written,
+            });
+        }
+        let mut seen = HashSet::with_capacity(ids.len());
+        if let Some(&id) = ids.iter().find(|&&id| !seen.insert(id)) {
+            return Err(LoadError::DuplicateEngineId { path: path(), id });
+        }
+        Ok(ids)
+    }
+
+    fn engine_name(hs: &Handshake<'_>, f: GetEngineNameFn, id: i64) -> EngineName {
+        let mut out: *const c_char = std::ptr::null();
+        // SAFETY: resolved with its declared type; `out` is writable.
+        let status = unsafe { f(id, &mut out) };
+        if status == HIPDNN_PLUGIN_STATUS_NOT_APPLICABLE {
+            return EngineName::Unnamed;
+        }
+        if status != HIPDNN_PLUGIN_STATUS_SUCCESS {
+            let call = call_error(
+                hs.last_error,
+                status,
+                format!("get the name of engine {id}"),
+            );
+            return EngineName::Failed(call.to_string());
+        }
+        if out.is_null() {
+            return EngineName::Failed(format!(
+                "hipdnnEnginePluginGetEngineName succeeded for engine {id} but returned a null name"
+            ));
+        }
+        // SAFETY: on success the plugin wrote a NUL-terminated string it owns.
+        match unsafe { read_bounded(out, MAX_STRING_LEN) } {
+            Ok(name) => EngineName::Named(name),
+            Err(_) => EngineName::Failed(format!(
+                "the name of engine {id} is longer than {MAX_STRING_LEN} bytes"
+            )),
+        }
+    }
+
+    /// The file it was loaded from (canonical when it came from discovery).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The plugin's name (`hipdnnPluginGetName`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The plugin's own version, free-form (`hipdnnPluginGetVersion`).
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The engine plugin API version it implements (`1.0.0` when not reported).
+    pub fn api_version(&self) -> &semver::Version {
+        &self.api_version
+    }
+
+    /// Its engines, in the order the plugin listed them.
+    pub fn engines(&self) -> &[EngineInfo] {
+        &self.engines
+    }
+
+    /// Whether it exports `hipdnnEnginePluginGetEngineName`.
+    pub fn exports_engine_names(&self) -> bool {
+        self.api.get_engine_name.is_some()
+    }
+
+    /// Whether it exports `hipdnnEnginePluginExecuteOpGraphWithOverrides`.
+    pub fn supports_overrides(&self) -> bool {
+        self.api.execute_op_graph_with_overrides.is_some()
+    }
+
+    /// Whether it exports all three plan-serialization functions.
+    pub fn supports_serialization(&self) -> bool {
+        self.api.serialization.is_some()
+    }
+
+    /// Pushes a new log level to the plugin (no-op when it does not export
+    /// `hipdnnPluginSetLogLevel`).
+    ///
+    /// # Errors
+    /// The plugin's failure.
+    pub fn set_log_level(&self, level: hipdnnSeverity_t) -> Result<(), PluginCallError> {
+        let Some(f) = self.base.set_log_level else {
+            return Ok(());
+        };
+        // SAFETY: resolved with its declared type from the library `self` keeps loaded.
+        let status = unsafe { f(level) };
+        self.check(status, || format!("set the log level to {level}"))
+    }
+
+    /// Turns a status from one of this plugin's entry points into a result, reading the
+    /// plugin's last error on failure. Call it right after the call, on the same thread.
+    pub(crate) fn check(
+        &self,
+        status: Status,
+        action: impl FnOnce() -> String,
+    ) -> Result<(), PluginCallError> {
+        if status == HIPDNN_PLUGIN_STATUS_SUCCESS {
+            Ok(())
+        } else {
+            Err(call_error(
+                Some(self.base.get_last_error_string),
+                status,
+                action(),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loaded_plugins_can_be_shared_between_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<LoadedPlugin>();
+    }
+
+    #[test]
+    fn read_bounded_stops_at_nul_or_bound() {
+        // SAFETY: NUL-terminated literals.
+        unsafe {
+            assert_eq!(read_bounded(c"abc".as_ptr(), 3), Ok("abc".to_owned()));
+            assert_eq!(read_bounded(c"abc".as_ptr(), 10), Ok("abc".to_owned()));
+            assert_eq!(read_bounded(c"abcd".as_ptr(), 3), Err("abc".to_owned()));
+            assert_eq!(read_bounded(c"".as_ptr(), 0), Ok(String::new()));
+            assert_eq!(
+                read_bounded(c"\xffa".as_ptr(), 8),
+                Ok("\u{fffd}a".to_owned())
+            );
+        }
+    }
+
+    #[test]
+    fn api_versions_follow_the_handshake_rules() {
+        let p = Path::new("/x/libp.so");
+        assert_eq!(
+            check_api_version(p, "1.4.0").unwrap(),
+            semver::Version::new(1, 4, 0)
+        );
+        assert_eq!(
+            check_api_version(p, "0.9.1").unwrap(),
+            semver::Version::new(0, 9, 1)
+        );
+        let two = check_api_version(p, "2.0.0").unwrap_err();
+        assert_eq!(
+            two.to_string(),
+            "plugin /x/libp.so implements engine plugin api 2.0.0, but this backend supports \
+             major version 1"
+        );
+        let bad = check_api_version(p, "1.x").unwrap_err();
+        assert!(
+            bad.to_string().starts_with(
+                "plugin /x/libp.so reports api version `1.x`, which is not a semantic version"
+            ),
+            "{bad}"
+        );
+    }
+
+    #[test]
+    fn opening_a_non_library_fails_cleanly() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let file = dir.path().join("libnot.so");
+        std::fs::write(&file, b"garbage").expect("write");
+        let error = LoadedPlugin::load(&file).unwrap_err();
+        assert!(matches!(error, LoadError::Open { .. }), "{error}");
+        assert!(
+            error.to_string().starts_with("cannot open plugin "),
+            "{error}"
+        );
+    }
+}

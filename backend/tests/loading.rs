@@ -1,0 +1,327 @@
+//! Discovery and loading of real plugins: the well-behaved test plugins load with what
+//! they report, each misbehaving one is rejected with its own message, and loading goes
+//! on past every failure.
+//!
+//! The plugins are this crate's `[[example]]` cdylibs in `target/<profile>/examples/`,
+//! which plain `cargo test` builds (`cargo test --test loading` alone does not: run
+//! `cargo build -p hipdnn-backend --examples` first).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use hipdnn_backend::discovery::SearchEnvironment;
+use hipdnn_backend::{EngineName, LoadError, LoadingMode, PluginPaths, discover, load_plugins};
+use hipdnn_data_sdk::engine_name_to_id;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+const GOOD: [&str; 3] = ["good_plugin", "ok_api_major_zero", "ok_no_api_version"];
+const BAD: [&str; 9] = [
+    "bad_api_major_two",
+    "bad_api_unparsable",
+    "bad_duplicate_ids",
+    "bad_get_name_fails",
+    "bad_inconsistent_count",
+    "bad_missing_symbol",
+    "bad_panics_everywhere",
+    "bad_plugin_type",
+    "bad_zero_engines",
+];
+
+/// `target/<profile>/examples/lib<name>.so`, next to this test's `target/<profile>/deps/`.
+fn example_library(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary lives in target/<profile>/deps/");
+    let path = profile_dir.join("examples").join(format!("lib{name}.so"));
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build -p hipdnn-backend --examples` \
+         (plain `cargo test` builds it; `cargo test --test ...` does not)",
+        path.display()
+    );
+    path
+}
+
+/// Copies the named plugins into `dir`.
+fn install(dir: &Path, names: &[&str]) {
+    for name in names {
+        std::fs::copy(example_library(name), dir.join(format!("lib{name}.so")))
+            .expect("copy a test plugin");
+    }
+}
+
+fn only(dir: &Path) -> PluginPaths {
+    let mut config = PluginPaths::new();
+    config.set_engine_plugin_paths([dir], LoadingMode::Absolute);
+    config
+}
+
+fn env(dir: &Path) -> SearchEnvironment {
+    SearchEnvironment {
+        library_dir: dir.to_path_buf(),
+        env_plugin_dir: None,
+    }
+}
+
+/// Collects the messages of every event on the current thread.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<String>>>);
+
+struct Message<'a>(&'a mut String);
+
+impl Visit for Message<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0.push_str(&format!("{value:?}"));
+        }
+    }
+}
+
+impl Subscriber for Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut text = String::new();
+        event.record(&mut Message(&mut text));
+        self.0.lock().expect("not poisoned").push(text);
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+#[test]
+fn bad_plugins_are_rejected_with_their_reason_and_good_ones_load() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    install(dir.path(), &GOOD);
+    install(dir.path(), &BAD);
+
+    let found = discover(&only(dir.path()), &env(dir.path()));
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(found.files.len(), GOOD.len() + BAD.len());
+
+    let capture = Capture::default();
+    let (loaded, failed) =
+        tracing::subscriber::with_default(capture.clone(), || load_plugins(&found.files));
+
+    // The good ones, in load (path) order, with what they reported.
+    let names: Vec<&str> = loaded.iter().map(|p| p.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "example_relu_plugin",
+            "ok_api_major_zero",
+            "ok_no_api_version"
+        ]
+    );
+
+    let good = &loaded[0];
+    assert_eq!(good.version(), "0.1.0");
+    assert_eq!(good.api_version(), &semver::Version::new(1, 4, 0));
+    assert_eq!(good.engines().len(), 1);
+    assert_eq!(
+        good.engines()[0].id,
+        engine_name_to_id("EXAMPLE_RELU_ENGINE")
+    );
+    assert_eq!(
+        good.engines()[0].name,
+        EngineName::Named("EXAMPLE_RELU_ENGINE".into())
+    );
+    assert!(good.exports_engine_names());
+    assert!(!good.supports_overrides());
+    assert!(!good.supports_serialization());
+    assert_eq!(
+        good.path(),
+        dir.path().canonicalize().unwrap().join("libgood_plugin.so")
+    );
+
+    let zero = &loaded[1];
+    assert_eq!(zero.api_version(), &semver::Version::new(0, 9, 0));
+    assert_eq!(zero.version(), "0.0.1");
+
+    let minimal = &loaded[2];
+    assert_eq!(minimal.api_version(), &semver::Version::new(1, 0, 0));
+    let ids: Vec<i64> = minimal.engines().iter().map(|e| e.id).collect();
+    assert_eq!(ids, [101, 102]);
+    assert!(
+        minimal
+            .engines()
+            .iter()
+            .all(|e| e.name == EngineName::Unnamed)
+    );
+    assert!(!minimal.exports_engine_names());
+
+    // The bad ones, each with its reason.
+    let reasons: BTreeMap<String, (PathBuf, LoadError)> = failed
+        .into_iter()
+        .map(|(path, error)| {
+            let stem = path.file_stem().unwrap().to_string_lossy();
+            (stem.trim_start_matches("lib").to_owned(), (path, error))
+        })
+        .collect();
+    assert_eq!(reasons.keys().map(String::as_str).collect::<Vec<_>>(), BAD);
+    let message = |name: &str| {
+        let (path, error) = &reasons[name];
+        assert_eq!(error.path(), path);
+        (path.display().to_string(), error.to_string())
+    };
+
+    let (p, m) = message("bad_plugin_type");
+    assert_eq!(
+        m,
+        format!(
+            "plugin {p} has type HIPDNN_PLUGIN_TYPE_HEURISTIC(2), expected \
+             HIPDNN_PLUGIN_TYPE_ENGINE(1)"
+        )
+    );
+    let (p, m) = message("bad_missing_symbol");
+    assert_eq!(
+        m,
+        format!(
+            "plugin {p} does not export the required symbol `hipdnnEnginePluginExecuteOpGraph`"
+        )
+    );
+    let (p, m) = message("bad_api_unparsable");
+    assert!(
+        m.starts_with(&format!(
+            "plugin {p} reports api version `one.two`, which is not a semantic version: "
+        )),
+        "{m}"
+    );
+    let (p, m) = message("bad_api_major_two");
+    assert_eq!(
+        m,
+        format!(
+            "plugin {p} implements engine plugin api 2.1.0, but this backend supports major \
+             version 1"
+        )
+    );
+    let (p, m) = message("bad_zero_engines");
+    assert_eq!(m, format!("plugin {p} reports no engines"));
+    let (p, m) = message("bad_inconsistent_count");
+    assert_eq!(
+        m,
+        format!("plugin {p} reported 3 engines, then wrote 2 engine ids")
+    );
+    let (p, m) = message("bad_duplicate_ids");
+    assert_eq!(m, format!("plugin {p} reports engine id 7 more than once"));
+    let (p, m) = message("bad_get_name_fails");
+    assert_eq!(
+        m,
+        format!(
+            "plugin {p}: Failed to get the plugin name. Status: \
+             HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR(3), Error: the plugin name is unavailable"
+        )
+    );
+    let (p, m) = message("bad_panics_everywhere");
+    assert_eq!(
+        m,
+        format!(
+            "plugin {p}: Failed to get the plugin name. Status: \
+             HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR(3), Error: panic in hipdnnPluginGetName: \
+             deliberate panic in hipdnnPluginGetName"
+        )
+    );
+
+    // Each rejection was logged with hipDNN's prefix; the tolerated oddities at info.
+    let logs = capture.0.lock().expect("not poisoned");
+    let logged = |needle: &str| logs.iter().any(|line| line.contains(needle));
+    assert!(
+        logged("does not report its api version: assuming 1.0.0"),
+        "{logs:#?}"
+    );
+    assert!(logged(
+        "implements engine plugin api 0.9.0: accepted as a pre-1.0 plugin"
+    ));
+    assert!(logged(
+        "does not export the optional symbol `hipdnnPluginSetLoggingCallback`"
+    ));
+    for (path, error) in reasons.values() {
+        let line = format!("Error loading plugin from [{}]: {error}", path.display());
+        assert!(
+            logs.contains(&line),
+            "missing log line {line:?} in {logs:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_plugin_reached_through_two_paths_loads_once() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let links = tempfile::tempdir().expect("a temp dir");
+    install(dir.path(), &["good_plugin"]);
+    let real = dir.path().join("libgood_plugin.so");
+    std::os::unix::fs::symlink(&real, links.path().join("libalias.so")).expect("symlink");
+
+    let mut config = PluginPaths::new();
+    config.set_engine_plugin_paths(
+        [
+            dir.path().to_path_buf(),
+            links.path().to_path_buf(),
+            links.path().join("libalias.so"),
+            real.clone(),
+        ],
+        LoadingMode::Absolute,
+    );
+    let found = discover(&config, &env(dir.path()));
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    assert_eq!(found.files, [real.canonicalize().unwrap()]);
+
+    let (loaded, failed) = load_plugins(&found.files);
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].name(), "example_relu_plugin");
+}
+
+#[test]
+fn env_dir_replaces_the_default_for_real_plugins() {
+    let lib = tempfile::tempdir().expect("a temp dir");
+    let default = lib.path().join("hipdnn_plugins/engines");
+    std::fs::create_dir_all(&default).expect("mkdir");
+    install(&default, &["good_plugin"]);
+    let other = lib.path().join("elsewhere");
+    std::fs::create_dir(&other).expect("mkdir");
+    install(&other, &["ok_no_api_version"]);
+
+    let default_env = env(lib.path());
+    let found = discover(&PluginPaths::new(), &default_env);
+    let (loaded, _) = load_plugins(&found.files);
+    assert_eq!(
+        loaded.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        ["example_relu_plugin"]
+    );
+
+    let replaced = SearchEnvironment {
+        env_plugin_dir: Some("elsewhere".into()),
+        ..default_env
+    };
+    let found = discover(&PluginPaths::new(), &replaced);
+    let (loaded, _) = load_plugins(&found.files);
+    assert_eq!(
+        loaded.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        ["ok_no_api_version"]
+    );
+}
+
+#[test]
+fn loading_goes_on_past_files_that_do_not_open() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    install(dir.path(), &["good_plugin"]);
+    let junk = dir.path().join("libjunk.so");
+    std::fs::write(&junk, b"not an ELF file").expect("write");
+    let found = discover(&only(dir.path()), &env(dir.path()));
+    let (loaded, failed) = load_plugins(&found.files);
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(failed.len(), 1);
+    assert!(matches!(failed[0].1, LoadError::Open { .. }));
+}
