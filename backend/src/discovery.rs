@@ -68,8 +68,11 @@ pub struct PluginPaths {
 
 impl PluginPaths {
     /// The default configuration: no custom paths, [`LoadingMode::Additive`].
-    pub fn new() -> Self {
-        Self::default()
+    pub const fn new() -> Self {
+        Self {
+            custom: Vec::new(),
+            mode: LoadingMode::Additive,
+        }
     }
 
     /// Replaces the custom paths and the mode (`hipdnnSetEnginePluginPaths_ext`). Each

@@ -46,24 +46,38 @@
 //!   log sink that re-emits their messages as backend events (target
 //!   [`PLUGIN_LOG_TARGET`]), and the level the backend's subscriber enables.
 //!
+//! 3. **Admission** ([`PluginSet`]): an engine whose plugin names it must hash to its id;
+//!    an id already provided by an earlier plugin (load order) stays there; dropped
+//!    engines are logged and invisible. The loaded set is process-global
+//!    ([`manager`]), shared by handles, kept after the last handle (LAZY) or unloaded
+//!    with it (EAGER); paths cannot change while a handle lives.
+//! 4. **Handles** ([`Handle`]): one plugin handle per plugin (a failing `Create`, a null
+//!    handle or one colliding with another plugin's skips that plugin for this handle),
+//!    engine routing, stream fan-out, and the engine queries.
+//!
 //! # Still to come
 //!
-//! Engine admission (names must hash to ids, first plugin keeps a duplicate id), the
-//! process-global plugin set shared by handles with its unload modes, handle creation
-//! and routing, and the C API.
+//! Graph, plan and execute paths (end-to-end issue), the C API (`libhipdnn_backend.so`,
+//! cbindgen header), and the install layout.
 
 #![deny(missing_docs)]
 
 pub mod discovery;
 mod error;
+mod handle;
 mod loader;
 mod logging;
+pub mod manager;
 pub mod plugin;
+pub mod status;
 
 pub use discovery::{
     Discovery, DiscoveryError, LoadingMode, PluginPaths, SearchEnvironment, discover,
 };
 pub use error::{LoadError, PluginCallError};
+pub use handle::{EngineSummary, Handle};
 pub use loader::load_plugins;
 pub use logging::PLUGIN_LOG_TARGET;
+pub use manager::{PluginSet, UnloadMode, set_engine_plugin_paths, set_plugin_unload_mode};
 pub use plugin::{EngineInfo, EngineName, LoadedPlugin};
+pub use status::{BackendError, BackendResult};

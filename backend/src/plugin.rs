@@ -193,10 +193,6 @@ pub struct LoadedPlugin {
     api_version: semver::Version,
     engines: Vec<EngineInfo>,
     base: BaseApi,
-    #[allow(
-        dead_code,
-        reason = "used by handle creation and execution, which come later"
-    )]
     api: EngineApi,
     /// Dropped last: unloading the library invalidates every pointer above.
     _library: Library,
@@ -675,6 +671,54 @@ impl LoadedPlugin {
         // SAFETY: resolved with its declared type from the library `self` keeps loaded.
         let status = unsafe { f(level) };
         self.check(status, || format!("set the log level to {level}"))
+    }
+
+    /// Creates a plugin handle (`hipdnnEnginePluginCreate`); null is returned as is, for
+    /// the caller to reject.
+    ///
+    /// # Errors
+    /// The plugin's failure (including a panic it caught).
+    pub(crate) fn create_handle(&self) -> Result<hipdnnEnginePluginHandle_t, PluginCallError> {
+        let mut handle: hipdnnEnginePluginHandle_t = std::ptr::null_mut();
+        // SAFETY: resolved with its declared type from the library `self` keeps loaded;
+        // the out-pointer is valid for the call.
+        let status = unsafe { (self.api.create)(&mut handle) };
+        self.check(status, || "create a plugin handle".to_owned())?;
+        Ok(handle)
+    }
+
+    /// Destroys a plugin handle (`hipdnnEnginePluginDestroy`).
+    ///
+    /// # Safety
+    /// `handle` came from [`LoadedPlugin::create_handle`] of this plugin and is not used
+    /// afterwards.
+    ///
+    /// # Errors
+    /// The plugin's failure.
+    pub(crate) unsafe fn destroy_handle(
+        &self,
+        handle: hipdnnEnginePluginHandle_t,
+    ) -> Result<(), PluginCallError> {
+        // SAFETY: per this function's contract.
+        let status = unsafe { (self.api.destroy)(handle) };
+        self.check(status, || "destroy a plugin handle".to_owned())
+    }
+
+    /// Sets the stream of a plugin handle (`hipdnnEnginePluginSetStream`).
+    ///
+    /// # Safety
+    /// `handle` is a live handle of this plugin.
+    ///
+    /// # Errors
+    /// The plugin's failure.
+    pub(crate) unsafe fn set_stream(
+        &self,
+        handle: hipdnnEnginePluginHandle_t,
+        stream: hipStream_t,
+    ) -> Result<(), PluginCallError> {
+        // SAFETY: per this function's contract.
+        let status = unsafe { (self.api.set_stream)(handle, stream) };
+        self.check(status, || "set the stream".to_owned())
     }
 
     /// Turns a status from one of this plugin's entry points into a result, reading the
