@@ -62,6 +62,7 @@
 
 #![deny(missing_docs)]
 
+pub mod capi;
 pub mod discovery;
 mod error;
 mod handle;

@@ -22,7 +22,17 @@ macro_rules! statuses {
 
             /// A static description (`hipdnnGetErrorString`).
             pub fn description(self) -> &'static str {
-                match self.0 { $( $value => $text, )* _ => "unknown status" }
+                let text = self.c_description().to_str();
+                text.expect("descriptions are ASCII")
+            }
+
+            /// The description as a NUL-terminated static string.
+            pub fn c_description(self) -> &'static std::ffi::CStr {
+                let bytes: &'static [u8] = match self.0 {
+                    $( $value => concat!($text, "\0").as_bytes(), )*
+                    _ => b"unknown status\0",
+                };
+                std::ffi::CStr::from_bytes_with_nul(bytes).expect("one NUL, at the end")
             }
         }
     };
