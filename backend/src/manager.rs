@@ -175,7 +175,10 @@ where
         )));
     }
     global.paths.set_engine_plugin_paths(paths, mode);
+    // Forget the loaded set entirely: a handle being dropped right now may still hold it
+    // for a moment, and the next handle must load with the new paths, not pick it up.
     global.keep = None;
+    global.loaded = Weak::new();
     Ok(())
 }
 
@@ -184,8 +187,11 @@ where
 pub fn set_plugin_unload_mode(mode: UnloadMode) {
     let mut global = global();
     global.unload = mode;
-    if mode == UnloadMode::Eager && global.live_handles == 0 {
-        global.keep = None;
+    match mode {
+        UnloadMode::Eager if global.live_handles == 0 => global.keep = None,
+        UnloadMode::Eager => {}
+        // A set loaded under EAGER and still held by handles stays loaded after them.
+        UnloadMode::Lazy => global.keep = global.loaded.upgrade(),
     }
 }
 

@@ -1,0 +1,625 @@
+//! The handle lifecycle against real plugins: each plugin that misbehaves when a handle
+//! is made (or whose engines fail admission) is skipped with its own message while the
+//! good plugin in the same directory keeps serving; plugin paths are frozen while a
+//! handle lives; ADDITIVE vs ABSOLUTE with `HIPDNN_PLUGIN_DIR`; LAZY vs EAGER unloading;
+//! handles made and destroyed from several threads; the stream fan-out.
+//!
+//! The plugin set, the unload mode and the environment are process-global, so every
+//! test takes [`serial`] first and sets the plugin paths (and the mode it relies on)
+//! itself, with no handle alive.
+//!
+//! The plugins are this crate's `[[example]]` cdylibs in `target/<profile>/examples/`,
+//! which plain `cargo test` builds (`cargo test --test handles` alone does not: run
+//! `cargo build -p hipdnn-backend --examples` first).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hipdnn_backend::manager::{live_handle_count, plugin_unload_mode};
+use hipdnn_backend::status::HIPDNN_STATUS_NOT_SUPPORTED;
+use hipdnn_backend::{
+    EngineSummary, Handle, LoadingMode, UnloadMode, set_engine_plugin_paths, set_plugin_unload_mode,
+};
+use hipdnn_data_sdk::{engine_id_to_hex, engine_name_to_id};
+use hipdnn_plugin_sdk::abi::{
+    HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR, HIPDNN_PLUGIN_STATUS_NOT_INITIALIZED, hipStream_t,
+};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
+
+const RELU: &str = "EXAMPLE_RELU_ENGINE";
+const GOOD_NAME: &str = "example_relu_plugin";
+
+/// Serializes the tests of this binary (the plugin set is process-global). A failed
+/// test poisons the lock; the next one still runs.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(live_handle_count(), 0, "a previous test leaked a handle");
+    guard
+}
+
+/// `target/<profile>/examples/lib<name>.so`, next to this test's `target/<profile>/deps/`.
+fn example_library(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary lives in target/<profile>/deps/");
+    let path = profile_dir.join("examples").join(format!("lib{name}.so"));
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build -p hipdnn-backend --examples` \
+         (plain `cargo test` builds it; `cargo test --test ...` does not)",
+        path.display()
+    );
+    path
+}
+
+/// Copies the example `name` into `dir` as `lib<file>.so`; returns the canonical path.
+fn install_as(dir: &Path, name: &str, file: &str) -> PathBuf {
+    let to = dir.join(format!("lib{file}.so"));
+    std::fs::copy(example_library(name), &to).expect("copy a test plugin");
+    to.canonicalize().expect("canonical path")
+}
+
+/// Copies the named examples into `dir` under their own names.
+fn install(dir: &Path, names: &[&str]) {
+    for name in names {
+        install_as(dir, name, name);
+    }
+}
+
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temp dir")
+}
+
+/// Only the plugins in `dir` from now on.
+fn use_only(dir: &Path) {
+    set_engine_plugin_paths([dir], LoadingMode::Absolute).expect("no handle is alive");
+}
+
+/// Collects `(level, message)` of every event on the threads where it is the default.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<(Level, String)>>>);
+
+impl Capture {
+    /// Runs `f` with this subscriber as the thread's default.
+    fn during<T>(&self, f: impl FnOnce() -> T) -> T {
+        tracing::subscriber::with_default(self.clone(), f)
+    }
+
+    fn take(&self) -> Vec<(Level, String)> {
+        std::mem::take(&mut *self.0.lock().expect("not poisoned"))
+    }
+}
+
+struct Message<'a>(&'a mut String);
+
+impl Visit for Message<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0.push_str(&format!("{value:?}"));
+        }
+    }
+}
+
+impl Subscriber for Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut text = String::new();
+        event.record(&mut Message(&mut text));
+        self.0
+            .lock()
+            .expect("not poisoned")
+            .push((*event.metadata().level(), text));
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+/// The "loaded plugin <name> ..." info lines among `lines`.
+fn load_lines(lines: &[(Level, String)]) -> Vec<&str> {
+    lines
+        .iter()
+        .filter(|(level, line)| *level == Level::INFO && line.starts_with("loaded plugin "))
+        .map(|(_, line)| line.as_str())
+        .collect()
+}
+
+/// Sets an environment variable for the life of the guard, then restores it.
+struct EnvGuard {
+    name: &'static str,
+    previous: Option<OsString>,
+}
+
+impl EnvGuard {
+    /// Callers hold [`serial`]: no other test of this binary touches the environment.
+    fn set(name: &'static str, value: &Path) -> Self {
+        let previous = std::env::var_os(name);
+        // SAFETY: every test of this binary that reads or writes the environment (through
+        // the backend's discovery) holds the `serial` lock, and no other thread of the
+        // test is running while it is held.
+        unsafe { std::env::set_var(name, value) };
+        Self { name, previous }
+    }
+}
+
+impl Drop for EnvGuard {
+    fn drop(&mut self) {
+        // SAFETY: as in `EnvGuard::set`: the `serial` lock is still held.
+        unsafe {
+            match &self.previous {
+                Some(value) => std::env::set_var(self.name, value),
+                None => std::env::remove_var(self.name),
+            }
+        }
+    }
+}
+
+fn summary(name: &str, id: i64, plugin: &str, version: &str) -> EngineSummary {
+    EngineSummary {
+        id,
+        name: name.to_owned(),
+        plugin_name: plugin.to_owned(),
+        plugin_version: version.to_owned(),
+        plugin_type: "engine",
+    }
+}
+
+#[test]
+fn each_hostile_plugin_is_skipped_with_its_message_and_the_good_one_serves() {
+    let _serial = serial();
+    let dir = temp_dir();
+    install(
+        dir.path(),
+        &[
+            "bad_create_fails",
+            "bad_create_panics",
+            "bad_engine_name",
+            "bad_null_handle",
+            "collide_a",
+            "collide_b",
+        ],
+    );
+    let good = install_as(dir.path(), "good_plugin", "good_plugin");
+    // The same plugin again under a later name: its engine id is a duplicate.
+    let dup = install_as(dir.path(), "good_plugin", "good_plugin_dup");
+    use_only(dir.path());
+    set_plugin_unload_mode(UnloadMode::Lazy);
+
+    let capture = Capture::default();
+    let handle = capture.during(Handle::new);
+    // The process survived bad_create_panics' Create.
+    let logs = capture.take();
+    let errors: Vec<&str> = logs
+        .iter()
+        .filter(|(level, _)| *level == Level::ERROR)
+        .map(|(_, line)| line.as_str())
+        .collect();
+    let logged = |line: &str| {
+        assert!(
+            errors.contains(&line),
+            "missing error log {line:?} in {logs:#?}"
+        )
+    };
+
+    // Every file loaded (nothing here fails the handshake), in path order.
+    let canon = |file: &str| dir.path().canonicalize().unwrap().join(file);
+    assert_eq!(
+        handle.loaded_plugin_paths(),
+        [
+            canon("libbad_create_fails.so"),
+            canon("libbad_create_panics.so"),
+            canon("libbad_engine_name.so"),
+            canon("libbad_null_handle.so"),
+            canon("libcollide_a.so"),
+            canon("libcollide_b.so"),
+            good.clone(),
+            dup.clone(),
+        ]
+    );
+    assert_eq!(load_lines(&logs).len(), 8, "{logs:#?}");
+
+    // Create fails (a status and a last error): skipped, with the plugin's message.
+    logged(&format!(
+        "Failed to create handle for plugin 'bad_create_fails': Failed to create a plugin \
+         handle. Status: {HIPDNN_PLUGIN_STATUS_NOT_INITIALIZED}, Error: no device for \
+         bad_create_fails"
+    ));
+    // Create panics: the SDK turns it into INTERNAL_ERROR; skipped the same way.
+    logged(&format!(
+        "Failed to create handle for plugin 'bad_create_panics': Failed to create a plugin \
+         handle. Status: {HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR}, Error: panic in \
+         hipdnnEnginePluginCreate: deliberate panic in create_handle"
+    ));
+    logged("Plugin 'bad_null_handle' returned null handle");
+    logged(
+        "Plugin 'collide_b' returned a handle that collides with another plugin ('collide_a'). \
+         This may indicate a symbol collision between plugins. Ensure all plugins are built \
+         with -fvisibility=hidden.",
+    );
+    // Admission: the misnamed engine is dropped, the plugin's other engine kept.
+    let real = engine_name_to_id("BAD_ENGINE_NAME_REAL_ENGINE");
+    logged(&format!(
+        "Plugin 'bad_engine_name' names engine {} \"NOT_THIS_ENGINES_NAME\", but that name \
+         hashes to {}; the engine is dropped",
+        engine_id_to_hex(real),
+        engine_id_to_hex(engine_name_to_id("NOT_THIS_ENGINES_NAME"))
+    ));
+    // Admission: the duplicate id stays with the first plugin in path order.
+    let relu = engine_name_to_id(RELU);
+    logged(&format!(
+        "Plugin '{GOOD_NAME}' ([{}]) declares engine {} ({RELU}), which plugin '{GOOD_NAME}' \
+         ([{}]) already provides; the first plugin keeps it and this engine is dropped",
+        dup.display(),
+        engine_id_to_hex(relu),
+        good.display()
+    ));
+    // collide_b's handle was given back to it and accepted (its Destroy checks the value).
+    assert!(
+        !errors.iter().any(|line| line.contains("destroy")),
+        "{errors:#?}"
+    );
+
+    // Plugin handles: bad_engine_name, collide_a, good_plugin and good_plugin_dup (which
+    // has no engine left but made a handle).
+    assert_eq!(handle.plugin_handle_count(), 4);
+
+    // What the handle serves, sorted by name: collide_a's unnamed engine (hex name), the
+    // kept engine of bad_engine_name, the good plugin's engine.
+    let kept = engine_name_to_id("BAD_ENGINE_NAME_KEPT_ENGINE");
+    assert_eq!(
+        handle.engines(),
+        [
+            summary(&engine_id_to_hex(903), 903, "collide_a", "0.0.1"),
+            summary(
+                "BAD_ENGINE_NAME_KEPT_ENGINE",
+                kept,
+                "bad_engine_name",
+                "0.0.1"
+            ),
+            summary(RELU, relu, GOOD_NAME, "0.1.0"),
+        ]
+    );
+    assert_eq!(handle.engine_id_by_name(RELU), Ok(relu));
+    assert_eq!(
+        handle.engine_id_by_name("BAD_ENGINE_NAME_KEPT_ENGINE"),
+        Ok(kept)
+    );
+    let served_by = handle.plugin_for_engine(relu).expect("routed");
+    assert_eq!(served_by.path(), good);
+    assert_eq!(served_by.name(), GOOD_NAME);
+    assert_eq!(
+        handle.plugin_for_engine(kept).map(|p| p.name()),
+        Some("bad_engine_name")
+    );
+
+    // Engines of skipped plugins and dropped engines are invisible.
+    let panics = engine_name_to_id("CREATE_PANICS_ENGINE");
+    for id in [901, 902, 904, real, panics] {
+        assert!(handle.plugin_for_engine(id).is_none(), "{id}");
+    }
+    for name in [
+        "CREATE_PANICS_ENGINE",
+        "NOT_THIS_ENGINES_NAME",
+        "BAD_ENGINE_NAME_REAL_ENGINE",
+        "NO_SUCH_ENGINE",
+        "",
+    ] {
+        let error = handle.engine_id_by_name(name).expect_err(name);
+        assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED, "{name}");
+        assert_eq!(error.message, format!("no engine named \"{name}\""));
+    }
+
+    // Destroying the handle gives every plugin handle back without complaint.
+    capture.during(|| drop(handle));
+    assert_eq!(live_handle_count(), 0);
+    let logs = capture.take();
+    assert!(
+        !logs.iter().any(|(level, _)| *level == Level::ERROR),
+        "{logs:#?}"
+    );
+
+    // The process goes on: a second handle (LAZY: same set, no reload) is skipped and
+    // served the same way.
+    let again = capture.during(Handle::new);
+    let logs = capture.take();
+    assert!(load_lines(&logs).is_empty(), "{logs:#?}");
+    assert!(
+        logs.iter()
+            .any(|(_, line)| line.contains("panic in hipdnnEnginePluginCreate")),
+        "{logs:#?}"
+    );
+    assert_eq!(again.plugin_handle_count(), 4);
+    assert_eq!(again.engine_id_by_name(RELU), Ok(relu));
+}
+
+#[test]
+fn plugin_paths_cannot_change_while_a_handle_lives() {
+    let _serial = serial();
+    let first = temp_dir();
+    install(first.path(), &["good_plugin"]);
+    let second = temp_dir();
+    // An other plugin that makes handles (ok_no_api_version's Create always fails).
+    let other = install_as(second.path(), "collide_a", "collide_a");
+    use_only(first.path());
+
+    let handle = Handle::new();
+    assert_eq!(live_handle_count(), 1);
+    for mode in [LoadingMode::Absolute, LoadingMode::Additive] {
+        let error = set_engine_plugin_paths([second.path()], mode).expect_err("a handle lives");
+        assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED);
+        assert_eq!(
+            error.message,
+            "engine plugin paths cannot change while 1 handle(s) exist"
+        );
+    }
+    // A second handle counts too; the refused call changed nothing.
+    let second_handle = Handle::new();
+    let error = set_engine_plugin_paths(Vec::<PathBuf>::new(), LoadingMode::Absolute)
+        .expect_err("two handles live");
+    assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED);
+    assert!(error.message.contains("2 handle(s)"), "{}", error.message);
+    assert_eq!(
+        second_handle.loaded_plugin_paths(),
+        handle.loaded_plugin_paths()
+    );
+    assert!(second_handle.engine_id_by_name(RELU).is_ok());
+    drop(second_handle);
+
+    // One handle still lives.
+    assert!(set_engine_plugin_paths([second.path()], LoadingMode::Absolute).is_err());
+    drop(handle);
+    assert_eq!(live_handle_count(), 0);
+
+    // Now it succeeds and the next handle loads from the new paths (LAZY kept the old
+    // set until the paths changed).
+    set_engine_plugin_paths([second.path()], LoadingMode::Absolute).expect("no handle lives");
+    let handle = Handle::new();
+    assert_eq!(handle.loaded_plugin_paths(), [other]);
+    let ids: Vec<i64> = handle.engines().iter().map(|e| e.id).collect();
+    assert_eq!(ids, [903]);
+    assert_eq!(
+        handle.engine_id_by_name(RELU).map_err(|e| e.status),
+        Err(HIPDNN_STATUS_NOT_SUPPORTED)
+    );
+}
+
+#[test]
+fn additive_searches_the_env_dir_too_and_absolute_only_the_custom_paths() {
+    let _serial = serial();
+    let env_dir = temp_dir();
+    let good = install_as(env_dir.path(), "good_plugin", "good_plugin");
+    let custom = temp_dir();
+    // Makes handles, serving engine 903 (unnamed: its hex is its name).
+    let custom_plugin = install_as(custom.path(), "collide_a", "collide_a");
+    let _env = EnvGuard::set("HIPDNN_PLUGIN_DIR", &env_dir.path().canonicalize().unwrap());
+
+    let loaded = |paths: Vec<PathBuf>, mode: LoadingMode| {
+        set_engine_plugin_paths(paths, mode).expect("no handle is alive");
+        let handle = Handle::new();
+        let mut paths = handle.loaded_plugin_paths();
+        paths.sort();
+        let mut names: Vec<String> = handle.engines().into_iter().map(|e| e.name).collect();
+        names.sort();
+        (paths, names)
+    };
+    let mut both = vec![good.clone(), custom_plugin.clone()];
+    both.sort();
+
+    // ADDITIVE: the environment directory (it replaces the default) and the custom path.
+    let (paths, names) = loaded(vec![custom.path().to_path_buf()], LoadingMode::Additive);
+    assert_eq!(paths, both);
+    assert_eq!(names, [engine_id_to_hex(903), RELU.to_owned()]);
+
+    // ADDITIVE with no custom path: the environment directory only.
+    let (paths, names) = loaded(Vec::new(), LoadingMode::Additive);
+    assert_eq!(paths, std::slice::from_ref(&good));
+    assert_eq!(names, [RELU]);
+
+    // ABSOLUTE: only the custom path, the environment directory is not searched.
+    let (paths, names) = loaded(vec![custom.path().to_path_buf()], LoadingMode::Absolute);
+    assert_eq!(paths, std::slice::from_ref(&custom_plugin));
+    assert_eq!(names, [engine_id_to_hex(903)]);
+
+    // ABSOLUTE with no path at all: no plugin, and that is not an error.
+    let (paths, names) = loaded(Vec::new(), LoadingMode::Absolute);
+    assert!(paths.is_empty() && names.is_empty());
+    let empty = Handle::new();
+    assert_eq!(empty.plugin_handle_count(), 0);
+    drop(empty);
+
+    // The file itself given as a path, ADDITIVE: the env plugin and it, loaded once each.
+    let (paths, _) = loaded(
+        vec![custom_plugin.clone(), custom.path().to_path_buf()],
+        LoadingMode::Additive,
+    );
+    assert_eq!(paths, both);
+}
+
+#[test]
+fn lazy_keeps_the_set_after_the_last_handle_and_eager_unloads_it() {
+    let _serial = serial();
+    let dir = temp_dir();
+    let good = install_as(dir.path(), "good_plugin", "good_plugin");
+    set_plugin_unload_mode(UnloadMode::Lazy);
+    assert_eq!(plugin_unload_mode(), UnloadMode::Lazy);
+    use_only(dir.path());
+    let capture = Capture::default();
+    let load_count = |f: &dyn Fn()| {
+        capture.during(f);
+        let logs = capture.take();
+        let lines = load_lines(&logs);
+        assert!(
+            lines
+                .iter()
+                .all(|line| line.starts_with(&format!("loaded plugin {GOOD_NAME} 0.1.0 ")))
+        );
+        lines.len()
+    };
+
+    // LAZY: loaded by the first handle, kept after it, reused by the next ones.
+    assert_eq!(load_count(&|| drop(Handle::new())), 1);
+    assert_eq!(live_handle_count(), 0);
+    assert!(library_is_mapped(&good), "LAZY keeps the library loaded");
+    assert_eq!(load_count(&|| drop(Handle::new())), 0);
+    assert_eq!(load_count(&|| drop(Handle::new())), 0);
+
+    // Switching to EAGER with no handle unloads now; every handle-less gap reloads.
+    set_plugin_unload_mode(UnloadMode::Eager);
+    assert_eq!(plugin_unload_mode(), UnloadMode::Eager);
+    assert_eq!(load_count(&|| drop(Handle::new())), 1);
+    assert_eq!(load_count(&|| drop(Handle::new())), 1);
+    // Overlapping handles share one load, even in EAGER mode.
+    assert_eq!(
+        load_count(&|| {
+            let first = Handle::new();
+            let second = Handle::new();
+            assert_eq!(live_handle_count(), 2);
+            drop(first);
+            let third = Handle::new();
+            assert_eq!(
+                third.engine_id_by_name(RELU),
+                second.engine_id_by_name(RELU)
+            );
+        }),
+        1
+    );
+
+    // Back to LAZY: the first handle loads, then the set stays.
+    set_plugin_unload_mode(UnloadMode::Lazy);
+    assert_eq!(load_count(&|| drop(Handle::new())), 1);
+    assert_eq!(load_count(&|| drop(Handle::new())), 0);
+
+    // A path change drops the kept set even with the same paths.
+    use_only(dir.path());
+    assert_eq!(load_count(&|| drop(Handle::new())), 1);
+}
+
+/// Switching EAGER → LAZY while a handle lives: the mode in force when the last handle
+/// goes away is LAZY, so the set must stay loaded after it (`manager` docs: "in LAZY
+/// unload mode ... it then stays loaded until the plugin paths change or the process
+/// exits").
+#[test]
+fn switching_to_lazy_while_a_handle_lives_keeps_the_set_after_it() {
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin"]);
+    set_plugin_unload_mode(UnloadMode::Eager);
+    use_only(dir.path());
+    let capture = Capture::default();
+
+    let handle = capture.during(Handle::new);
+    assert_eq!(load_lines(&capture.take()).len(), 1);
+    set_plugin_unload_mode(UnloadMode::Lazy);
+    drop(handle);
+
+    capture.during(|| drop(Handle::new()));
+    let logs = capture.take();
+    set_plugin_unload_mode(UnloadMode::Lazy);
+    assert!(
+        load_lines(&logs).is_empty(),
+        "the set was unloaded with the last handle although the mode was LAZY by then: \
+         {logs:#?}"
+    );
+}
+
+/// Whether `path` is loaded in this process (`dlopen` with `RTLD_NOLOAD`).
+fn library_is_mapped(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("no NUL");
+    // SAFETY: a NUL-terminated path; RTLD_NOLOAD never loads (so runs no initializer),
+    // it only takes a reference to an already loaded object.
+    let raw = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if raw.is_null() {
+        return false;
+    }
+    // SAFETY: gives back the reference `dlopen` just took.
+    unsafe { libc::dlclose(raw) };
+    true
+}
+
+#[test]
+fn four_threads_create_and_destroy_handles_concurrently() {
+    let _serial = serial();
+    let dir = temp_dir();
+    install(
+        dir.path(),
+        &["good_plugin", "collide_a", "collide_b", "bad_null_handle"],
+    );
+    use_only(dir.path());
+    let relu = engine_name_to_id(RELU);
+
+    for mode in [UnloadMode::Lazy, UnloadMode::Eager] {
+        set_plugin_unload_mode(mode);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..50 {
+                        let handle = Handle::new();
+                        // good_plugin and collide_a (collide_b collides, null is skipped).
+                        assert_eq!(handle.plugin_handle_count(), 2);
+                        assert_eq!(handle.engine_id_by_name(RELU), Ok(relu));
+                        assert!(live_handle_count() >= 1);
+                    }
+                });
+            }
+        });
+        assert_eq!(live_handle_count(), 0, "{mode:?}");
+    }
+
+    // A handle made on one thread is destroyed on another (Handle is Send).
+    set_plugin_unload_mode(UnloadMode::Lazy);
+    let handles: Vec<Handle> = (0..4).map(|_| Handle::new()).collect();
+    assert_eq!(live_handle_count(), 4);
+    std::thread::scope(|scope| {
+        for handle in handles {
+            scope.spawn(move || {
+                assert_eq!(handle.engine_id_by_name(RELU), Ok(relu));
+                drop(handle);
+            });
+        }
+    });
+    assert_eq!(live_handle_count(), 0);
+}
+
+#[test]
+fn set_stream_reaches_every_plugin_handle_and_reads_back() {
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin", "collide_a"]);
+    use_only(dir.path());
+
+    let mut handle = Handle::new();
+    assert_eq!(handle.plugin_handle_count(), 2);
+    assert!(handle.stream().is_null(), "HIP's default stream at first");
+
+    let dummy: hipStream_t = std::ptr::without_provenance_mut(0xdead_0000);
+    // SAFETY: no plugin in this directory dereferences the stream (the SDK plugin stores
+    // it, collide_a ignores it) and no work is enqueued on this handle.
+    let set = unsafe { handle.set_stream(dummy) };
+    assert_eq!(set, Ok(()));
+    assert_eq!(handle.stream(), dummy);
+
+    // SAFETY: null is HIP's default stream.
+    let set = unsafe { handle.set_stream(std::ptr::null_mut()) };
+    assert_eq!(set, Ok(()));
+    assert!(handle.stream().is_null());
+
+    // Another handle has its own stream.
+    let other = Handle::new();
+    // SAFETY: as above.
+    unsafe { handle.set_stream(dummy) }.expect("accepted");
+    assert!(other.stream().is_null());
+    assert_eq!(handle.stream(), dummy);
+}
