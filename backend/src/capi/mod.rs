@@ -26,8 +26,7 @@ use crate::handle::Handle;
 use crate::manager::{self, UnloadMode};
 use crate::status::*;
 
-/// Opaque target of [`hipdnnHandle_t`].
-#[repr(C)]
+/// Opaque target of [`hipdnnHandle_t`] (declared, never defined, in C).
 #[derive(Debug)]
 pub struct hipdnnHandle {
     _opaque: [u8; 0],

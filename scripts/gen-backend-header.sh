@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Regenerates backend/include/hipdnn_backend.h from the backend's C API with the pinned
+# cbindgen (config: backend/cbindgen.toml).
+#   scripts/gen-backend-header.sh          rewrite the committed header
+#   scripts/gen-backend-header.sh --check  fail (exit 1) if the committed header differs
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+cbindgen="$(scripts/ensure-cbindgen.sh)"
+out=backend/include/hipdnn_backend.h
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+"$cbindgen" --quiet --config backend/cbindgen.toml --crate hipdnn-backend --output "$work/hipdnn_backend.h" backend
+if [[ "${1:-}" == "--check" ]]; then
+    if ! diff -u "$out" "$work/hipdnn_backend.h"; then
+        echo "$out is stale: run scripts/gen-backend-header.sh" >&2
+        exit 1
+    fi
+    echo "backend header is up to date"
+else
+    mkdir -p "$(dirname "$out")"
+    cp "$work/hipdnn_backend.h" "$out"
+    echo "wrote $out"
+fi
