@@ -130,7 +130,8 @@ pub fn set_callback(callback: hipdnnCallback_t) -> crate::PluginResult<()> {
             );
         }
     });
-    tracing::callsite::rebuild_interest_cache();
+    // Installing the dispatcher re-evaluated every callsite; later calls only swap the sink,
+    // which `enabled` reads on every event.
     Ok(())
 }
 
@@ -145,7 +146,7 @@ pub fn set_level(level: hipdnnSeverity_t) -> crate::PluginResult<()> {
             level.0
         )));
     }
+    // Callsites report `Interest::sometimes`, so `enabled` sees the new level at once.
     LEVEL.store(level.0, Ordering::Relaxed);
-    tracing::callsite::rebuild_interest_cache();
     Ok(())
 }
