@@ -19,9 +19,9 @@ fn examples_dir() -> PathBuf {
 }
 
 fn run(command: &mut Command) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let output = command.output().unwrap_or_else(|e| {
+        panic!("cannot run {command:?}: {e} (scripts/setup-debian.sh installs cc and valgrind)")
+    });
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
