@@ -447,8 +447,7 @@ pub unsafe extern "C" fn hipdnnGetEngineInfo_ext(
                 ),
             )
         })?;
-        // Check every size first, so that nothing is written on failure.
-        for (text, buffer, len, what) in [
+        let strings = [
             (engine.name.as_str(), name, name_len, "name"),
             (
                 engine.plugin_name.as_str(),
@@ -463,7 +462,9 @@ pub unsafe extern "C" fn hipdnnGetEngineInfo_ext(
                 "version",
             ),
             (engine.plugin_type, plugin_type, type_len, "type"),
-        ] {
+        ];
+        // Check every size first, so that nothing is written on failure.
+        for &(text, buffer, len, what) in &strings {
             if len.is_null() {
                 return Err(null(&format!("{what} length")));
             }
@@ -473,22 +474,7 @@ pub unsafe extern "C" fn hipdnnGetEngineInfo_ext(
                 return unsafe { write_string(text, buffer, len, what) };
             }
         }
-        for (text, buffer, len, what) in [
-            (engine.name.as_str(), name, name_len, "name"),
-            (
-                engine.plugin_name.as_str(),
-                plugin_name,
-                plugin_name_len,
-                "plugin name",
-            ),
-            (
-                engine.plugin_version.as_str(),
-                version,
-                version_len,
-                "version",
-            ),
-            (engine.plugin_type, plugin_type, type_len, "type"),
-        ] {
+        for (text, buffer, len, what) in strings {
             // SAFETY: forwarded contract.
             unsafe { write_string(text, buffer, len, what) }?;
         }
