@@ -14,7 +14,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use hipdnn_backend::manager::{live_handle_count, plugin_unload_mode};
 use hipdnn_backend::status::HIPDNN_STATUS_NOT_SUPPORTED;
@@ -25,9 +25,10 @@ use hipdnn_data_sdk::{engine_id_to_hex, engine_name_to_id};
 use hipdnn_plugin_sdk::abi::{
     HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR, HIPDNN_PLUGIN_STATUS_NOT_INITIALIZED, hipStream_t,
 };
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
+use tracing::Level;
+
+mod support;
+use support::{Capture, install, install_as};
 
 const RELU: &str = "EXAMPLE_RELU_ENGINE";
 const GOOD_NAME: &str = "example_relu_plugin";
@@ -41,37 +42,6 @@ fn serial() -> MutexGuard<'static, ()> {
     guard
 }
 
-/// `target/<profile>/examples/lib<name>.so`, next to this test's `target/<profile>/deps/`.
-fn example_library(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test binary lives in target/<profile>/deps/");
-    let path = profile_dir.join("examples").join(format!("lib{name}.so"));
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build -p hipdnn-backend --examples` \
-         (plain `cargo test` builds it; `cargo test --test ...` does not)",
-        path.display()
-    );
-    path
-}
-
-/// Copies the example `name` into `dir` as `lib<file>.so`; returns the canonical path.
-fn install_as(dir: &Path, name: &str, file: &str) -> PathBuf {
-    let to = dir.join(format!("lib{file}.so"));
-    std::fs::copy(example_library(name), &to).expect("copy a test plugin");
-    to.canonicalize().expect("canonical path")
-}
-
-/// Copies the named examples into `dir` under their own names.
-fn install(dir: &Path, names: &[&str]) {
-    for name in names {
-        install_as(dir, name, name);
-    }
-}
-
 fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temp dir")
 }
@@ -79,52 +49,6 @@ fn temp_dir() -> tempfile::TempDir {
 /// Only the plugins in `dir` from now on.
 fn use_only(dir: &Path) {
     set_engine_plugin_paths([dir], LoadingMode::Absolute).expect("no handle is alive");
-}
-
-/// Collects `(level, message)` of every event on the threads where it is the default.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<(Level, String)>>>);
-
-impl Capture {
-    /// Runs `f` with this subscriber as the thread's default.
-    fn during<T>(&self, f: impl FnOnce() -> T) -> T {
-        tracing::subscriber::with_default(self.clone(), f)
-    }
-
-    fn take(&self) -> Vec<(Level, String)> {
-        std::mem::take(&mut *self.0.lock().expect("not poisoned"))
-    }
-}
-
-struct Message<'a>(&'a mut String);
-
-impl Visit for Message<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.0.push_str(&format!("{value:?}"));
-        }
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut text = String::new();
-        event.record(&mut Message(&mut text));
-        self.0
-            .lock()
-            .expect("not poisoned")
-            .push((*event.metadata().level(), text));
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
 }
 
 /// The "loaded plugin <name> ..." info lines among `lines`.

@@ -8,14 +8,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 use hipdnn_backend::discovery::SearchEnvironment;
 use hipdnn_backend::{EngineName, LoadError, LoadingMode, PluginPaths, discover, load_plugins};
 use hipdnn_data_sdk::engine_name_to_id;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Metadata, Subscriber};
+
+mod support;
+use support::{Capture, install};
 
 const GOOD: [&str; 3] = ["good_plugin", "ok_api_major_zero", "ok_no_api_version"];
 const BAD: [&str; 9] = [
@@ -30,31 +29,6 @@ const BAD: [&str; 9] = [
     "bad_zero_engines",
 ];
 
-/// `target/<profile>/examples/lib<name>.so`, next to this test's `target/<profile>/deps/`.
-fn example_library(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("the test binary lives in target/<profile>/deps/");
-    let path = profile_dir.join("examples").join(format!("lib{name}.so"));
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build -p hipdnn-backend --examples` \
-         (plain `cargo test` builds it; `cargo test --test ...` does not)",
-        path.display()
-    );
-    path
-}
-
-/// Copies the named plugins into `dir`.
-fn install(dir: &Path, names: &[&str]) {
-    for name in names {
-        std::fs::copy(example_library(name), dir.join(format!("lib{name}.so")))
-            .expect("copy a test plugin");
-    }
-}
-
 fn only(dir: &Path) -> PluginPaths {
     let mut config = PluginPaths::new();
     config.set_engine_plugin_paths([dir], LoadingMode::Absolute);
@@ -68,38 +42,6 @@ fn env(dir: &Path) -> SearchEnvironment {
     }
 }
 
-/// Collects the messages of every event on the current thread.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<String>>>);
-
-struct Message<'a>(&'a mut String);
-
-impl Visit for Message<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.0.push_str(&format!("{value:?}"));
-        }
-    }
-}
-
-impl Subscriber for Capture {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut text = String::new();
-        event.record(&mut Message(&mut text));
-        self.0.lock().expect("not poisoned").push(text);
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
 #[test]
 fn bad_plugins_are_rejected_with_their_reason_and_good_ones_load() {
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -111,8 +53,7 @@ fn bad_plugins_are_rejected_with_their_reason_and_good_ones_load() {
     assert_eq!(found.files.len(), GOOD.len() + BAD.len());
 
     let capture = Capture::default();
-    let (loaded, failed) =
-        tracing::subscriber::with_default(capture.clone(), || load_plugins(&found.files));
+    let (loaded, failed) = capture.during(|| load_plugins(&found.files));
 
     // The good ones, in load (path) order, with what they reported.
     let names: Vec<&str> = loaded.iter().map(|p| p.name()).collect();
@@ -234,7 +175,7 @@ fn bad_plugins_are_rejected_with_their_reason_and_good_ones_load() {
     );
 
     // Each rejection was logged with hipDNN's prefix; the tolerated oddities at info.
-    let logs = capture.0.lock().expect("not poisoned");
+    let logs = capture.messages();
     let logged = |needle: &str| logs.iter().any(|line| line.contains(needle));
     assert!(
         logged("does not report its api version: assuming 1.0.0"),
