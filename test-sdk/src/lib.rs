@@ -1,0 +1,1 @@
+//! CPU references, tolerances, seeded data and the conformance suite for hipDNN providers.
