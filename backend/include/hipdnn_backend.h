@@ -36,6 +36,23 @@ typedef int hipdnnPluginLoadingMode_ext_t;
 typedef int hipdnnPluginUnloadingMode_ext_t;
 
 /*
+ A user log callback: `(userHandle, severity, message)`. The message is valid for the
+ call only.
+ */
+typedef void (*hipdnnUserLogCallback_t)(void *user, hipdnnSeverity_t severity, const char *message);
+
+/*
+ How a user log callback is invoked (`hipdnnLogCallbackMode_t`).
+ */
+typedef int hipdnnLogCallbackMode_t;
+
+/*
+ The user data passed back to a log callback; with the callback, it identifies the
+ registration.
+ */
+typedef void *hipdnnUserLogCallbackHandle_t;
+
+/*
  Default and custom paths.
  */
 #define HIPDNN_PLUGIN_LOADING_ADDITIVE 0
@@ -54,6 +71,17 @@ typedef int hipdnnPluginUnloadingMode_ext_t;
  Unload plugins with the last handle.
  */
 #define HIPDNN_PLUGIN_UNLOAD_EAGER 1
+
+/*
+ On the logging thread, before the logging call returns.
+ */
+#define HIPDNN_LOG_CALLBACK_SYNC 0
+
+/*
+ On the backend's log thread, in order, through a queue of 8192 messages that blocks
+ logging threads when full.
+ */
+#define HIPDNN_LOG_CALLBACK_ASYNC 1
 
 /*
  Success.
@@ -260,6 +288,47 @@ const char *hipdnnVersionString_ext(void);
  `version` is null or valid for a write.
  */
 hipdnnStatus_t hipdnnGetVersion_ext(const char **version);
+
+/*
+ Logs `message` through the backend at `severity` (what the backend hands plugins as
+ their log sink). The message goes where the backend's own messages go (see
+ [`hipdnnSetUserLogCallback_ext`]). Null messages are ignored.
+
+ # Safety
+ `message` is null or a NUL-terminated string, read during the call only.
+ */
+void hipdnnLoggingCallback_ext(hipdnnSeverity_t severity, const char *message);
+
+/*
+ Registers `callback` with `userHandle` to receive log messages at or above both
+ `minLevel` and the global log level (`hipdnnBackendSetGlobalLogLevel_ext`,
+ environment variable `HIPDNN_LOG_LEVEL`, default OFF). Calling again with the same
+ pair changes its level and mode; `minLevel` `HIPDNN_SEV_OFF` removes it (an ASYNC
+ callback's queued messages are delivered before this returns). Several pairs may be
+ registered at once.
+
+ Ownership: the backend keeps the two pointers, never `userHandle`'s memory; both must
+ stay valid until the pair is removed. The callback must not unwind.
+
+ # Safety
+ `callback` is a valid function for as long as it is registered.
+ */
+hipdnnStatus_t hipdnnSetUserLogCallback_ext(hipdnnUserLogCallback_t callback, hipdnnSeverity_t min_level, hipdnnLogCallbackMode_t mode, hipdnnUserLogCallbackHandle_t user_handle);
+
+/*
+ Sets the global log level: messages below it are produced by neither the backend nor
+ the plugins (they receive the new level), written to standard error (or the file
+ named by `HIPDNN_LOG_FILE`), or passed to callbacks.
+ */
+hipdnnStatus_t hipdnnBackendSetGlobalLogLevel_ext(hipdnnSeverity_t level);
+
+/*
+ Writes the global log level.
+
+ # Safety
+ `level` is null or valid for a write.
+ */
+hipdnnStatus_t hipdnnBackendGetGlobalLogLevel_ext(hipdnnSeverity_t *level);
 
 #ifdef __cplusplus
 }  // extern "C"

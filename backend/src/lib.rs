@@ -16,7 +16,7 @@
 //!    directories. The result is a sorted, deduplicated list of canonical files plus
 //!    one problem per unusable path.
 //! 2. **Loading** ([`LoadedPlugin::load`], [`load_plugins`]): `dlopen` with
-//!    `RTLD_NOW | RTLD_LOCAL` and hipDNN's handshake (name, version, API version, type,
+//!    `RTLD_NOW | RTLD_LOCAL` (+ `RTLD_NODELETE`) and hipDNN's handshake (name, version, API version, type,
 //!    logging, every required symbol, engine ids). A plugin that fails any step is
 //!    rejected with a [`LoadError`] saying exactly what was wrong (the missing symbol,
 //!    the version text, the counts…), logged as `Error loading plugin from [path]: …`,
@@ -67,6 +67,7 @@ pub mod discovery;
 mod error;
 mod handle;
 mod loader;
+pub mod log_output;
 mod logging;
 pub mod manager;
 pub mod plugin;

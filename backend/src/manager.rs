@@ -205,6 +205,16 @@ pub fn live_handle_count() -> usize {
     global().live_handles
 }
 
+/// Pushes a log level to every loaded plugin that accepts one (failures are logged).
+pub(crate) fn push_log_level(level: hipdnn_plugin_sdk::abi::hipdnnSeverity_t) {
+    let loaded = global().loaded.upgrade();
+    for plugin in loaded.iter().flat_map(|set| set.plugins()) {
+        if let Err(e) = plugin.set_log_level(level) {
+            tracing::warn!("{e}");
+        }
+    }
+}
+
 /// Takes a reference to the loaded set for a new handle, loading it if needed.
 pub(crate) fn acquire() -> Arc<PluginSet> {
     let mut global = global();

@@ -1,8 +1,8 @@
 //! One loaded engine plugin: the library, every entry point resolved from it, and what
 //! the load-time handshake learned (reference §1.3, §1.6, §2.4).
 //!
-//! [`LoadedPlugin::load`] opens the file with `RTLD_NOW | RTLD_LOCAL` and runs hipDNN's
-//! handshake, in hipDNN's order:
+//! [`LoadedPlugin::load`] opens the file with `RTLD_NOW | RTLD_LOCAL` (plus
+//! `RTLD_NODELETE`, see below) and runs hipDNN's handshake, in hipDNN's order:
 //!
 //! 1. resolve the base symbols: `hipdnnPluginGetName`, `GetVersion`, `GetType`,
 //!    `GetLastErrorString` are required; `GetApiVersion`, `SetLoggingCallback`,
@@ -32,6 +32,16 @@ use std::path::{Path, PathBuf};
 
 use hipdnn_plugin_sdk::abi::*;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
+
+/// `RTLD_NODELETE`: `dlclose` releases the backend's reference but keeps the code mapped.
+///
+/// Unloading a plugin (EAGER mode, changed plugin paths) drops everything the backend
+/// holds of it (handles, engines, function pointers, its reference to the library), but
+/// the code itself stays mapped until the process exits: a plugin may leave threads (a
+/// thread pool) or thread-local destructors that still run its code, and a Rust plugin's
+/// statics are never dropped, so unmapping it would crash the process or leak them. A
+/// later load of the same file gets the same, still-initialised library.
+const RTLD_NODELETE: std::ffi::c_int = libc::RTLD_NODELETE;
 
 use crate::error::{LoadError, PluginCallError};
 use crate::logging;
@@ -371,7 +381,8 @@ fn check_api_version(path: &Path, text: &str) -> Result<semver::Version, LoadErr
 }
 
 impl LoadedPlugin {
-    /// Opens `path` with `RTLD_NOW | RTLD_LOCAL` and runs the handshake (module docs).
+    /// Opens `path` with `RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE` and runs the handshake
+    /// (module docs).
     ///
     /// Loading runs the library's initializers and then its entry points: plugins are
     /// trusted code, as every library a program loads. Misbehaviour the ABI allows to be
@@ -383,14 +394,12 @@ impl LoadedPlugin {
     /// The first way the plugin failed the handshake; see [`LoadError`].
     pub fn load(path: &Path) -> Result<Self, LoadError> {
         // SAFETY: loading a plugin runs its initializers; plugins are trusted code (see
-        // above), and the flags are the ones hipDNN uses.
-        let library =
-            unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map_err(|source| {
-                LoadError::Open {
-                    path: path.to_path_buf(),
-                    source,
-                }
-            })?;
+        // above). The flags are hipDNN's plus `RTLD_NODELETE` ([`RTLD_NODELETE`]).
+        let library = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) }
+            .map_err(|source| LoadError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let mut hs = Handshake {
             path,
             library: &library,

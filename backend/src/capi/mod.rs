@@ -26,6 +26,9 @@ use crate::handle::Handle;
 use crate::manager::{self, UnloadMode};
 use crate::status::*;
 
+mod logging;
+pub use logging::*;
+
 /// Opaque target of [`hipdnnHandle_t`] (declared, never defined, in C).
 #[derive(Debug)]
 pub struct hipdnnHandle {
@@ -61,6 +64,7 @@ fn set_last_error(message: &str) {
 /// Runs a C function's body: errors become their status (message kept as the thread's
 /// last error, logged), a panic becomes `INTERNAL_ERROR`.
 fn boundary(entry: &str, body: impl FnOnce() -> BackendResult<()>) -> hipdnnStatus_t {
+    crate::log_output::ensure_installed();
     let error = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => return HIPDNN_STATUS_SUCCESS,
         Ok(Err(error)) => error,

@@ -9,6 +9,31 @@
 
 static int failures = 0;
 
+/* What a log callback saw. */
+struct log_record {
+    int count;
+    int infos;
+    int errors;
+    int missing_plugin; /* messages naming the missing plugin file */
+    char last[256];
+};
+
+static void record_log(void* user, hipdnnSeverity_t severity, const char* message)
+{
+    struct log_record* record = user;
+    ++record->count;
+    if (severity == HIPDNN_SEV_INFO) {
+        ++record->infos;
+    }
+    if (severity >= HIPDNN_SEV_ERROR) {
+        ++record->errors;
+    }
+    if (strstr(message, "libnothing.so") != NULL) {
+        ++record->missing_plugin;
+    }
+    snprintf(record->last, sizeof record->last, "%s", message);
+}
+
 #define CHECK(cond)                                                            \
     do {                                                                       \
         if (!(cond)) {                                                         \
@@ -87,6 +112,50 @@ int main(void)
     CHECK(hipdnnGetEngineCount_ext(handle, &engines) == HIPDNN_STATUS_SUCCESS && engines == 1);
     CHECK(hipdnnDestroy(handle) == HIPDNN_STATUS_SUCCESS);
     CHECK(hipdnnSetPluginUnloadMode_ext(7) == HIPDNN_STATUS_BAD_PARAM);
+
+    /* Logging: off by default; callbacks get what passes both their level and the global one. */
+    hipdnnSeverity_t level = HIPDNN_SEV_INFO;
+    CHECK(hipdnnBackendGetGlobalLogLevel_ext(&level) == HIPDNN_STATUS_SUCCESS && level == HIPDNN_SEV_OFF);
+    CHECK(hipdnnBackendGetGlobalLogLevel_ext(NULL) == HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+    CHECK(hipdnnBackendSetGlobalLogLevel_ext((hipdnnSeverity_t)9) == HIPDNN_STATUS_BAD_PARAM);
+    struct log_record sync_log = {0, 0, 0, 0, ""}, async_log = {0, 0, 0, 0, ""};
+    CHECK(hipdnnSetUserLogCallback_ext(NULL, HIPDNN_SEV_INFO, HIPDNN_LOG_CALLBACK_SYNC, &sync_log)
+          == HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+    CHECK(hipdnnSetUserLogCallback_ext(record_log, HIPDNN_SEV_INFO, HIPDNN_LOG_CALLBACK_SYNC, NULL)
+          == HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+    CHECK(hipdnnSetUserLogCallback_ext(record_log, HIPDNN_SEV_INFO, 5, &sync_log) == HIPDNN_STATUS_BAD_PARAM);
+    CHECK(hipdnnSetUserLogCallback_ext(record_log, HIPDNN_SEV_INFO, HIPDNN_LOG_CALLBACK_SYNC, &sync_log)
+          == HIPDNN_STATUS_SUCCESS);
+    CHECK(hipdnnSetUserLogCallback_ext(record_log, HIPDNN_SEV_WARN, HIPDNN_LOG_CALLBACK_ASYNC, &async_log)
+          == HIPDNN_STATUS_SUCCESS);
+    hipdnnLoggingCallback_ext(HIPDNN_SEV_ERROR, "dropped: the global level is OFF");
+    CHECK(sync_log.count == 0);
+    CHECK(hipdnnBackendSetGlobalLogLevel_ext(HIPDNN_SEV_INFO) == HIPDNN_STATUS_SUCCESS);
+    hipdnnLoggingCallback_ext(HIPDNN_SEV_INFO, "info message");
+    CHECK(sync_log.count == 1 && strstr(sync_log.last, "info message") != NULL);
+    hipdnnLoggingCallback_ext(HIPDNN_SEV_ERROR, "error message");
+    hipdnnLoggingCallback_ext(HIPDNN_SEV_FATAL, "fatal message");
+    CHECK(sync_log.count == 3 && sync_log.errors == 2);
+    /* Backend messages arrive too: an error for a plugin path that does not exist. */
+    const char* missing[] = {"/nonexistent/libnothing.so"};
+    CHECK(hipdnnSetEnginePluginPaths_ext(1, missing, HIPDNN_PLUGIN_LOADING_ADDITIVE) == HIPDNN_STATUS_SUCCESS);
+    CHECK(hipdnnCreate(&handle) == HIPDNN_STATUS_SUCCESS);
+    CHECK(sync_log.errors == 3 && sync_log.missing_plugin == 1);
+    CHECK(hipdnnGetEngineCount_ext(handle, &engines) == HIPDNN_STATUS_SUCCESS && engines == 1);
+    CHECK(hipdnnDestroy(handle) == HIPDNN_STATUS_SUCCESS);
+    /* Removing the ASYNC callback delivers its queue first: the error, the fatal, the
+     * backend's error and the plugin's warning; never an info. */
+    CHECK(hipdnnSetUserLogCallback_ext(record_log, HIPDNN_SEV_OFF, HIPDNN_LOG_CALLBACK_ASYNC, &async_log)
+          == HIPDNN_STATUS_SUCCESS);
+    CHECK(async_log.errors == 3 && async_log.missing_plugin == 1);
+    CHECK(async_log.infos == 0 && sync_log.infos > 1 && async_log.count == sync_log.count - sync_log.infos);
+    CHECK(hipdnnSetUserLogCallback_ext(record_log, HIPDNN_SEV_OFF, HIPDNN_LOG_CALLBACK_SYNC, &sync_log)
+          == HIPDNN_STATUS_SUCCESS);
+    int seen = sync_log.count;
+    hipdnnLoggingCallback_ext(HIPDNN_SEV_ERROR, "after removal");
+    CHECK(sync_log.count == seen);
+    CHECK(hipdnnBackendSetGlobalLogLevel_ext(HIPDNN_SEV_OFF) == HIPDNN_STATUS_SUCCESS);
+
     if (failures == 0) {
         printf("OK\n");
     }
