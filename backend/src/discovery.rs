@@ -27,6 +27,12 @@
 //!    target load once) and returned in sorted order, which is the load order.
 //!
 //! A missing *default* directory is not an error: it only means no plugin is installed.
+//!
+//! A program that links this crate statically (the `hipdnn` command) has no
+//! `libhipdnn_backend.so` of its own: its module directory is the executable's. When that
+//! directory is `PREFIX/bin` of an installed layout (no `bin/hipdnn_plugins/engines`, but
+//! a `PREFIX/lib/hipdnn_plugins/engines`), `PREFIX/lib` stands in for it, as if the
+//! program had loaded the installed library ([`installed_library_dir`]).
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
@@ -115,8 +121,12 @@ impl SearchEnvironment {
     /// # Errors
     /// The backend module's path cannot be found.
     pub fn from_process() -> io::Result<Self> {
+        let mut library_dir = backend_library_dir()?;
+        if backend_is_executable() {
+            library_dir = installed_library_dir(&library_dir);
+        }
         Ok(Self {
-            library_dir: backend_library_dir()?,
+            library_dir,
             env_plugin_dir: env_plugin_dir(std::env::var_os(PLUGIN_DIR_ENV)),
         })
     }
@@ -125,6 +135,34 @@ impl SearchEnvironment {
 /// The value of `HIPDNN_PLUGIN_DIR` as a directory: `None` when unset or empty.
 pub fn env_plugin_dir(value: Option<OsString>) -> Option<PathBuf> {
     value.filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// The directory a statically linked program in `dir` resolves plugin paths against:
+/// `dir/../lib` when `dir` is named `bin`, has no [`DEFAULT_ENGINE_PLUGIN_DIR`] of its
+/// own and `dir/../lib` has one (an installed layout); otherwise `dir`.
+pub fn installed_library_dir(dir: &Path) -> PathBuf {
+    if dir.file_name() == Some(OsStr::new("bin"))
+        && !dir.join(DEFAULT_ENGINE_PLUGIN_DIR).is_dir()
+        && let Some(prefix) = dir.parent()
+    {
+        let lib = prefix.join("lib");
+        if lib.join(DEFAULT_ENGINE_PLUGIN_DIR).is_dir() {
+            return lib;
+        }
+    }
+    dir.to_path_buf()
+}
+
+/// Whether this crate is linked into the main executable (rather than being
+/// `libhipdnn_backend.so` or another shared library).
+fn backend_is_executable() -> bool {
+    let canonical = |p: PathBuf| p.canonicalize().unwrap_or(p);
+    match (module_path(), std::env::current_exe()) {
+        (Some(module), Ok(exe)) => canonical(module) == canonical(exe),
+        // `dladdr` could not name the module: the executable's path is used.
+        (None, _) => true,
+        (Some(_), Err(_)) => false,
+    }
 }
 
 /// The directory of the module this crate is linked into: the executable when the rlib
@@ -622,5 +660,25 @@ mod tests {
         let exe = std::env::current_exe().expect("the test binary");
         let expected = canonical(exe.parent().expect("a parent"));
         assert_eq!(backend_library_dir().expect("dladdr"), expected);
+        assert!(backend_is_executable());
+    }
+
+    #[test]
+    fn a_program_in_an_installed_bin_resolves_against_lib() {
+        let prefix = tempfile::tempdir().unwrap();
+        let bin = prefix.path().join("bin");
+        let lib = prefix.path().join("lib");
+        std::fs::create_dir_all(&bin).unwrap();
+        // No plugin directory anywhere: stays in bin.
+        assert_eq!(installed_library_dir(&bin), bin);
+        std::fs::create_dir_all(lib.join(DEFAULT_ENGINE_PLUGIN_DIR)).unwrap();
+        assert_eq!(installed_library_dir(&bin), lib);
+        // Only a directory named bin is taken as part of a layout.
+        let tools = prefix.path().join("tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        assert_eq!(installed_library_dir(&tools), tools);
+        // A plugin directory next to the program wins.
+        std::fs::create_dir_all(bin.join(DEFAULT_ENGINE_PLUGIN_DIR)).unwrap();
+        assert_eq!(installed_library_dir(&bin), bin);
     }
 }

@@ -1,0 +1,327 @@
+//! Project tasks, run as `cargo xtask <task>` (alias in `.cargo/config.toml`).
+//!
+//! * `install --prefix DIR [--debug]`: builds the backend, every engine plugin of the
+//!   workspace (packages under `plugins/` with a `cdylib` target) and the `hipdnn`
+//!   command (when the workspace has it), and lays them out as an installed hipDNN:
+//!
+//!   ```text
+//!   DIR/lib/libhipdnn_backend.so
+//!   DIR/lib/hipdnn_plugins/engines/lib<plugin>.so
+//!   DIR/include/hipdnn_backend.h
+//!   DIR/include/hipdnn_plugin_sdk/*.h
+//!   DIR/bin/hipdnn
+//!   ```
+//!
+//! * `install-plugin --prefix DIR FILE...`: copies already built engine plugins into
+//!   `DIR/lib/hipdnn_plugins/engines/` (the way to add a plugin of your own to an
+//!   installed layout).
+//! * `check-install --prefix DIR`: compiles `examples/c/list_engines.c` against
+//!   `DIR/include` and `DIR/lib` and runs it with no hipDNN environment variable set: it
+//!   must find the installed plugins' engines through the default plugin directory.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// Where engine plugins live, relative to an install prefix (the directory
+/// `hipdnn_plugins/engines` next to `libhipdnn_backend.so`).
+const ENGINE_PLUGIN_DIR: &str = "lib/hipdnn_plugins/engines";
+
+/// The hipDNN environment variables that would change where plugins are found or what
+/// is logged; `check-install` runs with none of them.
+const HIPDNN_ENV: &[&str] = &["HIPDNN_PLUGIN_DIR", "HIPDNN_LOG_LEVEL", "HIPDNN_LOG_FILE"];
+
+type Result<T> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "usage:
+  cargo xtask install --prefix DIR [--debug]
+  cargo xtask install-plugin --prefix DIR FILE...
+  cargo xtask check-install --prefix DIR";
+
+fn run(args: &[OsString]) -> Result<()> {
+    let Some((task, rest)) = args.split_first() else {
+        return Err(USAGE.to_owned());
+    };
+    let options = Options::parse(rest)?;
+    match task.to_str() {
+        Some("install") => {
+            options.no_files()?;
+            install(&options.prefix()?, options.debug)
+        }
+        Some("install-plugin") => {
+            if options.files.is_empty() {
+                return Err(format!("install-plugin needs plugin files\n{USAGE}"));
+            }
+            let prefix = options.prefix()?;
+            options
+                .files
+                .iter()
+                .try_for_each(|f| install_plugin(&prefix, f))
+        }
+        Some("check-install") => {
+            options.no_files()?;
+            check_install(&options.prefix()?)
+        }
+        _ => Err(format!("unknown task {task:?}\n{USAGE}")),
+    }
+}
+
+#[derive(Debug, Default)]
+struct Options {
+    prefix: Option<PathBuf>,
+    debug: bool,
+    files: Vec<PathBuf>,
+}
+
+impl Options {
+    fn parse(args: &[OsString]) -> Result<Self> {
+        let mut options = Self::default();
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.to_str() {
+                Some("--prefix") => {
+                    let value = args.next().ok_or("--prefix needs a directory")?;
+                    options.prefix = Some(PathBuf::from(value));
+                }
+                Some(text) if text.starts_with("--prefix=") => {
+                    options.prefix = Some(PathBuf::from(&text["--prefix=".len()..]));
+                }
+                Some("--debug") => options.debug = true,
+                Some(text) if text.starts_with('-') => {
+                    return Err(format!("unknown option {text}\n{USAGE}"));
+                }
+                _ => options.files.push(PathBuf::from(arg)),
+            }
+        }
+        Ok(options)
+    }
+
+    /// The prefix, made absolute (the tasks change directories).
+    fn prefix(&self) -> Result<PathBuf> {
+        let prefix = self
+            .prefix
+            .as_ref()
+            .ok_or(format!("--prefix DIR is required\n{USAGE}"))?;
+        std::path::absolute(prefix).map_err(|e| format!("{}: {e}", prefix.display()))
+    }
+
+    fn no_files(&self) -> Result<()> {
+        match self.files.first() {
+            Some(extra) => Err(format!("unexpected argument {}\n{USAGE}", extra.display())),
+            None => Ok(()),
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root")
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn status(command: &mut Command) -> Result<()> {
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed ({status})"))
+    }
+}
+
+/// A workspace package the install builds.
+#[derive(Debug)]
+struct Package {
+    name: String,
+    /// The cdylib's or binary's target name.
+    target: String,
+}
+
+/// What `cargo metadata` says the workspace ships: engine plugins (packages under
+/// `plugins/` with a cdylib target) and the `hipdnn` binary, if some package has it.
+fn shipped_packages(root: &Path) -> Result<(Vec<Package>, Option<Package>)> {
+    let output = cargo()
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cannot read cargo metadata: {e}"))?;
+    let plugins_dir = root.join("plugins");
+    let mut plugins = Vec::new();
+    let mut cli = None;
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let name = package["name"].as_str().unwrap_or_default().to_owned();
+        let manifest = Path::new(package["manifest_path"].as_str().unwrap_or_default());
+        for target in package["targets"].as_array().into_iter().flatten() {
+            let kinds: Vec<&str> = target["kind"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|k| k.as_str())
+                .collect();
+            let target_name = target["name"].as_str().unwrap_or_default().to_owned();
+            if kinds.contains(&"cdylib") && manifest.starts_with(&plugins_dir) {
+                plugins.push(Package {
+                    name: name.clone(),
+                    target: target_name,
+                });
+            } else if kinds.contains(&"bin") && target_name == "hipdnn" {
+                cli = Some(Package {
+                    name: name.clone(),
+                    target: target_name,
+                });
+            }
+        }
+    }
+    plugins.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok((plugins, cli))
+}
+
+fn copy(from: &Path, to: &Path) -> Result<()> {
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    // Replace rather than overwrite in place: a process may have the old file mapped.
+    let _ = std::fs::remove_file(to);
+    std::fs::copy(from, to)
+        .map(drop)
+        .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
+}
+
+fn install(prefix: &Path, debug: bool) -> Result<()> {
+    let root = workspace_root();
+    let (plugins, cli) = shipped_packages(&root)?;
+    let profile = if debug { "debug" } else { "release" };
+
+    let mut build = cargo();
+    build.arg("build").arg("--locked").current_dir(&root);
+    if !debug {
+        build.arg("--release");
+    }
+    build.args(["-p", "hipdnn-backend", "--lib"]);
+    for plugin in &plugins {
+        build.args(["-p", &plugin.name]);
+    }
+    if let Some(cli) = &cli {
+        build.args(["-p", &cli.name, "--bin", &cli.target]);
+    }
+    status(&mut build)?;
+
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), PathBuf::from)
+        .join(profile);
+    let mut installed = Vec::new();
+    let mut put = |from: PathBuf, to: PathBuf| -> Result<()> {
+        copy(&from, &to)?;
+        installed.push(to);
+        Ok(())
+    };
+    put(
+        target_dir.join("libhipdnn_backend.so"),
+        prefix.join("lib/libhipdnn_backend.so"),
+    )?;
+    for plugin in &plugins {
+        let file = format!("lib{}.so", plugin.target);
+        put(
+            target_dir.join(&file),
+            prefix.join(ENGINE_PLUGIN_DIR).join(&file),
+        )?;
+    }
+    if let Some(cli) = &cli {
+        put(
+            target_dir.join(&cli.target),
+            prefix.join("bin").join(&cli.target),
+        )?;
+    }
+    put(
+        root.join("backend/include/hipdnn_backend.h"),
+        prefix.join("include/hipdnn_backend.h"),
+    )?;
+    let sdk_headers = root.join("plugin-sdk/include/hipdnn_plugin_sdk");
+    let mut headers: Vec<PathBuf> = std::fs::read_dir(&sdk_headers)
+        .map_err(|e| format!("cannot read {}: {e}", sdk_headers.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "h"))
+        .collect();
+    headers.sort();
+    for header in headers {
+        let name = header.file_name().expect("a file").to_owned();
+        put(header, prefix.join("include/hipdnn_plugin_sdk").join(name))?;
+    }
+    for path in &installed {
+        println!("installed {}", path.display());
+    }
+    Ok(())
+}
+
+fn install_plugin(prefix: &Path, file: &Path) -> Result<()> {
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| format!("{} is not a file name", file.display()))?;
+    if !(name.starts_with("lib") && name.ends_with(".so")) {
+        return Err(format!(
+            "{} is not named lib<name>.so: the backend loads only .so files",
+            file.display()
+        ));
+    }
+    let to = prefix.join(ENGINE_PLUGIN_DIR).join(name);
+    copy(file, &to)?;
+    println!("installed {}", to.display());
+    Ok(())
+}
+
+fn check_install(prefix: &Path) -> Result<()> {
+    let root = workspace_root();
+    let lib = prefix.join("lib");
+    let include = prefix.join("include");
+    let work = std::env::temp_dir().join(format!("hipdnn-check-install-{}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let program = work.join("list_engines");
+    let compiler = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
+    status(
+        Command::new(compiler)
+            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+            .arg(root.join("examples/c/list_engines.c"))
+            .arg("-I")
+            .arg(&include)
+            .arg("-L")
+            .arg(&lib)
+            .arg(format!("-Wl,-rpath,{}", lib.display()))
+            .arg("-lhipdnn_backend")
+            .arg("-o")
+            .arg(&program),
+    )?;
+    let mut run = Command::new(&program);
+    for var in HIPDNN_ENV {
+        run.env_remove(var);
+    }
+    let result = status(&mut run);
+    let _ = std::fs::remove_dir_all(&work);
+    result
+}
