@@ -27,9 +27,15 @@ use std::process::{Command, ExitCode};
 /// `hipdnn_plugins/engines` next to `libhipdnn_backend.so`).
 const ENGINE_PLUGIN_DIR: &str = "lib/hipdnn_plugins/engines";
 
-/// The hipDNN environment variables that would change where plugins are found or what
-/// is logged; `check-install` runs with none of them.
-const HIPDNN_ENV: &[&str] = &["HIPDNN_PLUGIN_DIR", "HIPDNN_LOG_LEVEL", "HIPDNN_LOG_FILE"];
+/// The environment variables that would change which backend is loaded, where it finds
+/// plugins or what it logs; `check-install` runs with none of them (`cargo run` sets
+/// `LD_LIBRARY_PATH`, which the loader searches before a `RUNPATH`).
+const HIPDNN_ENV: &[&str] = &[
+    "HIPDNN_PLUGIN_DIR",
+    "HIPDNN_LOG_LEVEL",
+    "HIPDNN_LOG_FILE",
+    "LD_LIBRARY_PATH",
+];
 
 type Result<T> = std::result::Result<T, String>;
 
