@@ -65,6 +65,7 @@
 pub mod capi;
 pub mod discovery;
 mod error;
+pub mod frontend;
 mod handle;
 mod loader;
 pub mod log_output;

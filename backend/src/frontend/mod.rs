@@ -1,0 +1,1 @@
+//! The application-facing graph API (the role of hipDNN's frontend).
