@@ -1139,6 +1139,10 @@ pub struct NormStats {
     pub inv: Vec<f32>,
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "private helper behind layernorm and rmsnorm"
+)]
 fn norm_impl(
     op: &'static str,
     x: &HostTensor,
