@@ -41,7 +41,7 @@
 //! * [`graphs`]: builders of the common graphs.
 //! * [`executor`]: a whole-graph interpreter over the references.
 //! * [`conformance`]: the suite.
-//! * [`skip`]: [`skip_if_no_device!`].
+//! * [`skip`]: reporting tests skipped for lack of a device ([`skip_if_no_device!`]).
 //!
 //! # Example
 //!
