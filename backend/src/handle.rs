@@ -13,9 +13,10 @@ use crate::status::{BackendError, BackendResult};
 
 /// One plugin's handle inside a hipDNN handle.
 #[derive(Debug)]
-struct PluginHandle {
-    plugin: usize,
-    raw: hipdnnEnginePluginHandle_t,
+pub(crate) struct PluginHandle {
+    /// Index into the plugin set.
+    pub(crate) plugin: usize,
+    pub(crate) raw: hipdnnEnginePluginHandle_t,
 }
 
 /// An engine as the handle's queries report it (`hipdnnGetEngineInfo_ext`).
@@ -41,11 +42,11 @@ pub struct EngineSummary {
 #[derive(Debug)]
 pub struct Handle {
     // Declared first: plugin handles are destroyed (in `Drop`) before the set is released.
-    plugin_handles: Vec<PluginHandle>,
+    pub(crate) plugin_handles: Vec<PluginHandle>,
     /// Engine id → index into `plugin_handles`.
-    routes: HashMap<i64, usize>,
+    pub(crate) routes: HashMap<i64, usize>,
     stream: hipStream_t,
-    set: Arc<PluginSet>,
+    pub(crate) set: Arc<PluginSet>,
 }
 
 // SAFETY: the raw plugin handles and the stream are opaque pointers owned by this value;
@@ -106,7 +107,7 @@ impl Handle {
         }
     }
 
-    fn plugin(&self, handle: &PluginHandle) -> &LoadedPlugin {
+    pub(crate) fn plugin(&self, handle: &PluginHandle) -> &LoadedPlugin {
         &self.set.plugins()[handle.plugin]
     }
 

@@ -65,6 +65,7 @@
 pub mod capi;
 pub mod discovery;
 mod error;
+pub mod execution;
 pub mod frontend;
 mod handle;
 mod loader;
@@ -78,6 +79,7 @@ pub use discovery::{
     Discovery, DiscoveryError, LoadingMode, PluginPaths, SearchEnvironment, discover,
 };
 pub use error::{LoadError, PluginCallError};
+pub use execution::{OperationGraph, Plan, RankedEngine, VariantPack};
 pub use handle::{EngineSummary, Handle};
 pub use loader::load_plugins;
 pub use logging::PLUGIN_LOG_TARGET;

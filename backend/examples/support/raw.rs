@@ -8,7 +8,9 @@
 // Groups: `name`, `version`, `api_version`, `plugin_type`, `last_error`, `logging`
 // (SetLoggingCallback and SetLogLevel), `engine_ids`, `handles` (Create, Destroy,
 // SetStream), `planning` (the 7 required engine functions besides those and
-// ExecuteOpGraph), `execute` (ExecuteOpGraph).
+// ExecuteOpGraph; also as two halves: `planning_discovery` = GetApplicableEngineIds,
+// GetEngineDetails, DestroyEngineDetails, and `planning_plans` = the other four),
+// `execute` (ExecuteOpGraph).
 
 #![allow(dead_code, reason = "each plugin uses a different part")]
 
@@ -182,6 +184,10 @@ macro_rules! raw_exports {
         }
     };
     (@ planning) => {
+        $crate::raw_exports!(@ planning_discovery);
+        $crate::raw_exports!(@ planning_plans);
+    };
+    (@ planning_discovery) => {
         #[unsafe(no_mangle)]
         pub extern "C" fn hipdnnEnginePluginGetApplicableEngineIds(
             _: ::hipdnn_plugin_sdk::abi::hipdnnEnginePluginHandle_t,
@@ -211,6 +217,8 @@ macro_rules! raw_exports {
             raw::unused("hipdnnEnginePluginDestroyEngineDetails")
         }
 
+    };
+    (@ planning_plans) => {
         #[unsafe(no_mangle)]
         pub extern "C" fn hipdnnEnginePluginGetWorkspaceSize(
             _: ::hipdnn_plugin_sdk::abi::hipdnnEnginePluginHandle_t,
