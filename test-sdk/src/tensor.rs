@@ -5,6 +5,7 @@
 //! layout only decides where in `data` an element lives.
 
 use hipdnn_data_sdk::{TensorLayout, packed_strides};
+use hipdnn_flatbuffers_sdk::model::TensorAttributes;
 
 /// A tensor of `f32` values: `dims` (extents), `strides` (in elements) and the storage.
 ///
@@ -101,6 +102,14 @@ impl HostTensor {
             strides,
             data,
         }
+    }
+
+    /// A zero-filled tensor with a graph tensor's dims and strides.
+    ///
+    /// # Panics
+    /// On negative dims or strides (a validated graph has none).
+    pub fn for_tensor(t: &TensorAttributes) -> Self {
+        Self::zeros(dims_usize(&t.dims), dims_usize(&t.strides))
     }
 
     /// A zero-filled row-major tensor.
