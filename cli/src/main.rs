@@ -1,0 +1,3 @@
+//! The `hipdnn` command.
+
+fn main() {}
