@@ -10,6 +10,11 @@
 #include <hipdnn_plugin_sdk/PluginApiDataTypes.h>
 
 /*
+ Opaque target of [`hipdnnBackendDescriptor_t`].
+ */
+typedef struct hipdnnBackendDescriptor hipdnnBackendDescriptor;
+
+/*
  Opaque target of [`hipdnnHandle_t`] (declared, never defined, in C).
  */
 typedef struct hipdnnHandle hipdnnHandle;
@@ -34,6 +39,27 @@ typedef int hipdnnPluginLoadingMode_ext_t;
  When plugins are unloaded (`hipdnnPluginUnloadingMode_ext_t`).
  */
 typedef int hipdnnPluginUnloadingMode_ext_t;
+
+/*
+ Kinds of backend descriptor (`hipdnnBackendDescriptorType_t`).
+ */
+typedef int32_t hipdnnBackendDescriptorType_t;
+
+/*
+ A backend descriptor, created by [`hipdnnBackendCreateDescriptor`] (or a
+ deserializing constructor) and freed by [`hipdnnBackendDestroyDescriptor`].
+ */
+typedef struct hipdnnBackendDescriptor *hipdnnBackendDescriptor_t;
+
+/*
+ Attribute names (`hipdnnBackendAttributeName_t`).
+ */
+typedef int32_t hipdnnBackendAttributeName_t;
+
+/*
+ Attribute value types (`hipdnnBackendAttributeType_t`).
+ */
+typedef int32_t hipdnnBackendAttributeType_t;
 
 /*
  A user log callback: `(userHandle, severity, message)`. The message is valid for the
@@ -71,6 +97,206 @@ typedef void *hipdnnUserLogCallbackHandle_t;
  Unload plugins with the last handle.
  */
 #define HIPDNN_PLUGIN_UNLOAD_EAGER 1
+
+/*
+ Not a descriptor type.
+ */
+#define HIPDNN_BACKEND_INVALID_TYPE 0
+
+/*
+ An engine of an operation graph.
+ */
+#define HIPDNN_BACKEND_ENGINE_DESCRIPTOR 1
+
+/*
+ An engine with knob choices.
+ */
+#define HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR 2
+
+/*
+ The engine heuristic: ranked engine configs for a graph.
+ */
+#define HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR 3
+
+/*
+ An execution plan.
+ */
+#define HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR 4
+
+/*
+ Intermediate tensor information (not supported).
+ */
+#define HIPDNN_BACKEND_INTERMEDIATE_INFO_DESCRIPTOR 5
+
+/*
+ One knob setting.
+ */
+#define HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR 6
+
+/*
+ A knob's description (not supported).
+ */
+#define HIPDNN_BACKEND_KNOB_INFO_DESCRIPTOR 7
+
+/*
+ Layout information (not supported).
+ */
+#define HIPDNN_BACKEND_LAYOUT_INFO_DESCRIPTOR 8
+
+/*
+ Statistics generation (not supported).
+ */
+#define HIPDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR 9
+
+/*
+ An operation graph (made from FlatBuffer or JSON bytes).
+ */
+#define HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR 10
+
+/*
+ Tensor pointers and workspace for one execution.
+ */
+#define HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR 11
+
+/*
+ ENGINEHEUR: heuristic mode (HEUR_MODE; recorded, every mode ranks the same way).
+ */
+#define HIPDNN_ATTR_ENGINEHEUR_MODE 100
+
+/*
+ ENGINEHEUR: the operation graph (BACKEND_DESCRIPTOR).
+ */
+#define HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH 101
+
+/*
+ ENGINEHEUR: ranked engine configs (BACKEND_DESCRIPTOR, read).
+ */
+#define HIPDNN_ATTR_ENGINEHEUR_RESULTS 102
+
+/*
+ ENGINECFG: the engine (BACKEND_DESCRIPTOR).
+ */
+#define HIPDNN_ATTR_ENGINECFG_ENGINE 200
+
+/*
+ ENGINECFG: knob choices (BACKEND_DESCRIPTOR array of KNOB_CHOICE).
+ */
+#define HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES 202
+
+/*
+ EXECUTION_PLAN: the handle (HANDLE; defaults to the graph's).
+ */
+#define HIPDNN_ATTR_EXECUTION_PLAN_HANDLE 300
+
+/*
+ EXECUTION_PLAN: the engine config (BACKEND_DESCRIPTOR).
+ */
+#define HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG 301
+
+/*
+ EXECUTION_PLAN: workspace bytes (INT64, read).
+ */
+#define HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE 302
+
+/*
+ EXECUTION_PLAN: uids the variant pack must give pointers for (INT64, read).
+ */
+#define HIPDNN_ATTR_EXECUTION_PLAN_TENSOR_UIDS_EXT 308
+
+/*
+ KNOB_CHOICE: the knob id (CHAR).
+ */
+#define HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE 500
+
+/*
+ KNOB_CHOICE: the value (INT64, DOUBLE or CHAR).
+ */
+#define HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE 501
+
+/*
+ OPERATIONGRAPH: the handle (HANDLE).
+ */
+#define HIPDNN_ATTR_OPERATIONGRAPH_HANDLE 600
+
+/*
+ OPERATIONGRAPH: number of engines that can run it (INT64, read).
+ */
+#define HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT 602
+
+/*
+ VARIANT_PACK: tensor uids (INT64).
+ */
+#define HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS 700
+
+/*
+ VARIANT_PACK: one pointer per uid (VOID_PTR).
+ */
+#define HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS 701
+
+/*
+ VARIANT_PACK: the workspace (VOID_PTR).
+ */
+#define HIPDNN_ATTR_VARIANT_PACK_WORKSPACE 703
+
+/*
+ ENGINE: the operation graph (BACKEND_DESCRIPTOR).
+ */
+#define HIPDNN_ATTR_ENGINE_OPERATION_GRAPH 1000
+
+/*
+ ENGINE: the engine id (INT64).
+ */
+#define HIPDNN_ATTR_ENGINE_GLOBAL_INDEX 1001
+
+/*
+ ENGINE: behavior notes (BEHAVIOR_NOTE, read).
+ */
+#define HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE 1005
+
+/*
+ ENGINE: the engine's name (CHAR, read; the count includes the NUL).
+ */
+#define HIPDNN_ATTR_ENGINE_NAME_EXT 1008
+
+/*
+ `hipdnnHandle_t`.
+ */
+#define HIPDNN_TYPE_HANDLE 0
+
+/*
+ `int64_t`.
+ */
+#define HIPDNN_TYPE_INT64 3
+
+/*
+ `double`.
+ */
+#define HIPDNN_TYPE_DOUBLE 5
+
+/*
+ `void*`.
+ */
+#define HIPDNN_TYPE_VOID_PTR 6
+
+/*
+ A heuristic mode (`int32_t`-sized enum).
+ */
+#define HIPDNN_TYPE_HEUR_MODE 7
+
+/*
+ `hipdnnBackendDescriptor_t`.
+ */
+#define HIPDNN_TYPE_BACKEND_DESCRIPTOR 13
+
+/*
+ A behavior note (`int32_t`-sized enum).
+ */
+#define HIPDNN_TYPE_BEHAVIOR_NOTE 16
+
+/*
+ `char`.
+ */
+#define HIPDNN_TYPE_CHAR 19
 
 /*
  On the logging thread, before the logging call returns.
@@ -288,6 +514,107 @@ const char *hipdnnVersionString_ext(void);
  `version` is null or valid for a write.
  */
 hipdnnStatus_t hipdnnGetVersion_ext(const char **version);
+
+/*
+ Creates an empty descriptor of `descriptor_type`; free it with
+ [`hipdnnBackendDestroyDescriptor`]. Operation graphs are made from bytes instead
+ ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
+
+ # Safety
+ `descriptor` is null or valid for a write.
+ */
+hipdnnStatus_t hipdnnBackendCreateDescriptor(hipdnnBackendDescriptorType_t descriptor_type, hipdnnBackendDescriptor_t *descriptor);
+
+/*
+ Destroys a descriptor; null does nothing. An execution plan descriptor releases the
+ plugin's plan, which needs its handle alive.
+
+ # Safety
+ `descriptor` is null or a live descriptor, not used afterwards.
+ */
+hipdnnStatus_t hipdnnBackendDestroyDescriptor(hipdnnBackendDescriptor_t descriptor);
+
+/*
+ Makes an (unfinalized) operation graph descriptor from a serialized `Graph`
+ FlatBuffer: the bytes are verified and the graph validated here, once; they are
+ copied. Set its handle (`HIPDNN_ATTR_OPERATIONGRAPH_HANDLE`) and finalize it.
+
+ # Safety
+ `descriptor` is null or writable; `data` is null or valid for `size` bytes.
+ */
+hipdnnStatus_t hipdnnBackendCreateAndDeserializeGraph_ext(hipdnnBackendDescriptor_t *descriptor, const uint8_t *data, size_t size);
+
+/*
+ Makes an (unfinalized) operation graph descriptor from the JSON form of a graph
+ (`docs/graph-json.md`); `size` counts the bytes without a terminating NUL (one is
+ allowed).
+
+ # Safety
+ `descriptor` is null or writable; `json` is null or valid for `size` bytes.
+ */
+hipdnnStatus_t hipdnnBackendCreateAndDeserializeJsonGraph_ext(hipdnnBackendDescriptor_t *descriptor, const char *json, size_t size);
+
+/*
+ The graph's FlatBuffer serialization (validated, topologically sorted), two-call:
+ `out` null writes only `*size`.
+
+ # Safety
+ `descriptor` is a live descriptor; `size` is null or writable; `out` is null or
+ valid for `requested` bytes.
+ */
+hipdnnStatus_t hipdnnBackendGetSerializedBinaryGraph_ext(hipdnnBackendDescriptor_t descriptor, size_t requested, size_t *size, uint8_t *out);
+
+/*
+ The graph's JSON form, NUL-terminated, two-call (the size includes the NUL).
+
+ # Safety
+ As [`hipdnnBackendGetSerializedBinaryGraph_ext`].
+ */
+hipdnnStatus_t hipdnnBackendGetSerializedJsonGraph_ext(hipdnnBackendDescriptor_t descriptor, size_t requested, size_t *size, char *out);
+
+/*
+ Sets an attribute of an unfinalized descriptor (`NOT_INITIALIZED` once finalized).
+
+ # Safety
+ `descriptor` is a live descriptor; `array` is null or valid for `count` elements of
+ the type `attribute_type` names; descriptors in it are live.
+ */
+hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t descriptor, hipdnnBackendAttributeName_t name, hipdnnBackendAttributeType_t attribute_type, int64_t count, const void *array);
+
+/*
+ Finalizes a descriptor: checks that it is complete and consistent, and does the
+ work its kind stands for (ranking engines, building the plan).
+
+ # Safety
+ `descriptor` is a live descriptor; the handles it refers to are live.
+ */
+hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
+
+/*
+ Reads an attribute of a finalized descriptor (`NOT_INITIALIZED` before): writes
+ `min(requested, available)` elements to `array` and the available count to
+ `*count`. A null `array` (or `requested` 0) asks for the count only. For
+ `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
+ descriptors, which are filled and finalized.
+
+ # Safety
+ `descriptor` is a live descriptor; `count` is null or writable; `array` is null or
+ valid for `requested` elements of the type `attribute_type` names.
+ */
+hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t descriptor, hipdnnBackendAttributeName_t name, hipdnnBackendAttributeType_t attribute_type, int64_t requested, int64_t *count, void *array);
+
+/*
+ Runs a finalized execution plan with a finalized variant pack on `handle` (the
+ plan's handle). The pack is checked against the graph first (a pointer for every
+ non-virtual tensor, aligned; a workspace when one is needed): on any mismatch
+ nothing runs.
+
+ # Safety
+ `handle` is the live handle the plan was built on; the descriptors are live; the
+ pack's pointers are valid for the tensors their uids name and the workspace for the
+ plan's workspace size.
+ */
+hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle, hipdnnBackendDescriptor_t execution_plan, hipdnnBackendDescriptor_t variant_pack);
 
 /*
  Logs `message` through the backend at `severity` (what the backend hands plugins as

@@ -33,6 +33,17 @@ fn run(command: &mut Command) -> String {
 
 #[test]
 fn c_program_drives_the_backend_without_leaks() {
+    run_c_program("capi_smoke.c");
+}
+
+#[test]
+fn c_program_runs_a_graph_through_descriptors_without_leaks() {
+    run_c_program("descriptors.c");
+}
+
+/// Compiles `tests/c/<source>` against the header and the built library and runs it
+/// under valgrind with the example plugin in `HIPDNN_PLUGIN_DIR`.
+fn run_c_program(source: &str) {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let profile = profile_dir();
     let nested = profile.parent().expect("target").join("capi-test");
@@ -58,19 +69,20 @@ fn c_program_drives_the_backend_without_leaks() {
         plugin.display()
     );
 
-    let dir = std::env::temp_dir().join(format!("hipdnn_capi_smoke_{}", std::process::id()));
+    let stem = source.trim_end_matches(".c");
+    let dir = std::env::temp_dir().join(format!("hipdnn_{stem}_{}", std::process::id()));
     let plugins = dir.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
     std::fs::copy(&plugin, plugins.join("libminimal_plugin.so")).unwrap();
-    let program = dir.join("capi_smoke");
+    let program = dir.join(stem);
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
     run(Command::new(compiler)
-        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
         .arg("-I")
         .arg(manifest.join("include"))
         .arg("-I")
         .arg(manifest.join("../plugin-sdk/include"))
-        .arg(manifest.join("tests/c/capi_smoke.c"))
+        .arg(manifest.join("tests/c").join(source))
         .arg("-o")
         .arg(&program)
         .arg(&backend)

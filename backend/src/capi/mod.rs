@@ -26,7 +26,9 @@ use crate::handle::Handle;
 use crate::manager::{self, UnloadMode};
 use crate::status::*;
 
+mod descriptors;
 mod logging;
+pub use descriptors::*;
 pub use logging::*;
 
 /// Opaque target of [`hipdnnHandle_t`] (declared, never defined, in C).
