@@ -746,13 +746,8 @@ unsafe fn finalize(kind: &mut Kind) -> BackendResult<()> {
         }
         Kind::Heuristic { graph, results, .. } => {
             let g = graph.as_ref().ok_or_else(|| {
-                missing(
-                    &Kind::Heuristic {
-                        graph: None,
-                        mode: 0,
-                        results: Vec::new(),
-                    },
-                    "operation graph",
+                BackendError::bad_param(
+                    "the ENGINEHEUR descriptor has no operation graph (HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH)",
                 )
             })?;
             // SAFETY: the graph's handle is live per the contract.
