@@ -15,9 +15,15 @@
 //! * `install-plugin --prefix DIR FILE...`: copies already built engine plugins into
 //!   `DIR/lib/hipdnn_plugins/engines/` (the way to add a plugin of your own to an
 //!   installed layout).
-//! * `check-install --prefix DIR`: compiles `examples/c/list_engines.c` against
-//!   `DIR/include` and `DIR/lib` and runs it with no hipDNN environment variable set: it
-//!   must find the installed plugins' engines through the default plugin directory.
+//! * `check-install --prefix DIR`: compiles the C examples (`examples/c/list_engines.c`,
+//!   `examples/c/conv_fprop.c`) against `DIR/include` and `DIR/lib` and runs them with no
+//!   hipDNN environment variable set: they must find the installed plugins' engines
+//!   through the default plugin directory, and the convolution must match its reference.
+//! * `demo [--prefix DIR]`: the main job. Installs into `DIR` (default
+//!   `target/hipdnn-demo`), runs the installed C examples, lists the engines with the
+//!   installed `hipdnn`, and runs the ResNet-50 bottleneck block
+//!   (`examples/graphs/resnet_bottleneck_nhwc.json`) through the CPU provider with
+//!   `--check` against the test SDK's reference.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -53,7 +59,14 @@ fn main() -> ExitCode {
 const USAGE: &str = "usage:
   cargo xtask install --prefix DIR [--debug]
   cargo xtask install-plugin --prefix DIR FILE...
-  cargo xtask check-install --prefix DIR";
+  cargo xtask check-install --prefix DIR
+  cargo xtask demo [--prefix DIR]";
+
+/// The C examples `check-install` builds and runs against an installed layout.
+const C_EXAMPLES: &[&str] = &["list_engines", "conv_fprop"];
+
+/// The graph the demo runs.
+const DEMO_GRAPH: &str = "examples/graphs/resnet_bottleneck_nhwc.json";
 
 fn run(args: &[OsString]) -> Result<()> {
     let Some((task, rest)) = args.split_first() else {
@@ -78,6 +91,14 @@ fn run(args: &[OsString]) -> Result<()> {
         Some("check-install") => {
             options.no_files()?;
             check_install(&options.prefix()?)
+        }
+        Some("demo") => {
+            options.no_files()?;
+            let prefix = match &options.prefix {
+                Some(_) => options.prefix()?,
+                None => workspace_root().join("target/hipdnn-demo"),
+            };
+            demo(&prefix, options.debug)
         }
         _ => Err(format!("unknown task {task:?}\n{USAGE}")),
     }
@@ -302,32 +323,59 @@ fn install_plugin(prefix: &Path, file: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A command with none of [`HIPDNN_ENV`] set.
+fn clean_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    for var in HIPDNN_ENV {
+        command.env_remove(var);
+    }
+    command
+}
+
 fn check_install(prefix: &Path) -> Result<()> {
     let root = workspace_root();
     let lib = prefix.join("lib");
     let include = prefix.join("include");
     let work = std::env::temp_dir().join(format!("hipdnn-check-install-{}", std::process::id()));
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let program = work.join("list_engines");
     let compiler = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
-    status(
-        Command::new(compiler)
-            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"])
-            .arg(root.join("examples/c/list_engines.c"))
-            .arg("-I")
-            .arg(&include)
-            .arg("-L")
-            .arg(&lib)
-            .arg(format!("-Wl,-rpath,{}", lib.display()))
-            .arg("-lhipdnn_backend")
-            .arg("-o")
-            .arg(&program),
-    )?;
-    let mut run = Command::new(&program);
-    for var in HIPDNN_ENV {
-        run.env_remove(var);
-    }
-    let result = status(&mut run);
+    let result = C_EXAMPLES.iter().try_for_each(|example| {
+        let program = work.join(example);
+        println!("== examples/c/{example}.c against {}", prefix.display());
+        status(
+            Command::new(&compiler)
+                .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+                .arg(root.join(format!("examples/c/{example}.c")))
+                .arg("-I")
+                .arg(&include)
+                .arg("-L")
+                .arg(&lib)
+                .arg(format!("-Wl,-rpath,{}", lib.display()))
+                .args(["-lhipdnn_backend", "-lm", "-o"])
+                .arg(&program),
+        )?;
+        status(&mut clean_command(&program))
+    });
     let _ = std::fs::remove_dir_all(&work);
     result
+}
+
+fn demo(prefix: &Path, debug: bool) -> Result<()> {
+    let root = workspace_root();
+    println!("== cargo xtask install --prefix {}", prefix.display());
+    install(prefix, debug)?;
+    check_install(prefix)?;
+    let hipdnn = prefix.join("bin/hipdnn");
+    println!("== {} engines", hipdnn.display());
+    status(clean_command(&hipdnn).arg("engines"))?;
+    println!("== {} run {DEMO_GRAPH} --check", hipdnn.display());
+    status(
+        clean_command(&hipdnn)
+            .args(["run", DEMO_GRAPH, "--check", "--iters", "5"])
+            .current_dir(&root),
+    )?;
+    println!(
+        "demo: the ResNet-50 bottleneck block ran through the installed backend and CPU provider and matched the reference"
+    );
+    Ok(())
 }
