@@ -1,0 +1,277 @@
+//! Batched matmul `C[..., M, N] = A[..., M, K] · B[..., K, N]` with broadcast batch
+//! dimensions, on the [`gemm`](super::gemm) engine with the epilogue fused into the
+//! tile stores.
+
+use super::elementwise::{Epilogue, Prepared};
+use super::exec::Exec;
+use super::gemm::{self, Blocking, GemmProblem, MR, NR, TILE};
+use crate::tensor::{DType, Elem, RawIn, Shape};
+use half::{bf16, f16};
+
+/// A planned matmul: shapes checked, workspace known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MatmulPlan {
+    /// Output dims `[..., M, N]`.
+    pub c_dims: Vec<usize>,
+    m: usize,
+    n: usize,
+    k: usize,
+    batch: usize,
+    a_f32: bool,
+    blocking: Blocking,
+    threads: usize,
+}
+
+impl MatmulPlan {
+    /// Checks `a`, `b`, `c` dims (same rank ≥ 2, batch dims of `a`/`b` equal to `c`'s or 1).
+    ///
+    /// # Errors
+    /// A message naming the mismatch.
+    pub fn new(
+        a: &[usize],
+        b: &[usize],
+        c: &[usize],
+        a_dtype: DType,
+        threads: usize,
+    ) -> Result<Self, String> {
+        let r = c.len();
+        if r < 2 || a.len() != r || b.len() != r {
+            return Err(format!(
+                "matmul needs a, b, c of one rank >= 2, got {a:?}, {b:?}, {c:?}"
+            ));
+        }
+        let (m, k, n) = (a[r - 2], a[r - 1], b[r - 1]);
+        if b[r - 2] != k || c[r - 2] != m || c[r - 1] != n {
+            return Err(format!(
+                "matmul shapes do not chain: {a:?} x {b:?} -> {c:?}"
+            ));
+        }
+        for d in 0..r - 2 {
+            for (name, t) in [("a", a), ("b", b)] {
+                if t[d] != c[d] && t[d] != 1 {
+                    return Err(format!(
+                        "matmul batch dim {d} of {name} is {} but c has {}",
+                        t[d], c[d]
+                    ));
+                }
+            }
+        }
+        Ok(Self {
+            c_dims: c.to_vec(),
+            m,
+            n,
+            k,
+            batch: c[..r - 2].iter().product(),
+            a_f32: a_dtype == DType::F32,
+            blocking: Blocking::default(),
+            threads: threads.max(1),
+        })
+    }
+
+    /// Flops (2·M·N·K per batch).
+    pub fn flops(&self) -> f64 {
+        2.0 * (self.batch * self.m * self.n * self.k) as f64
+    }
+
+    /// Workspace in `f32` elements.
+    pub fn workspace_len(&self) -> usize {
+        let kb = self.k.div_ceil(self.blocking.kc).max(1);
+        let convert = if self.a_f32 { 0 } else { self.m * self.k };
+        convert + gemm::scratch_len(self.m, self.n, self.k, kb, self.blocking, self.threads)
+    }
+
+    /// Runs the matmul into `ep` (index space: c's dims).
+    ///
+    /// # Panics
+    /// When `ws` is shorter than [`MatmulPlan::workspace_len`].
+    pub fn run(&self, a: &RawIn, b: &RawIn, ep: &Epilogue, exec: &Exec, ws: &mut [f32]) {
+        assert!(
+            ws.len() >= self.workspace_len(),
+            "matmul workspace too small"
+        );
+        let r = self.c_dims.len();
+        let a_s = a
+            .shape()
+            .broadcast_strides(&batch_dims(&self.c_dims, a.shape()))
+            .expect("checked in new");
+        let b_s = b
+            .shape()
+            .broadcast_strides(&batch_dims(&self.c_dims, b.shape()))
+            .expect("checked in new");
+        let prepared = Prepared::new(ep);
+        let (conv, rest) = ws.split_at_mut(if self.a_f32 { 0 } else { self.m * self.k });
+        let mut idx = vec![0usize; r];
+        for bi in 0..self.batch {
+            // Batch index -> per-tensor offsets.
+            let mut rem = bi;
+            for d in (0..r - 2).rev() {
+                idx[d] = rem % self.c_dims[d];
+                rem /= self.c_dims[d];
+            }
+            let a_off: usize = (0..r - 2).map(|d| idx[d] * a_s[d]).sum();
+            let b_off: usize = (0..r - 2).map(|d| idx[d] * b_s[d]).sum();
+            let (a_ptr, a_rs, a_ks) = if self.a_f32 {
+                (
+                    a.ptr_as::<f32>().wrapping_add(a_off),
+                    a_s[r - 2],
+                    a_s[r - 1],
+                )
+            } else {
+                for i in 0..self.m {
+                    for q in 0..self.k {
+                        // SAFETY: inside a's shape.
+                        conv[i * self.k + q] =
+                            unsafe { a.load(a_off + i * a_s[r - 2] + q * a_s[r - 1]) };
+                    }
+                }
+                (conv.as_ptr(), self.k, 1)
+            };
+            let prob = Problem {
+                plan: self,
+                a: SendPtr(a_ptr),
+                a_rs,
+                a_ks,
+                b,
+                b_off,
+                b_ks: b_s[r - 2],
+                b_ns: b_s[r - 1],
+                batch_idx: &idx[..r - 2],
+                ep: &prepared,
+            };
+            gemm::run(&prob, exec, self.blocking, rest);
+        }
+    }
+}
+
+/// `t`'s dims with the batch part taken from `c` where `t` has 1 (so broadcast strides
+/// come out 0) and its own matrix dims.
+fn batch_dims(c: &[usize], t: &Shape) -> Vec<usize> {
+    let r = c.len();
+    let mut d = c.to_vec();
+    d[r - 2] = t.dims[r - 2];
+    d[r - 1] = t.dims[r - 1];
+    d
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SendPtr(*const f32);
+// SAFETY: read-only data that outlives the parallel section.
+unsafe impl Send for SendPtr {}
+// SAFETY: as above.
+unsafe impl Sync for SendPtr {}
+
+struct Problem<'a> {
+    plan: &'a MatmulPlan,
+    a: SendPtr,
+    a_rs: usize,
+    a_ks: usize,
+    b: &'a RawIn,
+    b_off: usize,
+    b_ks: usize,
+    b_ns: usize,
+    batch_idx: &'a [usize],
+    ep: &'a Prepared<'a>,
+}
+
+impl GemmProblem for Problem<'_> {
+    fn dims(&self) -> (usize, usize, usize) {
+        (self.plan.m, self.plan.n, self.plan.k)
+    }
+
+    fn a_rows(
+        &self,
+        i0: usize,
+        mr: usize,
+        k0: usize,
+        kc: usize,
+        ptrs: &mut Vec<*const f32>,
+    ) -> (usize, usize, usize) {
+        for i in 0..MR {
+            let row = i0 + i.min(mr - 1);
+            ptrs.push(self.a.0.wrapping_add(row * self.a_rs + k0 * self.a_ks));
+        }
+        (1, kc, self.a_ks)
+    }
+
+    fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
+        match self.b.dtype() {
+            DType::F32 => self.pack::<f32>(k0, kc, j0, nc, dst),
+            DType::F16 => self.pack::<f16>(k0, kc, j0, nc, dst),
+            DType::BF16 => self.pack::<bf16>(k0, kc, j0, nc, dst),
+        }
+    }
+
+    fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]) {
+        let r = self.plan.c_dims.len();
+        let mut idx = [0usize; 8];
+        let idx = &mut idx[..r];
+        idx[..r - 2].copy_from_slice(self.batch_idx);
+        idx[r - 1] = j0;
+        if let Some(out) = self.ep.plain_f32_out() {
+            let s = out.shape();
+            idx[r - 2] = i0;
+            let base = s.offset(idx);
+            let (rs, cs) = (s.strides[r - 2], s.strides[r - 1]);
+            assert!(
+                base + (mr - 1) * rs + (nr - 1) * cs < s.span(),
+                "tile out of bounds"
+            );
+            let y = out.ptr_as::<f32>();
+            for i in 0..mr {
+                let src = &tile[i * NR..i * NR + nr];
+                // SAFETY: in bounds (checked above); tiles are disjoint across threads.
+                unsafe {
+                    let dst = y.add(base + i * rs);
+                    if cs == 1 {
+                        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, nr);
+                    } else {
+                        for (q, &v) in src.iter().enumerate() {
+                            *dst.add(q * cs) = v;
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        let mut vals = [0f32; NR];
+        for i in 0..mr {
+            idx[r - 2] = i0 + i;
+            let v = &mut vals[..nr];
+            v.copy_from_slice(&tile[i * NR..i * NR + nr]);
+            self.ep.apply_along(idx, r - 1, v);
+        }
+    }
+}
+
+impl Problem<'_> {
+    fn pack<T: Elem>(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
+        let b = self.b.ptr_as::<T>();
+        let span = self.b.shape().span();
+        for p in 0..nc.div_ceil(NR) {
+            let c0 = j0 + p * NR;
+            let w = NR.min(j0 + nc - c0);
+            let panel = &mut dst[p * kc * NR..(p + 1) * kc * NR];
+            let last = self.b_off + (k0 + kc - 1) * self.b_ks + (c0 + w - 1) * self.b_ns;
+            assert!(last < span, "matmul B read out of bounds");
+            for k in 0..kc {
+                let row = &mut panel[k * NR..(k + 1) * NR];
+                let base = self.b_off + (k0 + k) * self.b_ks + c0 * self.b_ns;
+                // SAFETY: every offset is at most `last`, inside b's span (checked above).
+                unsafe {
+                    if self.b_ns == 1 && T::DTYPE == DType::F32 {
+                        std::ptr::copy_nonoverlapping(
+                            b.add(base).cast::<f32>(),
+                            row.as_mut_ptr(),
+                            w,
+                        );
+                    } else {
+                        for (q, o) in row[..w].iter_mut().enumerate() {
+                            *o = (*b.add(base + q * self.b_ns)).to_f32();
+                        }
+                    }
+                }
+                row[w..].fill(0.0);
+            }
+        }
+    }
+}

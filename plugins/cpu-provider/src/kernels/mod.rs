@@ -1,0 +1,20 @@
+//! The CPU kernels: `f32` compute over `f32`/`f16`/`bf16` storage with arbitrary
+//! strides, multi-threaded on a rayon pool ([`Exec`]).
+//!
+//! Every kernel that produces values hands them to an [`Epilogue`]: a store, optionally
+//! preceded by a chain of pointwise steps. That is how fused graphs run without
+//! materialising their virtual intermediates.
+
+pub mod conv;
+pub mod elementwise;
+pub mod exec;
+pub mod gemm;
+pub mod pointwise;
+
+pub use conv::{ConvAlgo, ConvGeometry, ConvMode, ConvParams, FpropImpl, FpropPlan};
+pub use elementwise::{Epilogue, Operand, Step, elementwise};
+pub use exec::Exec;
+pub use pointwise::{PwOp, PwParams};
+pub mod conv_bwd;
+pub mod matmul;
+pub mod norm;
