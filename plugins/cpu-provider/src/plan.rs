@@ -112,6 +112,10 @@ enum Producer {
     Elementwise {
         init: Src,
     },
+    GenIndex {
+        axis: usize,
+        off: usize,
+    },
     Conv {
         plan: FpropPlan,
         x: i64,
@@ -317,6 +321,7 @@ impl Plan {
                     Producer::BnBwd(_) => "batchnorm backward".into(),
                     Producer::Norm(n) => if n.rms { "rmsnorm" } else { "layernorm" }.into(),
                     Producer::Reduce { .. } => "reduction".into(),
+                    Producer::GenIndex { .. } => "gen_index".into(),
                 };
                 format!("{what}: {}", s.nodes.join(" -> "))
             })
@@ -670,6 +675,19 @@ impl Ctx<'_> {
             Producer::BnTrain(b) => self.bn_train(b, stage, &ep),
             Producer::BnBwd(b) => self.bn_bwd(b),
             Producer::Norm(n) => self.norm(n, stage, &ep),
+            Producer::GenIndex { axis, off } => {
+                let d = &stage.dims;
+                let n: usize = d.iter().product();
+                let buf = self.scratch_f32(*off, n);
+                let inner: usize = d[axis + 1..].iter().product();
+                for (i, v) in buf.iter_mut().enumerate() {
+                    *v = ((i / inner) % d[*axis]) as f32;
+                }
+                // SAFETY: `buf` holds the dense result and is only read from here on.
+                let t =
+                    unsafe { RawIn::from_parts(buf.as_ptr().cast(), DType::F32, Shape::packed(d)) };
+                elementwise(&Operand::Tensor(t), &ep, d, exec);
+            }
             Producer::Reduce { x, op, off } => {
                 let n: usize = stage.dims.iter().product();
                 let buf = self.scratch_f32(*off, n);
@@ -1194,6 +1212,45 @@ impl<'g> Builder<'g> {
                 .map_err(err)?;
                 let d = self.dims(c);
                 (Producer::Matmul { plan, a: x, b: y }, Some(c), d, vec![], 0)
+            }
+            NodeAttributes::PointwiseAttributes(p)
+                if p.operation == hipdnn_flatbuffers_sdk::wire::PointwiseMode::GEN_INDEX =>
+            {
+                let out = p.out_0_tensor_uid;
+                self.no_value(name, out, "out_0")?;
+                let d = self.dims(out);
+                let rank = d.len() as i64;
+                let axis = p
+                    .axis_tensor_uid
+                    .map(|a| if a < 0 { a + rank } else { a })
+                    .filter(|a| (0..rank).contains(a))
+                    .ok_or_else(|| {
+                        format!(
+                            "node \"{name}\": GEN_INDEX needs an axis in -{rank}..{rank}, got {:?}",
+                            p.axis_tensor_uid
+                        )
+                    })?;
+                if self
+                    .t(p.in_0_tensor_uid)
+                    .shape
+                    .broadcast_strides(&d)
+                    .is_none()
+                {
+                    return Err(format!(
+                        "node \"{name}\": input does not broadcast to the output dims {d:?}"
+                    ));
+                }
+                let off = Self::array(&mut arrays, d.iter().product());
+                (
+                    Producer::GenIndex {
+                        axis: axis as usize,
+                        off,
+                    },
+                    Some(out),
+                    d,
+                    vec![],
+                    arrays,
+                )
             }
             NodeAttributes::PointwiseAttributes(p) => {
                 let (op, ins) = self.pointwise_op(i)?;

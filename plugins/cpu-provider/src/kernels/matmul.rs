@@ -35,11 +35,17 @@ impl MatmulPlan {
         threads: usize,
     ) -> Result<Self, String> {
         let r = c.len();
-        if r < 2 || a.len() != r || b.len() != r {
+        if r < 2 || a.len() < 2 || b.len() < 2 || a.len() > r || b.len() > r {
             return Err(format!(
-                "matmul needs a, b, c of one rank >= 2, got {a:?}, {b:?}, {c:?}"
+                "matmul needs a and b of rank 2..=rank(c), c of rank >= 2, got {a:?}, {b:?}, {c:?}"
             ));
         }
+        let pad = |t: &[usize]| -> Vec<usize> {
+            let mut v = vec![1; r - t.len()];
+            v.extend_from_slice(t);
+            v
+        };
+        let (a, b) = (&pad(a)[..], &pad(b)[..]);
         let (m, k, n) = (a[r - 2], a[r - 1], b[r - 1]);
         if b[r - 2] != k || c[r - 2] != m || c[r - 1] != n {
             return Err(format!(
@@ -146,10 +152,10 @@ impl MatmulPlan {
 /// `t`'s dims with the batch part taken from `c` where `t` has 1 (so broadcast strides
 /// come out 0) and its own matrix dims.
 fn batch_dims(c: &[usize], t: &Shape) -> Vec<usize> {
-    let r = c.len();
+    let (r, tr) = (c.len(), t.rank());
     let mut d = c.to_vec();
-    d[r - 2] = t.dims[r - 2];
-    d[r - 1] = t.dims[r - 1];
+    d[r - 2] = t.dims[tr - 2];
+    d[r - 1] = t.dims[tr - 1];
     d
 }
 

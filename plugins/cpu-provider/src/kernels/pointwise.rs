@@ -5,8 +5,8 @@ use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 
 /// One element-wise function with its parameters.
 ///
-/// Backward modes take `in_0 = dy` and `in_1 = x` (the forward input) and return
-/// `dx = dy * f'(x)`.
+/// Backward modes take `in_0 = x` (the forward input) and `in_1 = dy` and return
+/// `dx = dy * f'(x)` (the convention of hipdnn-test-sdk's references).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub enum PwOp {
@@ -34,7 +34,7 @@ pub enum PwOp {
     CmpNeq,
     /// `a / b`.
     Div,
-    /// ELU gradient: `dy * (x > 0 ? 1 : alpha·e^x)`.
+    /// ELU gradient: `dy · (x > 0 ? 1 : alpha·e^x)`.
     EluBwd {
         /// α.
         alpha: f32,
@@ -78,8 +78,8 @@ pub enum PwOp {
     Neg,
     /// `1 / a`.
     Reciprocal,
-    /// ReLU gradient: `dy` where the forward ReLU passed `x` through, `slope·dy` below
-    /// the lower clip, 0 above the upper clip.
+    /// ReLU gradient: `dy` where the forward ReLU passed `x` through, `slope·dy` at or
+    /// below the lower clip, 0 above the upper clip.
     ReluBwd {
         /// Lower clip (0 by default).
         lower: f32,
@@ -293,10 +293,10 @@ impl PwOp {
             CmpNeq => bool(a != b),
             Div => a / b,
             EluBwd { alpha } => {
-                if b > 0.0 {
-                    a
+                if a > 0.0 {
+                    b
                 } else {
-                    a * alpha * b.exp()
+                    b * alpha * a.exp()
                 }
             }
             EluFwd { alpha } => {
@@ -310,22 +310,22 @@ impl PwOp {
             Exp => a.exp(),
             Floor => a.floor(),
             GeluApproxTanhBwd => {
-                let x = b;
+                let x = a;
                 let k = SQRT_2_OVER_PI;
                 let inner = k * (x + 0.044_715 * x * x * x);
                 let t = inner.tanh();
                 let d_inner = k * (1.0 + 3.0 * 0.044_715 * x * x);
-                a * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * d_inner)
+                b * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * d_inner)
             }
             GeluApproxTanhFwd => {
                 let x = a;
                 0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
             }
             GeluBwd => {
-                let x = b;
+                let x = a;
                 let cdf = 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2));
                 let pdf = (-0.5 * x * x).exp() * INV_SQRT_2PI;
-                a * (cdf + x * pdf)
+                b * (cdf + x * pdf)
             }
             GeluFwd => 0.5 * a * (1.0 + erf(a * std::f32::consts::FRAC_1_SQRT_2)),
             Identity => a,
@@ -343,12 +343,12 @@ impl PwOp {
                 upper,
                 slope,
             } => {
-                if b > upper {
+                if a <= lower {
+                    slope * b
+                } else if a > upper {
                     0.0
-                } else if b > lower {
-                    a
                 } else {
-                    slope * a
+                    b
                 }
             }
             ReluFwd {
@@ -364,24 +364,24 @@ impl PwOp {
             }
             Rsqrt => 1.0 / a.sqrt(),
             SigmoidBwd => {
-                let s = sigmoid(b);
-                a * s * (1.0 - s)
+                let s = sigmoid(a);
+                b * s * (1.0 - s)
             }
             SigmoidFwd => sigmoid(a),
             Sin => a.sin(),
-            SoftplusBwd { beta } => a * sigmoid(beta * b),
+            SoftplusBwd { beta } => b * sigmoid(beta * a),
             SoftplusFwd { beta } => softplus(beta * a) / beta,
             Sqrt => a.sqrt(),
             Sub => a - b,
             SwishBwd { beta } => {
-                let s = sigmoid(beta * b);
-                a * (s + beta * b * s * (1.0 - s))
+                let s = sigmoid(beta * a);
+                b * (s + beta * a * s * (1.0 - s))
             }
             SwishFwd { beta } => a * sigmoid(beta * a),
             Tan => a.tan(),
             TanhBwd => {
-                let t = b.tanh();
-                a * (1.0 - t * t)
+                let t = a.tanh();
+                b * (1.0 - t * t)
             }
             TanhFwd => a.tanh(),
             ScaleShift => a.mul_add(b, c),
@@ -524,8 +524,8 @@ mod tests {
         .unwrap();
         assert_eq!(clipped.eval1(9.0, 0.0, 0.0), 6.0);
         let bwd = PwOp::from_mode(PointwiseMode::RELU_BWD, &p).unwrap();
-        assert_eq!(bwd.eval1(5.0, -1.0, 0.0), 0.0);
-        assert_eq!(bwd.eval1(5.0, 1.0, 0.0), 5.0);
+        assert_eq!(bwd.eval1(-1.0, 5.0, 0.0), 0.0);
+        assert_eq!(bwd.eval1(1.0, 5.0, 0.0), 5.0);
         assert!(PwOp::from_mode(PointwiseMode::GEN_INDEX, &p).is_none());
     }
 
@@ -555,7 +555,7 @@ mod tests {
                 let num = (f64::from(f.eval1((xf + h) as f32, 0.0, 0.0))
                     - f64::from(f.eval1((xf - h) as f32, 0.0, 0.0)))
                     / (2.0 * h);
-                let got = f64::from(b.eval1(2.0, x, 0.0));
+                let got = f64::from(b.eval1(x, 2.0, 0.0));
                 assert!(
                     (got - 2.0 * num).abs() < 2e-3,
                     "{b:?} at {x}: {got} vs {}",

@@ -1,0 +1,7 @@
+//! Integration tests of the CPU engine (one binary: shared link time).
+
+mod conformance;
+mod fusion;
+mod kernels;
+mod plugin;
+mod support;
