@@ -1,0 +1,228 @@
+//! The graphs in `examples/graphs/`: each is what its builder below makes (run with
+//! `HIPDNN_BLESS=1` to rewrite them after changing a builder), parses, validates as the
+//! backend validates it, and runs on the test SDK's whole-graph reference, at full size
+//! where that is quick and on a reduced-size variant from the same builder otherwise.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hipdnn_backend::OperationGraph;
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::model::{ConvolutionFwdAttributes, Graph};
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
+use hipdnn_test_sdk::data::{DataGen, byte_len, encode};
+use hipdnn_test_sdk::executor::execute_graph;
+use hipdnn_test_sdk::graphs::{self, ConvSpec, GraphBuilder, Layout};
+use hipdnn_test_sdk::reference::PointwiseParams;
+use hipdnn_test_sdk::tensor::{HostTensor, dims_usize};
+
+fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/graphs")
+}
+
+/// 3×3 convolution (pad 1) + per-channel bias + ReLU, NCHW fp32.
+fn conv_bias_relu(n: i64, c: i64, hw: i64) -> Graph {
+    let spec = ConvSpec::new(&[n, c, hw, hw], &[c, c, 3, 3]).with(|p| p.padding(1));
+    graphs::conv_bias_relu(&spec, &Layout::Nchw, DataType::Float)
+}
+
+/// A ResNet-50 bottleneck block (identity shortcut), NHWC fp32:
+/// 1×1 conv `c → c/4` + bias + ReLU, 3×3 conv `c/4 → c/4` (pad 1) + bias + ReLU,
+/// 1×1 conv `c/4 → c` + bias, add the block input, ReLU.
+fn resnet_bottleneck(n: i64, c: i64, hw: i64) -> Graph {
+    let mid = c / 4;
+    let mut b = GraphBuilder::new("resnet_bottleneck_nhwc", &Layout::Nhwc, DataType::Float);
+    let x = b.tensor("x", &[n, c, hw, hw], DataType::Unset);
+    let mut input = x;
+    let stages = [("conv1", c, mid, 1), ("conv2", mid, mid, 3), ("conv3", mid, c, 1)];
+    for (i, (name, cin, cout, k)) in stages.into_iter().enumerate() {
+        let act = [n, cout, hw, hw];
+        let w = b.tensor(&format!("{name}_w"), &[cout, cin, k, k], DataType::Unset);
+        let bias = b.tensor(&format!("{name}_bias"), &[1, cout, 1, 1], DataType::Unset);
+        let conv = b.virtual_tensor(&format!("{name}_out"), &act);
+        let biased = b.virtual_tensor(&format!("{name}_bias_out"), &act);
+        let pad = (k - 1) / 2;
+        b.node(
+            name,
+            ConvolutionFwdAttributes {
+                x_tensor_uid: input,
+                w_tensor_uid: w,
+                y_tensor_uid: conv,
+                pre_padding: vec![pad, pad],
+                post_padding: vec![pad, pad],
+                stride: vec![1, 1],
+                dilation: vec![1, 1],
+                conv_mode: ConvMode::CROSS_CORRELATION,
+                ..ConvolutionFwdAttributes::default()
+            },
+        );
+        let add = PointwiseParams::new(PointwiseMode::ADD);
+        b.pointwise(&format!("{name}_bias"), &add, &[conv, bias], biased);
+        input = if i < 2 {
+            let relu = b.virtual_tensor(&format!("{name}_relu_out"), &act);
+            let p = PointwiseParams::new(PointwiseMode::RELU_FWD);
+            b.pointwise(&format!("{name}_relu"), &p, &[biased], relu);
+            relu
+        } else {
+            biased
+        };
+    }
+    let act = [n, c, hw, hw];
+    let sum = b.virtual_tensor("residual_out", &act);
+    let add = PointwiseParams::new(PointwiseMode::ADD);
+    b.pointwise("residual_add", &add, &[input, x], sum);
+    let y = b.tensor("y", &act, DataType::Unset);
+    b.pointwise("relu", &PointwiseParams::new(PointwiseMode::RELU_FWD), &[sum], y);
+    b.finish()
+}
+
+/// Batch norm training forward with running statistics, NCHW fp32.
+fn batchnorm_training(x_dims: &[i64]) -> Graph {
+    graphs::batchnorm_training(x_dims, 1e-5, Some(0.1), &Layout::Nchw, DataType::Float)
+}
+
+/// `gelu(a · b + bias)`, fp32 row-major.
+fn matmul_bias_gelu(batch: i64, m: i64, k: i64, n: i64) -> Graph {
+    graphs::matmul_bias_gelu(&[batch, m, k], &[batch, k, n], &Layout::Nchw, DataType::Float)
+}
+
+struct Example {
+    file: &'static str,
+    full: Graph,
+    /// Run on the reference instead of `full` when that would be slow.
+    reduced: Option<Graph>,
+}
+
+fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            file: "conv_bias_relu.json",
+            full: conv_bias_relu(1, 64, 56),
+            reduced: Some(conv_bias_relu(1, 8, 6)),
+        },
+        Example {
+            file: "resnet_bottleneck_nhwc.json",
+            full: resnet_bottleneck(1, 256, 56),
+            reduced: Some(resnet_bottleneck(1, 16, 5)),
+        },
+        Example {
+            file: "batchnorm_training.json",
+            full: batchnorm_training(&[8, 32, 28, 28]),
+            reduced: None,
+        },
+        Example {
+            file: "matmul_bias_gelu.json",
+            full: matmul_bias_gelu(1, 128, 256, 128),
+            reduced: Some(matmul_bias_gelu(2, 8, 16, 12)),
+        },
+    ]
+}
+
+fn run_reference(graph: &Graph) {
+    let mut data = DataGen::new(7);
+    let mut buffers = BTreeMap::new();
+    let (mut ins, mut outs) = (Vec::new(), Vec::new());
+    for node in &graph.nodes {
+        node.attributes.tensor_uids(&mut ins, &mut outs);
+    }
+    for t in graph.tensors.iter().filter(|t| !t.is_virtual && t.value.is_none()) {
+        let (dims, strides) = (dims_usize(&t.dims), dims_usize(&t.strides));
+        let bytes = if outs.contains(&t.uid) {
+            vec![0; byte_len(t.data_type, &dims, &strides).unwrap()]
+        } else {
+            let mut h = HostTensor::zeros(dims, strides);
+            data.fill_as(&mut h, 0.5, 1.5, t.data_type);
+            encode(t.data_type, &h).unwrap()
+        };
+        buffers.insert(t.uid, bytes);
+    }
+    let before = buffers.clone();
+    execute_graph(graph, &mut buffers).unwrap_or_else(|e| panic!("{}: {e}", graph.name));
+    for uid in outs.iter().filter(|u| before.contains_key(u)) {
+        assert_ne!(before[uid], buffers[uid], "{}: output uid {uid} not written", graph.name);
+    }
+}
+
+/// The graph's JSON form (`Graph::to_json`, fields in schema order) with each array of
+/// numbers or names on one line.
+fn readable_json(graph: &Graph) -> String {
+    let pretty = graph.to_json();
+    let lines: Vec<&str> = pretty.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.ends_with('[') {
+            let mut items = Vec::new();
+            let mut j = i + 1;
+            while j < lines.len() {
+                let t = lines[j].trim();
+                if t.starts_with(']') || t.ends_with('{') || t.ends_with('[') || t.starts_with('}') {
+                    break;
+                }
+                items.push(t.trim_end_matches(','));
+                j += 1;
+            }
+            if j < lines.len() && lines[j].trim().starts_with(']') {
+                out.push_str(line);
+                out.push_str(&items.join(", "));
+                out.push_str(lines[j].trim());
+                out.push('\n');
+                i = j + 1;
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn example_graphs_are_their_builders_output_and_run_on_the_reference() {
+    let bless = std::env::var_os("HIPDNN_BLESS").is_some();
+    let dir = examples_dir();
+    let mut listed = Vec::new();
+    for ex in examples() {
+        let path = dir.join(ex.file);
+        listed.push(ex.file.to_owned());
+        let json = readable_json(&ex.full);
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &json).unwrap();
+        }
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (HIPDNN_BLESS=1 writes it)", path.display()));
+        assert_eq!(text, json, "{} differs from its builder (HIPDNN_BLESS=1 rewrites it)", ex.file);
+        let parsed = Graph::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", ex.file));
+        let op = OperationGraph::new(parsed).unwrap_or_else(|e| panic!("{}: {e}", ex.file));
+        let small = match ex.reduced {
+            Some(g) => OperationGraph::new(g).unwrap().graph().clone(),
+            None => op.graph().clone(),
+        };
+        run_reference(&small);
+    }
+    // Every file in the directory is one of the above.
+    let mut found: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    found.sort();
+    listed.sort();
+    assert_eq!(found, listed, "examples/graphs holds graphs without a builder here");
+}
+
+#[test]
+fn every_example_file_parses_and_validates() {
+    for entry in std::fs::read_dir(examples_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let graph = Graph::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let op = OperationGraph::new(graph).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // The binary form round-trips too.
+        let again = OperationGraph::from_bytes(op.bytes()).unwrap();
+        assert_eq!(again.graph(), op.graph(), "{}", path.display());
+    }
+}
