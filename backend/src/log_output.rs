@@ -357,7 +357,7 @@ pub(crate) fn emit(severity: hipdnnSeverity_t, text: &str) {
 }
 
 /// The `tracing` subscriber of C applications: formats each event on one line and hands
-/// it to [`dispatch`]. Spans are not recorded.
+/// it to the sink and the callbacks. Spans are not recorded.
 #[derive(Debug, Clone, Copy)]
 pub struct LogOutput;
 
