@@ -1,3 +1,86 @@
-//! The `hipdnn` command.
+//! The `hipdnn` command: list the engines the hipDNN backend finds, and run, check and
+//! time graphs through them.
+//!
+//! ```text
+//! hipdnn engines [--json]         engines, their plugins and knobs
+//! hipdnn plugins [--json]         loaded plugins, refused ones, the plugin directory
+//! hipdnn plugin-dir               the directory plugins are loaded from
+//! hipdnn run GRAPH [options]      run a graph (JSON or FlatBuffer) on host buffers
+//! ```
+//!
+//! Exit codes: 0 success; 1 a failed `--check`, a failed execution or plugin error;
+//! 2 a usage or input error (bad arguments, unreadable or invalid graph or `.npy`,
+//! unknown engine or knob, knob value out of range, no engine for the graph).
 
-fn main() {}
+mod engines;
+mod error;
+mod knobs;
+mod npy;
+mod run;
+mod samples;
+mod tensors;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::CliError;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hipdnn",
+    version,
+    about = "List hipDNN engines, and run, check and time graphs through them",
+    after_help = "Exit codes: 0 success, 1 failed check or execution, 2 usage or input error.\n\
+                  Plugins are loaded from `hipdnn plugin-dir` (HIPDNN_PLUGIN_DIR overrides it);\n\
+                  HIPDNN_LOG_LEVEL=info shows the backend's log on standard error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List every engine: id, name, plugin, version, and its knobs (default and
+    /// constraint) for the first sample graph it accepts
+    Engines {
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the loaded plugins, those refused (with why) and the plugin directory
+    Plugins {
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the directory the backend loads engine plugins from
+    /// (`install -m755 libmine.so "$(hipdnn plugin-dir)"`)
+    PluginDir,
+    /// Run a graph on host buffers: inputs from .npy files or generated, outputs to
+    /// .npy files, optionally checked against the reference and timed
+    Run(run::RunArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Engines { json } => engines::engines(*json),
+        Command::Plugins { json } => engines::plugins(*json),
+        Command::PluginDir => engines::plugin_dir(),
+        Command::Run(args) => run::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => report(&error),
+    }
+}
+
+fn report(error: &CliError) -> ExitCode {
+    // One line: a message spanning lines would break scripts that read the last line.
+    let message = error.to_string().replace('\n', " ");
+    let message = message.trim();
+    eprintln!("hipdnn: error: {message}");
+    ExitCode::from(error.exit_code())
+}

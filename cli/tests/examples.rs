@@ -34,7 +34,11 @@ fn resnet_bottleneck(n: i64, c: i64, hw: i64) -> Graph {
     let mut b = GraphBuilder::new("resnet_bottleneck_nhwc", &Layout::Nhwc, DataType::Float);
     let x = b.tensor("x", &[n, c, hw, hw], DataType::Unset);
     let mut input = x;
-    let stages = [("conv1", c, mid, 1), ("conv2", mid, mid, 3), ("conv3", mid, c, 1)];
+    let stages = [
+        ("conv1", c, mid, 1),
+        ("conv2", mid, mid, 3),
+        ("conv3", mid, c, 1),
+    ];
     for (i, (name, cin, cout, k)) in stages.into_iter().enumerate() {
         let act = [n, cout, hw, hw];
         let w = b.tensor(&format!("{name}_w"), &[cout, cin, k, k], DataType::Unset);
@@ -72,7 +76,12 @@ fn resnet_bottleneck(n: i64, c: i64, hw: i64) -> Graph {
     let add = PointwiseParams::new(PointwiseMode::ADD);
     b.pointwise("residual_add", &add, &[input, x], sum);
     let y = b.tensor("y", &act, DataType::Unset);
-    b.pointwise("relu", &PointwiseParams::new(PointwiseMode::RELU_FWD), &[sum], y);
+    b.pointwise(
+        "relu",
+        &PointwiseParams::new(PointwiseMode::RELU_FWD),
+        &[sum],
+        y,
+    );
     b.finish()
 }
 
@@ -83,7 +92,12 @@ fn batchnorm_training(x_dims: &[i64]) -> Graph {
 
 /// `gelu(a · b + bias)`, fp32 row-major.
 fn matmul_bias_gelu(batch: i64, m: i64, k: i64, n: i64) -> Graph {
-    graphs::matmul_bias_gelu(&[batch, m, k], &[batch, k, n], &Layout::Nchw, DataType::Float)
+    graphs::matmul_bias_gelu(
+        &[batch, m, k],
+        &[batch, k, n],
+        &Layout::Nchw,
+        DataType::Float,
+    )
 }
 
 struct Example {
@@ -125,7 +139,11 @@ fn run_reference(graph: &Graph) {
     for node in &graph.nodes {
         node.attributes.tensor_uids(&mut ins, &mut outs);
     }
-    for t in graph.tensors.iter().filter(|t| !t.is_virtual && t.value.is_none()) {
+    for t in graph
+        .tensors
+        .iter()
+        .filter(|t| !t.is_virtual && t.value.is_none())
+    {
         let (dims, strides) = (dims_usize(&t.dims), dims_usize(&t.strides));
         let bytes = if outs.contains(&t.uid) {
             vec![0; byte_len(t.data_type, &dims, &strides).unwrap()]
@@ -139,7 +157,11 @@ fn run_reference(graph: &Graph) {
     let before = buffers.clone();
     execute_graph(graph, &mut buffers).unwrap_or_else(|e| panic!("{}: {e}", graph.name));
     for uid in outs.iter().filter(|u| before.contains_key(u)) {
-        assert_ne!(before[uid], buffers[uid], "{}: output uid {uid} not written", graph.name);
+        assert_ne!(
+            before[uid], buffers[uid],
+            "{}: output uid {uid} not written",
+            graph.name
+        );
     }
 }
 
@@ -157,7 +179,8 @@ fn readable_json(graph: &Graph) -> String {
             let mut j = i + 1;
             while j < lines.len() {
                 let t = lines[j].trim();
-                if t.starts_with(']') || t.ends_with('{') || t.ends_with('[') || t.starts_with('}') {
+                if t.starts_with(']') || t.ends_with('{') || t.ends_with('[') || t.starts_with('}')
+                {
                     break;
                 }
                 items.push(t.trim_end_matches(','));
@@ -194,7 +217,11 @@ fn example_graphs_are_their_builders_output_and_run_on_the_reference() {
         }
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{}: {e} (HIPDNN_BLESS=1 writes it)", path.display()));
-        assert_eq!(text, json, "{} differs from its builder (HIPDNN_BLESS=1 rewrites it)", ex.file);
+        assert_eq!(
+            text, json,
+            "{} differs from its builder (HIPDNN_BLESS=1 rewrites it)",
+            ex.file
+        );
         let parsed = Graph::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", ex.file));
         let op = OperationGraph::new(parsed).unwrap_or_else(|e| panic!("{}: {e}", ex.file));
         let small = match ex.reduced {
@@ -211,7 +238,10 @@ fn example_graphs_are_their_builders_output_and_run_on_the_reference() {
         .collect();
     found.sort();
     listed.sort();
-    assert_eq!(found, listed, "examples/graphs holds graphs without a builder here");
+    assert_eq!(
+        found, listed,
+        "examples/graphs holds graphs without a builder here"
+    );
 }
 
 #[test]

@@ -1,0 +1,572 @@
+//! `hipdnn run GRAPH`: bind host buffers to a graph's tensors, build a plan, execute
+//! it (optionally timed), write the outputs and compare them with the test SDK's
+//! reference.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hipdnn_backend::status::HIPDNN_STATUS_BAD_PARAM;
+use hipdnn_backend::{Handle, OperationGraph, Plan, VariantPack};
+use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
+use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, NodeAttributes};
+use hipdnn_test_sdk::data::{decode, encode};
+use hipdnn_test_sdk::executor::execute_graph;
+use hipdnn_test_sdk::tensor::HostTensor;
+use hipdnn_test_sdk::tolerance::{OpFamily, compare_rounded, tolerance};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::error::{CliError, CliResult};
+use crate::knobs::{KnobArg, settings_for};
+use crate::npy::{self, NpyType};
+use crate::tensors::{AlignedBuffer, IoTensor, Role, generator, io_tensors, value_range};
+
+/// Options of `hipdnn run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The graph: its JSON form (docs/graph-json.md) or a binary FlatBuffer `Graph`
+    /// (told apart by content)
+    pub graph: PathBuf,
+    /// Read input tensors from DIR/<uid>.npy (shape = dims; float32, or float16 for
+    /// HALF tensors); inputs without a file are generated from --seed
+    #[arg(long, value_name = "DIR")]
+    pub inputs: Option<PathBuf>,
+    /// Write every output tensor to DIR/<uid>.npy (created if missing)
+    #[arg(long, value_name = "DIR")]
+    pub outputs: Option<PathBuf>,
+    /// Seed of the generated inputs (decimal or 0x hex)
+    #[arg(long, value_name = "N", default_value = "1", value_parser = parse_seed)]
+    pub seed: u64,
+    /// Compare the outputs with the test SDK's reference; exit 1 if any is out of
+    /// tolerance
+    #[arg(long)]
+    pub check: bool,
+    /// Run on this engine (name or id) instead of the best-ranked one
+    #[arg(long, value_name = "NAME|ID")]
+    pub engine: Option<String>,
+    /// Set a knob (repeatable); the value takes the type the engine gives the knob
+    #[arg(long = "knob", value_name = "ID=VALUE")]
+    pub knobs: Vec<KnobArg>,
+    /// Time N executions after one warm-up and print median/min/max
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub iters: Option<u32>,
+}
+
+fn parse_seed(s: &str) -> Result<u64, String> {
+    hipdnn_test_sdk::data::parse_seed(s)
+        .ok_or_else(|| format!("'{s}' is not a u64 (decimal or 0x hex)"))
+}
+
+/// Reads a graph file, JSON or binary (JSON starts with `{` after whitespace), and
+/// validates it.
+///
+/// # Errors
+/// Unreadable file, malformed graph, invalid graph (naming the uid at fault).
+pub fn load_graph(path: &Path) -> CliResult<OperationGraph> {
+    let at = path.display();
+    let bytes =
+        std::fs::read(path).map_err(|e| CliError::usage(format!("cannot read {at}: {e}")))?;
+    let is_json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if is_json {
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|e| CliError::usage(format!("{at}: the JSON is not UTF-8: {e}")))?;
+        let graph = Graph::from_json(text).map_err(|e| CliError::usage(format!("{at}: {e}")))?;
+        OperationGraph::new(graph).map_err(|e| CliError::usage(format!("{at}: {}", e.message)))
+    } else {
+        OperationGraph::from_bytes(&bytes)
+            .map_err(|e| CliError::usage(format!("{at}: {}", e.message)))
+    }
+}
+
+/// Runs the command.
+pub fn run(args: &RunArgs) -> CliResult<()> {
+    let graph = load_graph(&args.graph)?;
+    let g = graph.graph();
+    let at = args.graph.display();
+    let tensors = io_tensors(g).map_err(|e| CliError::usage(format!("{at}: {e}")))?;
+    if args.outputs.is_some() {
+        for t in tensors.iter().filter(|t| t.role == Role::Output) {
+            if NpyType::for_dtype(t.dtype).is_none() {
+                return Err(CliError::usage(format!(
+                    "--outputs: output tensor {}: {}",
+                    t.label(),
+                    npy::unsupported_dtype(t.dtype)
+                )));
+            }
+        }
+    }
+    let files = match &args.inputs {
+        Some(dir) => input_files(dir, &tensors)?,
+        None => BTreeMap::new(),
+    };
+    println!(
+        "graph: '{}' ({}, {}) from {at}",
+        g.name,
+        count(g.nodes.len(), "node"),
+        count(g.tensors.len(), "tensor")
+    );
+
+    // Buffers: inputs filled (from files or generated), outputs poisoned with 0xFF
+    // (NaN for the float types) so an output the engine never writes cannot pass.
+    let mut buffers = Vec::with_capacity(tensors.len());
+    let mut input_bytes: BTreeMap<i64, Vec<u8>> = BTreeMap::new();
+    let mut sources = Vec::new();
+    for t in &tensors {
+        let fill = if t.role == Role::Output { 0xFF } else { 0 };
+        let mut buffer = AlignedBuffer::new(t.byte_len, t.alignment, fill)
+            .map_err(|e| CliError::failed(format!("tensor {}: {e}", t.label())))?;
+        if t.role == Role::Input {
+            let (bytes, source) = input_data(g, t, files.get(&t.uid), args.seed)?;
+            buffer.as_mut_slice().copy_from_slice(&bytes);
+            input_bytes.insert(t.uid, bytes);
+            sources.push(format!("{} {source}", t.label()));
+        }
+        buffers.push(buffer);
+    }
+    if !sources.is_empty() {
+        println!("inputs: {}", sources.join(", "));
+    }
+
+    let handle = Handle::new();
+    let plan = make_plan(&handle, &graph, args)?;
+    let plugin = handle
+        .plugin_for_engine(plan.engine_id())
+        .map(|p| format!(" from plugin {} {}", p.name(), p.version()))
+        .unwrap_or_default();
+    println!(
+        "engine: {} ({}){plugin}",
+        plan.engine_name(),
+        engine_id_to_hex(plan.engine_id())
+    );
+    let mut workspace = match plan.workspace_size() {
+        0 => None,
+        size => Some(
+            AlignedBuffer::new(size, 256, 0)
+                .map_err(|e| CliError::failed(format!("workspace of {size} bytes: {e}")))?,
+        ),
+    };
+    if let Some(w) = &workspace {
+        println!("workspace: {} bytes", w.as_slice().len());
+    }
+    let workspace_ptr = workspace
+        .as_mut()
+        .map_or(std::ptr::null_mut(), AlignedBuffer::as_mut_ptr);
+    let mut pack = VariantPack::new();
+    for (t, b) in tensors.iter().zip(buffers.iter_mut()) {
+        pack.set(t.uid, b.as_mut_ptr());
+    }
+    let execute = || -> CliResult<f64> {
+        let start = Instant::now();
+        // SAFETY: every pointer in `pack` is a live `AlignedBuffer` of `byte_len`
+        // bytes, the extent of its tensor's dims, strides and data type, aligned to
+        // at least the tensor's alignment; the buffers are distinct, and the workspace
+        // (when the plan needs one) has `workspace_size` bytes. All stay alive and
+        // untouched until the call returns. This command drives host-memory engines.
+        unsafe { plan.execute(&pack, workspace_ptr) }
+            .map_err(|e| CliError::backend("execution failed", e))?;
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    };
+    match args.iters {
+        None => println!("time: {:.3} ms (one execution)", execute()?),
+        Some(n) => {
+            execute()?;
+            let bar = progress_bar(n);
+            let mut times = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                times.push(execute()?);
+                bar.inc(1);
+            }
+            bar.finish_and_clear();
+            println!("{}", timing_summary(&mut times, graph_flops(g)));
+        }
+    }
+
+    if let Some(dir) = &args.outputs {
+        write_outputs(dir, &tensors, &buffers)?;
+    }
+    if args.check {
+        check(g, &tensors, &buffers, &input_bytes)?;
+    }
+    Ok(())
+}
+
+/// `1 node`, `3 nodes`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// The `.npy` files of `dir` by uid; files that name no input are reported and
+/// ignored.
+fn input_files(dir: &Path, tensors: &[IoTensor]) -> CliResult<BTreeMap<i64, PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| CliError::usage(format!("--inputs {}: {e}", dir.display())))?;
+    let mut files = BTreeMap::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("npy") {
+            continue;
+        }
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        match stem
+            .parse::<i64>()
+            .ok()
+            .and_then(|uid| tensors.iter().find(|t| t.uid == uid))
+        {
+            Some(t) if t.role == Role::Input => {
+                files.insert(t.uid, path);
+            }
+            Some(t) => eprintln!(
+                "hipdnn: warning: {}: tensor {} is an output; file ignored",
+                path.display(),
+                t.label()
+            ),
+            None => eprintln!(
+                "hipdnn: warning: {}: names no input tensor of the graph (files are <uid>.npy); ignored",
+                path.display()
+            ),
+        }
+    }
+    Ok(files)
+}
+
+/// The bytes of input `t` (its data type, laid out by its strides) and where they
+/// came from.
+fn input_data(
+    g: &Graph,
+    t: &IoTensor,
+    file: Option<&PathBuf>,
+    seed: u64,
+) -> CliResult<(Vec<u8>, String)> {
+    let (host, source) = match file {
+        Some(path) => {
+            let ty = NpyType::for_dtype(t.dtype).ok_or_else(|| {
+                CliError::usage(format!(
+                    "{}: tensor {}: {}",
+                    path.display(),
+                    t.label(),
+                    npy::unsupported_dtype(t.dtype)
+                ))
+            })?;
+            let values = npy::read(path, &t.dims, ty)
+                .map_err(|e| CliError::usage(format!("tensor {}: {e}", t.label())))?;
+            let host = HostTensor::from_logical(t.dims.clone(), t.strides.clone(), &values);
+            (host, format!("from {}", path.display()))
+        }
+        None => {
+            let mut host = HostTensor::zeros(t.dims.clone(), t.strides.clone());
+            let (lo, hi) = value_range(g, t.uid);
+            generator(seed, t.uid).fill_as(&mut host, lo, hi, t.dtype);
+            (host, "generated".to_owned())
+        }
+    };
+    let bytes = encode(t.dtype, &host)
+        .map_err(|e| CliError::usage(format!("tensor {}: {e}", t.label())))?;
+    Ok((bytes, source))
+}
+
+/// The id of the engine the user named.
+fn resolve_engine(handle: &Handle, text: &str) -> CliResult<i64> {
+    let id = engine_name_or_id_to_id(text.trim());
+    let engines = handle.engines();
+    if engines.iter().any(|e| e.id == id) {
+        return Ok(id);
+    }
+    let known: Vec<String> = engines
+        .iter()
+        .map(|e| format!("{} ({})", e.name, engine_id_to_hex(e.id)))
+        .collect();
+    Err(CliError::usage(if known.is_empty() {
+        format!(
+            "--engine: unknown engine '{text}': no engine plugin is loaded (see `hipdnn plugins`)"
+        )
+    } else {
+        format!(
+            "--engine: unknown engine '{text}'; available: {}",
+            known.join(", ")
+        )
+    }))
+}
+
+/// The knob settings for engine `id`, typed by the knobs its details advertise.
+fn knob_settings(
+    handle: &Handle,
+    id: i64,
+    name: &str,
+    graph: &OperationGraph,
+    args: &[KnobArg],
+) -> CliResult<Vec<KnobSetting>> {
+    if args.is_empty() {
+        return Ok(Vec::new());
+    }
+    let details = handle
+        .engine_details(id, graph)
+        .map_err(|e| CliError::backend("", e))?;
+    settings_for(name, &details.knobs, args)
+}
+
+/// A plan on the named engine, or on the best-ranked engine that builds one with the
+/// given knobs.
+fn make_plan<'h>(
+    handle: &'h Handle,
+    graph: &OperationGraph,
+    args: &RunArgs,
+) -> CliResult<Plan<'h>> {
+    if let Some(text) = &args.engine {
+        let id = resolve_engine(handle, text)?;
+        let settings = knob_settings(handle, id, text, graph, &args.knobs)?;
+        return handle
+            .create_plan(graph, id, &settings)
+            .map_err(|e| CliError::backend("", e));
+    }
+    let ranked = handle
+        .ranked_engines(graph)
+        .map_err(|e| CliError::backend("", e))?;
+    let mut last = None;
+    for engine in ranked {
+        let settings = match knob_settings(handle, engine.id, &engine.name, graph, &args.knobs) {
+            Ok(s) => s,
+            Err(e) => {
+                last = Some(e);
+                continue;
+            }
+        };
+        match handle.create_plan(graph, engine.id, &settings) {
+            Ok(plan) => return Ok(plan),
+            Err(e) if e.status == HIPDNN_STATUS_BAD_PARAM => {
+                return Err(CliError::backend("", e));
+            }
+            Err(e) => {
+                eprintln!(
+                    "hipdnn: engine {} could not build a plan: {}; trying the next",
+                    engine.name, e.message
+                );
+                last = Some(CliError::backend("", e));
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| CliError::usage("no engine can run this graph")))
+}
+
+fn progress_bar(n: u32) -> ProgressBar {
+    if n <= 1 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let style = ProgressStyle::with_template("{bar:40} {pos}/{len} executions ({elapsed})")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    ProgressBar::new(u64::from(n)).with_style(style)
+}
+
+/// `time over N executions (after 1 warm-up): median …, min …, max … ms[, … GFLOP/s]`.
+fn timing_summary(times_ms: &mut [f64], flops: f64) -> String {
+    times_ms.sort_by(f64::total_cmp);
+    let n = times_ms.len();
+    let median = if n % 2 == 1 {
+        times_ms[n / 2]
+    } else {
+        (times_ms[n / 2 - 1] + times_ms[n / 2]) / 2.0
+    };
+    let mut text = format!(
+        "time over {n} executions (after 1 warm-up): median {median:.3} ms, min {:.3} ms, max {:.3} ms",
+        times_ms[0],
+        times_ms[n - 1]
+    );
+    if flops > 0.0 && median > 0.0 {
+        text.push_str(&format!(
+            ", {:.2} GFLOP/s ({:.3} GFLOP per execution)",
+            flops / (median * 1e-3) / 1e9,
+            flops / 1e9
+        ));
+    }
+    text
+}
+
+/// Floating-point operations of the graph's convolutions and matmuls (a
+/// multiply-add counts two); 0 when it has none.
+fn graph_flops(g: &Graph) -> f64 {
+    let dims = |uid: i64| -> Vec<f64> {
+        g.tensors
+            .iter()
+            .find(|t| t.uid == uid)
+            .map(|t| t.dims.iter().map(|&d| d as f64).collect())
+            .unwrap_or_default()
+    };
+    let product = |d: &[f64]| d.iter().product::<f64>();
+    let conv = |out: i64, w: i64| {
+        let w = dims(w);
+        2.0 * product(&dims(out)) * product(w.get(1..).unwrap_or(&[]))
+    };
+    g.nodes
+        .iter()
+        .map(|n| match &n.attributes {
+            NodeAttributes::ConvolutionFwdAttributes(a) => conv(a.y_tensor_uid, a.w_tensor_uid),
+            NodeAttributes::ConvolutionBwdAttributes(a) => conv(a.dy_tensor_uid, a.w_tensor_uid),
+            NodeAttributes::ConvolutionWrwAttributes(a) => conv(a.dy_tensor_uid, a.dw_tensor_uid),
+            NodeAttributes::MatmulAttributes(a) => {
+                let k = dims(a.a_tensor_uid).last().copied().unwrap_or(0.0);
+                2.0 * product(&dims(a.c_tensor_uid)) * k
+            }
+            _ => 0.0,
+        })
+        .sum()
+}
+
+/// The logical values of a tensor's buffer.
+fn logical(t: &IoTensor, bytes: &[u8]) -> CliResult<Vec<f32>> {
+    decode(t.dtype, bytes, &t.dims, &t.strides)
+        .map(|h| h.logical())
+        .map_err(|e| CliError::failed(format!("tensor {}: {e}", t.label())))
+}
+
+fn write_outputs(dir: &Path, tensors: &[IoTensor], buffers: &[AlignedBuffer]) -> CliResult<()> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::usage(format!("--outputs {}: {e}", dir.display())))?;
+    let mut written = Vec::new();
+    for (t, b) in tensors
+        .iter()
+        .zip(buffers)
+        .filter(|(t, _)| t.role == Role::Output)
+    {
+        let ty = NpyType::for_dtype(t.dtype).expect("checked before running");
+        let path = dir.join(format!("{}.npy", t.uid));
+        npy::write(&path, &t.dims, ty, &logical(t, b.as_slice())?)
+            .map_err(|e| CliError::failed(format!("cannot write {}: {e}", path.display())))?;
+        written.push(format!("{}.npy", t.uid));
+    }
+    println!(
+        "outputs: {} written to {}",
+        written.join(", "),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// The op family of a node, for its tolerance.
+fn family(a: &NodeAttributes) -> OpFamily {
+    use NodeAttributes as N;
+    match a {
+        N::BatchnormInferenceAttributes(_) => OpFamily::BatchnormInference,
+        N::BatchnormInferenceAttributesVarianceExt(_) => OpFamily::BatchnormInferenceVariance,
+        N::BatchnormAttributes(_) => OpFamily::BatchnormTraining,
+        N::BatchnormBackwardAttributes(_) => OpFamily::BatchnormBackward,
+        N::ConvolutionFwdAttributes(_) => OpFamily::ConvFprop,
+        N::ConvolutionBwdAttributes(_) => OpFamily::ConvDgrad,
+        N::ConvolutionWrwAttributes(_) => OpFamily::ConvWgrad,
+        N::MatmulAttributes(_) => OpFamily::Matmul,
+        N::ReductionAttributes(_) => OpFamily::Reduction,
+        N::LayernormAttributes(_) => OpFamily::Layernorm,
+        N::RMSNormAttributes(_) => OpFamily::Rmsnorm,
+        _ => OpFamily::Pointwise,
+    }
+}
+
+/// The loosest family of the graph's nodes for outputs of `dtype`.
+fn loosest_family(g: &Graph, dtype: DataType) -> OpFamily {
+    g.nodes
+        .iter()
+        .map(|n| family(&n.attributes))
+        .max_by(|a, b| {
+            let (ta, tb) = (tolerance(*a, dtype), tolerance(*b, dtype));
+            (ta.atol + ta.rtol).total_cmp(&(tb.atol + tb.rtol))
+        })
+        .unwrap_or(OpFamily::Pointwise)
+}
+
+/// Runs the reference on the same inputs and compares every output.
+fn check(
+    g: &Graph,
+    tensors: &[IoTensor],
+    buffers: &[AlignedBuffer],
+    inputs: &BTreeMap<i64, Vec<u8>>,
+) -> CliResult<()> {
+    let mut expected = inputs.clone();
+    for t in tensors.iter().filter(|t| t.role == Role::Output) {
+        expected.insert(t.uid, vec![0; t.byte_len]);
+    }
+    execute_graph(g, &mut expected).map_err(|e| {
+        CliError::failed(format!("--check: the reference cannot run this graph: {e}"))
+    })?;
+    println!("check against the test SDK reference:");
+    let mut failures = Vec::new();
+    for (t, b) in tensors.iter().zip(buffers) {
+        if t.role == Role::Input {
+            if b.as_slice() != inputs[&t.uid] {
+                println!("  input  {}: modified by the engine  FAIL", t.label());
+                failures.push(t.label());
+            }
+            continue;
+        }
+        let got = logical(t, b.as_slice())?;
+        let want = logical(t, &expected[&t.uid])?;
+        let fam = loosest_family(g, t.dtype);
+        let tol = tolerance(fam, t.dtype);
+        let cmp = compare_rounded(&got, &want, tol, t.dtype, 1.0);
+        println!(
+            "  output {} {}: max abs err {:.3e}, max rel err {:.3e} (atol {:e}, rtol {:e}, {fam:?})  {}",
+            t.label(),
+            t.dtype.name(),
+            cmp.max_abs,
+            cmp.max_rel,
+            tol.atol,
+            tol.rtol,
+            if cmp.passed { "pass" } else { "FAIL" }
+        );
+        if !cmp.passed {
+            println!("         {cmp}");
+            failures.push(t.label());
+        }
+    }
+    if failures.is_empty() {
+        println!("check: passed");
+        Ok(())
+    } else {
+        Err(CliError::failed(format!(
+            "check failed for tensor {}",
+            failures.join(", ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hipdnn_test_sdk::graphs::{ConvSpec, Layout, conv_bias_relu, matmul};
+
+    #[test]
+    fn flops_count_convolutions_and_matmuls() {
+        let spec = ConvSpec::new(&[1, 3, 8, 8], &[4, 3, 3, 3]).with(|p| p.padding(1));
+        let g = conv_bias_relu(&spec, &Layout::Nchw, DataType::Float);
+        assert_eq!(graph_flops(&g), 2.0 * (4.0 * 64.0) * 27.0);
+        let g = matmul(&[2, 4, 8], &[2, 8, 3], &Layout::Nchw, DataType::Float);
+        assert_eq!(graph_flops(&g), 2.0 * 24.0 * 8.0);
+        assert_eq!(loosest_family(&g, DataType::Float), OpFamily::Matmul);
+    }
+
+    #[test]
+    fn timing_summary_reports_median_min_max() {
+        let s = timing_summary(&mut [3.0, 1.0, 2.0, 10.0], 2e9);
+        assert!(
+            s.contains("median 2.500 ms")
+                && s.contains("min 1.000 ms")
+                && s.contains("max 10.000 ms"),
+            "{s}"
+        );
+        assert!(s.contains("800.00 GFLOP/s"), "{s}");
+        assert!(!timing_summary(&mut [1.0], 0.0).contains("GFLOP"));
+    }
+
+    #[test]
+    fn the_loosest_family_wins() {
+        let spec = ConvSpec::new(&[1, 3, 8, 8], &[4, 3, 3, 3]);
+        let g = conv_bias_relu(&spec, &Layout::Nchw, DataType::Half);
+        // fp16: conv fprop (0.1 + 0.01) is looser than pointwise (1e-3 + 1e-3).
+        assert_eq!(loosest_family(&g, DataType::Half), OpFamily::ConvFprop);
+    }
+}
