@@ -1,1 +1,226 @@
-fn main() {}
+//! ResNet-50's distinct convolutions (batch 1 and 8, fp32, NCHW and NHWC) and a
+//! 1024³ matmul through CPU_ENGINE's in-process plan API; prints median times as JSON.
+//!
+//! `cargo run --release -p hipdnn-cpu-provider --example conv_bench -- [--threads N]
+//! [--reps N] [--batches 1,8] [--layouts nchw,nhwc] [--filter NAME]`
+
+use std::time::Instant;
+
+use hipdnn_cpu_provider::{CpuSettings, HostTensors, plan_for};
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::GraphView;
+use hipdnn_flatbuffers_sdk::model::{
+    ConvolutionFwdAttributes, Graph, MatmulAttributes, Node, TensorAttributes,
+};
+use hipdnn_flatbuffers_sdk::wire::ConvMode;
+
+/// (name, cin, hw, cout, filter, stride, pad) of ResNet-50 v1.5 (stride in the 3×3).
+pub const RESNET50_CONVS: &[(&str, i64, i64, i64, i64, i64, i64)] = &[
+    ("conv1_7x7_s2", 3, 224, 64, 7, 2, 3),
+    ("l1_1x1_64_64", 64, 56, 64, 1, 1, 0),
+    ("l1_3x3_64", 64, 56, 64, 3, 1, 1),
+    ("l1_1x1_64_256", 64, 56, 256, 1, 1, 0),
+    ("l1_1x1_256_64", 256, 56, 64, 1, 1, 0),
+    ("l2_1x1_256_128", 256, 56, 128, 1, 1, 0),
+    ("l2_3x3_128_s2", 128, 56, 128, 3, 2, 1),
+    ("l2_1x1_128_512", 128, 28, 512, 1, 1, 0),
+    ("l2_down_256_512_s2", 256, 56, 512, 1, 2, 0),
+    ("l2_1x1_512_128", 512, 28, 128, 1, 1, 0),
+    ("l2_3x3_128", 128, 28, 128, 3, 1, 1),
+    ("l3_1x1_512_256", 512, 28, 256, 1, 1, 0),
+    ("l3_3x3_256_s2", 256, 28, 256, 3, 2, 1),
+    ("l3_1x1_256_1024", 256, 14, 1024, 1, 1, 0),
+    ("l3_down_512_1024_s2", 512, 28, 1024, 1, 2, 0),
+    ("l3_1x1_1024_256", 1024, 14, 256, 1, 1, 0),
+    ("l3_3x3_256", 256, 14, 256, 3, 1, 1),
+    ("l4_1x1_1024_512", 1024, 14, 512, 1, 1, 0),
+    ("l4_3x3_512_s2", 512, 14, 512, 3, 2, 1),
+    ("l4_1x1_512_2048", 512, 7, 2048, 1, 1, 0),
+    ("l4_down_1024_2048_s2", 1024, 14, 2048, 1, 2, 0),
+    ("l4_1x1_2048_512", 2048, 7, 512, 1, 1, 0),
+    ("l4_3x3_512", 512, 7, 512, 3, 1, 1),
+];
+
+fn strides(dims: &[i64], nhwc: bool) -> Vec<i64> {
+    let order: Vec<usize> = if nhwc {
+        vec![0, 2, 3, 1]
+    } else {
+        vec![0, 1, 2, 3]
+    };
+    let mut s = vec![0; 4];
+    let mut acc = 1;
+    for &d in order.iter().rev() {
+        s[d] = acc;
+        acc *= dims[d];
+    }
+    s
+}
+
+fn tensor(uid: i64, name: &str, dims: &[i64], strides: Vec<i64>) -> TensorAttributes {
+    TensorAttributes {
+        uid,
+        name: name.into(),
+        data_type: DataType::Float,
+        dims: dims.to_vec(),
+        strides,
+        ..TensorAttributes::default()
+    }
+}
+
+fn conv_graph(
+    n: i64,
+    (c, hw, k, f, s, p): (i64, i64, i64, i64, i64, i64),
+    nhwc: bool,
+) -> (Graph, [usize; 3]) {
+    let o = (hw + 2 * p - f) / s + 1;
+    let (xd, wd, yd) = ([n, c, hw, hw], [k, c, f, f], [n, k, o, o]);
+    let g = Graph {
+        name: "conv".into(),
+        io_data_type: DataType::Float,
+        compute_data_type: DataType::Float,
+        intermediate_data_type: DataType::Float,
+        tensors: vec![
+            tensor(1, "x", &xd, strides(&xd, nhwc)),
+            tensor(2, "w", &wd, strides(&wd, nhwc)),
+            tensor(3, "y", &yd, strides(&yd, nhwc)),
+        ],
+        nodes: vec![Node::new(
+            "conv",
+            ConvolutionFwdAttributes {
+                x_tensor_uid: 1,
+                w_tensor_uid: 2,
+                y_tensor_uid: 3,
+                pre_padding: vec![p, p],
+                post_padding: vec![p, p],
+                stride: vec![s, s],
+                dilation: vec![1, 1],
+                conv_mode: ConvMode::CROSS_CORRELATION,
+                ..ConvolutionFwdAttributes::default()
+            },
+        )],
+        ..Graph::default()
+    };
+    let len = |d: &[i64]| d.iter().product::<i64>() as usize;
+    (g, [len(&xd), len(&wd), len(&yd)])
+}
+
+fn time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..reps)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64()
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let threads: usize = arg(&args, "--threads").map_or(Ok(2), |s| s.parse())?;
+    let reps: usize = arg(&args, "--reps").map_or(Ok(10), |s| s.parse())?;
+    let batches: Vec<i64> = arg(&args, "--batches")
+        .unwrap_or_else(|| "1,8".into())
+        .split(',')
+        .map(|s| s.parse())
+        .collect::<Result<_, _>>()?;
+    let layouts = arg(&args, "--layouts").unwrap_or_else(|| "nchw,nhwc".into());
+    let filter = arg(&args, "--filter");
+    let settings = CpuSettings {
+        threads,
+        ..CpuSettings::default()
+    };
+    let mut rows = Vec::new();
+    for layout in layouts.split(',') {
+        let nhwc = layout == "nhwc";
+        for &n in &batches {
+            for &(name, c, hw, k, f, s, p) in RESNET50_CONVS {
+                if filter.as_deref().is_some_and(|flt| !name.contains(flt)) {
+                    continue;
+                }
+                let (g, [xl, wl, yl]) = conv_graph(n, (c, hw, k, f, s, p), nhwc);
+                let bytes = g.to_bytes();
+                let plan = plan_for(&GraphView::from_bytes(&bytes)?, &settings)?;
+                let x: Vec<f32> = (0..xl).map(|i| ((i % 17) as f32 - 8.0) * 0.05).collect();
+                let w: Vec<f32> = (0..wl).map(|i| ((i % 13) as f32 - 6.0) * 0.02).collect();
+                let mut y = vec![0f32; yl];
+                let o = (hw + 2 * p - f) / s + 1;
+                let flops = 2.0 * (n * k * o * o * c * f * f) as f64;
+                let mut ws = vec![0u8; plan.workspace_size()];
+                let secs = time(reps, || {
+                    plan.run_in(
+                        &mut HostTensors::new()
+                            .input(1, &x)
+                            .input(2, &w)
+                            .output(3, &mut y),
+                        &mut ws,
+                    )
+                    .expect("runs");
+                });
+                rows.push(format!(
+                    "{{\"op\":\"conv\",\"name\":\"{name}\",\"batch\":{n},\"layout\":\"{layout}\",\"ms\":{:.4},\"gflops\":{:.2},\"impl\":\"{}\"}}",
+                    secs * 1e3,
+                    flops / secs / 1e9,
+                    plan.describe()[0].split(':').next().unwrap_or("")
+                ));
+                eprintln!("{}", rows.last().expect("pushed"));
+            }
+        }
+    }
+    if filter.is_none() {
+        let d = 1024;
+        let g = Graph {
+            name: "matmul".into(),
+            io_data_type: DataType::Float,
+            compute_data_type: DataType::Float,
+            intermediate_data_type: DataType::Float,
+            tensors: vec![
+                tensor(1, "a", &[d, d], vec![d, 1]),
+                tensor(2, "b", &[d, d], vec![d, 1]),
+                tensor(3, "c", &[d, d], vec![d, 1]),
+            ],
+            nodes: vec![Node::new(
+                "mm",
+                MatmulAttributes {
+                    a_tensor_uid: 1,
+                    b_tensor_uid: 2,
+                    c_tensor_uid: 3,
+                    ..MatmulAttributes::default()
+                },
+            )],
+            ..Graph::default()
+        };
+        let bytes = g.to_bytes();
+        let plan = plan_for(&GraphView::from_bytes(&bytes)?, &settings)?;
+        let a: Vec<f32> = (0..d * d).map(|i| (i % 7) as f32 * 0.1).collect();
+        let b = a.clone();
+        let mut c = vec![0f32; (d * d) as usize];
+        let mut ws = vec![0u8; plan.workspace_size()];
+        let secs = time(reps, || {
+            plan.run_in(
+                &mut HostTensors::new()
+                    .input(1, &a)
+                    .input(2, &b)
+                    .output(3, &mut c),
+                &mut ws,
+            )
+            .expect("runs");
+        });
+        rows.push(format!(
+            "{{\"op\":\"matmul\",\"name\":\"matmul_1024\",\"batch\":1,\"layout\":\"rowmajor\",\"ms\":{:.4},\"gflops\":{:.2},\"impl\":\"gemm engine\"}}",
+            secs * 1e3,
+            2.0 * (d * d * d) as f64 / secs / 1e9
+        ));
+        eprintln!("{}", rows.last().expect("pushed"));
+    }
+    println!("[\n{}\n]", rows.join(",\n"));
+    Ok(())
+}

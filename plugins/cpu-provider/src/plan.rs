@@ -365,6 +365,16 @@ impl Plan {
     /// A missing tensor, a slice of the wrong type or too short for its tensor, an
     /// output overlapping another tensor.
     pub fn run(&self, tensors: &mut HostTensors<'_>) -> PluginResult<()> {
+        let mut ws = vec![0u8; self.workspace];
+        self.run_in(tensors, &mut ws)
+    }
+
+    /// As [`Plan::run`] with a caller-owned workspace of at least
+    /// [`Plan::workspace_size`] bytes (reused across runs).
+    ///
+    /// # Errors
+    /// As [`Plan::run`], and a workspace that is too small.
+    pub fn run_in(&self, tensors: &mut HostTensors<'_>, ws: &mut [u8]) -> PluginResult<()> {
         let mut ptrs = HashMap::new();
         for (&uid, t) in &self.tensors {
             if t.loc != Loc::User {
@@ -384,7 +394,6 @@ impl Plan {
             }
             ptrs.insert(uid, (ptr, len));
         }
-        let mut ws = vec![0u8; self.workspace];
         // SAFETY: every pointer comes from a live borrowed slice of `len` bytes
         // (`HostTensors` holds the borrows; outputs were borrowed mutably); the extents
         // are checked against the shapes in `execute_resolved`; the workspace is ours.
@@ -416,7 +425,7 @@ impl Plan {
                     t.name
                 )));
             }
-            if (p as usize) % t.dtype.size() != 0 {
+            if !(p as usize).is_multiple_of(t.dtype.size()) {
                 return Err(PluginError::bad_param(format!(
                     "buffer of tensor uid {uid} (\"{}\") at {p:p} is not aligned for {:?}",
                     t.name, t.dtype
@@ -442,10 +451,10 @@ impl Plan {
         let ctx = Ctx {
             plan: self,
             ptrs,
-            // SAFETY: `base` < ALIGN <= the slack included in `workspace` (when non-zero).
             ws: if ws.is_null() {
                 std::ptr::null_mut()
             } else {
+                // SAFETY: `base` < ALIGN <= the slack included in `workspace`.
                 unsafe { ws.add(base) }
             },
         };
@@ -568,6 +577,10 @@ impl Ctx<'_> {
         }
     }
 
+    #[expect(
+        clippy::mut_from_ref,
+        reason = "disjoint scratch regions of the workspace, one user each"
+    )]
     fn scratch_f32(&self, off: usize, len: usize) -> &mut [f32] {
         // SAFETY: the builder laid out disjoint scratch regions inside the workspace;
         // each is used by one stage at a time, from the thread running the plan.
@@ -904,6 +917,9 @@ struct Builder<'g> {
 
 type R<T> = Result<T, String>;
 
+/// A stage's producer, its main output, index-space dims, folds and scratch bytes.
+type Produced = (Producer, Option<i64>, Vec<usize>, Vec<BnFold>, usize);
+
 impl<'g> Builder<'g> {
     fn new(g: &'g model::Graph, settings: &CpuSettings) -> R<Self> {
         if g.nodes.is_empty() {
@@ -1114,10 +1130,7 @@ impl<'g> Builder<'g> {
     }
 
     /// The producer of node `i`: `(producer, main output, index-space dims, folds, arrays)`.
-    fn producer_for(
-        &mut self,
-        i: usize,
-    ) -> R<(Producer, Option<i64>, Vec<usize>, Vec<BnFold>, usize)> {
+    fn producer_for(&mut self, i: usize) -> R<Produced> {
         let node = &self.g.nodes[i];
         let name = node.name.as_str();
         let mut arrays = 0usize;

@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn views_check_their_extent() {
-        let data = vec![0f32; 5];
+        let data = [0f32; 5];
         assert!(TensorRef::new(&data[..], &Shape::packed(&[6])).is_err());
         let t = TensorRef::new(&data[..], &Shape::packed(&[5])).unwrap();
         assert_eq!(t.dtype(), DType::F32);

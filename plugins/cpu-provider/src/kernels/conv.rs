@@ -1,7 +1,7 @@
 //! Convolution forward: geometry, algorithm choice, and three implementations.
 //!
 //! * [`FpropImpl::ImplicitGemm`]: `Y[Cout × pixels] = W[Cout × K] · im2col[K × pixels]`
-//!   on the [`gemm`](super::gemm) engine. Weight rows are read in place (A), 16 output
+//!   on the [`gemm`] engine. Weight rows are read in place (A), 16 output
 //!   pixels at a time are packed from the input (B; for stride-1 rows this is a plain
 //!   copy, so 1×1 convolutions do no im2col at all), and the epilogue runs on each
 //!   finished tile. Works for every layout and element type.
@@ -241,9 +241,7 @@ impl ConvGeometry {
         idx[0] = n;
         idx[1] = ch;
         let lead = 3 - self.spatial;
-        for i in 0..self.spatial {
-            idx[2 + i] = o[lead + i];
-        }
+        idx[2..2 + self.spatial].copy_from_slice(&o[lead..]);
         2 + self.spatial
     }
 }
@@ -775,11 +773,11 @@ impl Implicit<'_> {
                     // offsets grow monotonically with q).
                     unsafe {
                         if step == 1 && T::DTYPE == DType::F32 {
-                            std::ptr::copy_nonoverlapping(
-                                x.add(first).cast::<f32>(),
-                                out[qa..qb].as_mut_ptr(),
-                                qb - qa,
-                            );
+                            let src =
+                                std::slice::from_raw_parts(x.add(first).cast::<f32>(), qb - qa);
+                            for (o, &v) in out[qa..qb].iter_mut().zip(src) {
+                                *o = v;
+                            }
                         } else {
                             for (q, o) in out[qa..qb].iter_mut().enumerate() {
                                 *o = (*x.add(first + q * step)).to_f32();
@@ -837,7 +835,7 @@ impl GemmProblem for Indirect<'_> {
         } else {
             (kc / cg, cg)
         };
-        debug_assert!(nseg == 1 || (ci0 == 0 && kc % cg == 0));
+        debug_assert!(nseg == 1 || (ci0 == 0 && kc.is_multiple_of(cg)));
         let cbase = (self.grp * cg + ci0) * self.xs[1];
         for s in 0..nseg {
             let tap = self.taps[tap0 + s];

@@ -131,6 +131,10 @@ fn gather_w(g: &ConvGeometry, w: &RawIn, dst: &mut [f32]) {
 }
 
 /// Data gradient `dx` from `dy` and `w` into `ep` (index space: dx's dims).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "tensors, epilogue, algorithm, pool and scratch"
+)]
 ///
 /// # Panics
 /// When `ws` is shorter than [`dgrad_workspace_len`].
@@ -259,6 +263,10 @@ pub fn dgrad(
 }
 
 /// Filter gradient `dw` from `x` and `dy` into `ep` (index space: dw's dims).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "tensors, epilogue, algorithm, pool and scratch"
+)]
 ///
 /// # Panics
 /// When `ws` is shorter than [`wgrad_workspace_len`].

@@ -27,6 +27,8 @@ pub const MR: usize = 6;
 pub const NR: usize = 16;
 /// Elements of one register tile.
 pub const TILE: usize = MR * NR;
+/// Row tiles per L2 block of A.
+const MC_TILES: usize = 16;
 
 /// Where a row tile's A elements are, for one K block: `nseg` segments of `seg_len`
 /// steps; row `i` of segment `s` reads `ptrs[s * MR + i].add(k * ks)`.
@@ -205,44 +207,57 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                 if kc > 0 {
                     p.pack_b(k0, kc, j0, ncols, &mut bpack[..np * kc * NR]);
                 }
-                for it in tile_range.clone() {
-                    let i0 = it * MR;
-                    let mr = MR.min(m - i0);
+                // Row tiles in groups of `MC_TILES`: the group's A rows stay in L2 while
+                // each B panel (in L1) meets every tile of the group.
+                let tiles_v: Vec<usize> = tile_range.clone().collect();
+                for group in tiles_v.chunks(MC_TILES) {
                     ptrs.clear();
-                    let (nseg, seg_len, ks) = if kc > 0 {
-                        p.a_rows(i0, mr, k0, kc, &mut ptrs)
-                    } else {
-                        (0, 0, 1)
-                    };
-                    debug_assert_eq!(nseg * seg_len, kc);
-                    debug_assert!(ptrs.len() >= nseg * MR || nseg == 0);
-                    let a = ARows {
-                        ptrs: &ptrs,
-                        nseg,
-                        seg_len,
-                        ks,
-                    };
+                    let mut segs = [(0usize, 0usize, 1usize); MC_TILES];
+                    for (g, &it) in group.iter().enumerate() {
+                        let i0 = it * MR;
+                        let mr = MR.min(m - i0);
+                        segs[g] = if kc > 0 {
+                            let before = ptrs.len();
+                            let r = p.a_rows(i0, mr, k0, kc, &mut ptrs);
+                            debug_assert_eq!(r.0 * r.1, kc);
+                            debug_assert!(ptrs.len() - before >= r.0 * MR);
+                            (before, r.0, r.2)
+                        } else {
+                            (ptrs.len(), 0, 1)
+                        };
+                    }
                     for q in 0..np {
                         let nr = NR.min(n - (j0 + q * NR));
                         let b = &bpack[q * kc * NR..(q + 1) * kc * NR];
-                        let mut local = [0f32; TILE];
-                        let tile: &mut [f32; TILE] = if kblocks.len() > 1 {
-                            let at = ((it - tile_range.start) * np + q) * TILE;
-                            let t: &mut [f32; TILE] = (&mut acc_all[at..at + TILE])
-                                .try_into()
-                                .expect("tile-sized");
-                            if bi == 0 {
-                                t.fill(0.0);
+                        for (g, &it) in group.iter().enumerate() {
+                            let i0 = it * MR;
+                            let mr = MR.min(m - i0);
+                            let (at, nseg, ks) = segs[g];
+                            let a = ARows {
+                                ptrs: &ptrs[at..],
+                                nseg,
+                                seg_len: kc.checked_div(nseg).unwrap_or(0),
+                                ks,
+                            };
+                            let mut local = [0f32; TILE];
+                            let tile: &mut [f32; TILE] = if kblocks.len() > 1 {
+                                let at = ((it - tile_range.start) * np + q) * TILE;
+                                let t: &mut [f32; TILE] = (&mut acc_all[at..at + TILE])
+                                    .try_into()
+                                    .expect("tile-sized");
+                                if bi == 0 {
+                                    t.fill(0.0);
+                                }
+                                t
+                            } else {
+                                &mut local
+                            };
+                            if kc > 0 {
+                                kernel(mr, &a, b, tile);
                             }
-                            t
-                        } else {
-                            &mut local
-                        };
-                        if kc > 0 {
-                            kernel(mr, &a, b, tile);
-                        }
-                        if last {
-                            p.write_tile(i0, mr, j0 + q * NR, nr, tile);
+                            if last {
+                                p.write_tile(i0, mr, j0 + q * NR, nr, tile);
+                            }
                         }
                     }
                 }
@@ -269,7 +284,7 @@ fn select_kernel() -> KernelFn {
 /// Checks the pointer contract of [`ARows`] as far as it can be checked cheaply.
 #[inline]
 fn check_rows(mr: usize, a: &ARows<'_>, b: &[f32]) {
-    assert!(mr >= 1 && mr <= MR);
+    assert!((1..=MR).contains(&mr));
     assert!(a.nseg == 0 || a.ptrs.len() >= (a.nseg - 1) * MR + mr);
     assert!(b.len() >= a.nseg * a.seg_len * NR);
 }
@@ -326,7 +341,7 @@ mod avx2 {
         let t = tile.as_mut_ptr();
         let mut c0 = [_mm256_setzero_ps(); M];
         let mut c1 = [_mm256_setzero_ps(); M];
-        // SAFETY (whole body): `t` addresses TILE floats, rows below M < MR; `b` holds
+        // SAFETY: (whole body) `t` addresses TILE floats, rows below M <= MR; `b` holds
         // `nseg * seg_len * NR` floats; every A pointer addresses `seg_len` floats at
         // stride `ks` (caller contract).
         unsafe {
@@ -481,27 +496,4 @@ mod tests {
             }
         }
     }
-}
-
-/// Times the micro-kernel on cache-resident data: GFLOP/s on one thread.
-#[doc(hidden)]
-pub fn probe_kernel(k: usize, iters: usize) -> f64 {
-    let a: Vec<f32> = vec![0.5; MR * k];
-    let b: Vec<f32> = vec![0.25; k * NR];
-    let ptrs: Vec<*const f32> = (0..MR).map(|i| a[i * k..].as_ptr()).collect();
-    let rows = ARows {
-        ptrs: &ptrs,
-        nseg: 1,
-        seg_len: k,
-        ks: 1,
-    };
-    let mut tile = [0f32; TILE];
-    let kernel = select_kernel();
-    let t = std::time::Instant::now();
-    for _ in 0..iters {
-        kernel(MR, &rows, &b, &mut tile);
-    }
-    let s = t.elapsed().as_secs_f64();
-    std::hint::black_box(&tile);
-    (2 * MR * NR * k * iters) as f64 / s / 1e9
 }

@@ -1,5 +1,5 @@
 //! Batched matmul `C[..., M, N] = A[..., M, K] · B[..., K, N]` with broadcast batch
-//! dimensions, on the [`gemm`](super::gemm) engine with the epilogue fused into the
+//! dimensions, on the [`gemm`] engine with the epilogue fused into the
 //! tile stores.
 
 use super::elementwise::{Epilogue, Prepared};

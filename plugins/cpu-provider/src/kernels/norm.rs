@@ -43,7 +43,10 @@ pub(crate) fn for_each_offset(
 }
 
 /// Splits `shape` into the dims listed in `keep` and the rest.
-fn parts(shape: &Shape, keep: &[bool]) -> ((Vec<usize>, Vec<usize>), (Vec<usize>, Vec<usize>)) {
+/// Extents and strides of a sub-space.
+type Sub = (Vec<usize>, Vec<usize>);
+
+fn parts(shape: &Shape, keep: &[bool]) -> (Sub, Sub) {
     let mut k = (Vec::new(), Vec::new());
     let mut r = (Vec::new(), Vec::new());
     for (d, &kp) in keep.iter().enumerate() {

@@ -1,1 +1,160 @@
-//! support tests.
+//! Shared helpers: graph building and a naive convolution.
+
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::model::{Graph, Node, NodeAttributes, TensorAttributes};
+
+/// A deterministic pseudo-random sequence in [-1, 1).
+pub fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Builds graphs tensor by tensor.
+pub struct G {
+    pub graph: Graph,
+}
+
+impl G {
+    pub fn new(name: &str) -> Self {
+        Self {
+            graph: Graph {
+                name: name.into(),
+                io_data_type: DataType::Float,
+                compute_data_type: DataType::Float,
+                intermediate_data_type: DataType::Float,
+                ..Graph::default()
+            },
+        }
+    }
+
+    pub fn tensor(
+        &mut self,
+        uid: i64,
+        dims: &[i64],
+        strides: &[i64],
+        dt: DataType,
+        is_virtual: bool,
+    ) -> i64 {
+        self.graph.tensors.push(TensorAttributes {
+            uid,
+            name: format!("t{uid}"),
+            data_type: dt,
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+            is_virtual,
+            ..TensorAttributes::default()
+        });
+        uid
+    }
+
+    pub fn node(&mut self, name: &str, a: impl Into<NodeAttributes>) {
+        self.graph.nodes.push(Node::new(name, a));
+    }
+}
+
+/// Packed strides of `dims` stored in `order` (outermost first).
+pub fn strides_in(dims: &[i64], order: &[usize]) -> Vec<i64> {
+    let mut s = vec![0; dims.len()];
+    let mut acc = 1;
+    for &d in order.iter().rev() {
+        s[d] = acc;
+        acc *= dims[d];
+    }
+    s
+}
+
+/// Elements a strided tensor spans.
+pub fn span(dims: &[i64], strides: &[i64]) -> usize {
+    1 + dims
+        .iter()
+        .zip(strides)
+        .map(|(d, s)| ((d - 1) * s) as usize)
+        .sum::<usize>()
+}
+
+/// Naive 2-D convolution forward on strided f32 tensors.
+#[allow(clippy::too_many_arguments)]
+pub fn naive_conv2d(
+    x: &[f32],
+    xd: &[i64],
+    xs: &[i64],
+    w: &[f32],
+    wd: &[i64],
+    ws: &[i64],
+    yd: &[i64],
+    pad: i64,
+    stride: i64,
+    dil: i64,
+    flip: bool,
+) -> Vec<f32> {
+    let (n, c, h, wi) = (xd[0], xd[1], xd[2], xd[3]);
+    let (k, cg, fh, fw) = (wd[0], wd[1], wd[2], wd[3]);
+    let g = c / cg;
+    let kg = k / g;
+    let (oh, ow) = (yd[2], yd[3]);
+    let mut y = vec![0f32; (n * k * oh * ow) as usize];
+    for b in 0..n {
+        for ko in 0..k {
+            let grp = ko / kg;
+            for i in 0..oh {
+                for j in 0..ow {
+                    let mut acc = 0f64;
+                    for ci in 0..cg {
+                        for a in 0..fh {
+                            for bb in 0..fw {
+                                let (ta, tb) = if flip {
+                                    (fh - 1 - a, fw - 1 - bb)
+                                } else {
+                                    (a, bb)
+                                };
+                                let ih = i * stride - pad + ta * dil;
+                                let iw = j * stride - pad + tb * dil;
+                                if ih < 0 || ih >= h || iw < 0 || iw >= wi {
+                                    continue;
+                                }
+                                let xo =
+                                    b * xs[0] + (grp * cg + ci) * xs[1] + ih * xs[2] + iw * xs[3];
+                                let wo = ko * ws[0] + ci * ws[1] + a * ws[2] + bb * ws[3];
+                                acc += f64::from(x[xo as usize]) * f64::from(w[wo as usize]);
+                            }
+                        }
+                    }
+                    y[(((b * k + ko) * oh + i) * ow + j) as usize] = acc as f32;
+                }
+            }
+        }
+    }
+    y
+}
+
+/// Reads a strided f32 tensor into row-major order.
+pub fn dense(t: &[f32], dims: &[i64], strides: &[i64]) -> Vec<f32> {
+    let n: i64 = dims.iter().product();
+    (0..n)
+        .map(|mut lin| {
+            let mut off = 0;
+            for d in (0..dims.len()).rev() {
+                off += (lin % dims[d]) * strides[d];
+                lin /= dims[d];
+            }
+            t[off as usize]
+        })
+        .collect()
+}
+
+pub fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "{what}: element {i}: got {g}, want {w}"
+        );
+    }
+}
