@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use criterion::{Criterion, criterion_group, criterion_main};
 use hipdnn_backend::{Handle, LoadingMode, OperationGraph, VariantPack, set_engine_plugin_paths};
 use hipdnn_data_sdk::{DataType, engine_name_to_id};
-use hipdnn_flatbuffers_sdk::model::{EngineConfig, Graph, Node, PointwiseAttributes, TensorAttributes};
+use hipdnn_flatbuffers_sdk::model::{
+    EngineConfig, Graph, Node, PointwiseAttributes, TensorAttributes,
+};
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 use hipdnn_plugin_sdk::abi::*;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
@@ -89,7 +91,10 @@ fn execute(c: &mut Criterion) {
     let handle = Handle::new();
     let graph = OperationGraph::new(relu_graph()).unwrap();
     let plan = handle.build_plan(&graph, &[]).unwrap();
-    let mut buffers = Buffers { x: [-1.0, 2.0, -3.0, 4.0, -5.0, 6.0, -7.0, 8.0], y: [0.0; 8] };
+    let mut buffers = Buffers {
+        x: [-1.0, 2.0, -3.0, 4.0, -5.0, 6.0, -7.0, 8.0],
+        y: [0.0; 8],
+    };
     let pack = VariantPack::new()
         .with(1, buffers.x.as_mut_ptr().cast())
         .with(2, buffers.y.as_mut_ptr().cast());
@@ -102,13 +107,25 @@ fn execute(c: &mut Criterion) {
 
     // Peer: the plugin's entry point called directly on a context of its own.
     // SAFETY: the same plugin file, already loaded by the backend.
-    let library = unsafe { Library::open(Some(dir.path().join("libgood_plugin.so")), RTLD_NOW | RTLD_LOCAL) }.unwrap();
+    let library = unsafe {
+        Library::open(
+            Some(dir.path().join("libgood_plugin.so")),
+            RTLD_NOW | RTLD_LOCAL,
+        )
+    }
+    .unwrap();
     // SAFETY: the SDK's entry points, with their declared types.
     let (create, context_fn, execute_fn) = unsafe {
         (
-            *library.get::<CreateFn>(b"hipdnnEnginePluginCreate\0").unwrap(),
-            *library.get::<ContextFn>(b"hipdnnEnginePluginCreateExecutionContext\0").unwrap(),
-            *library.get::<ExecuteFn>(b"hipdnnEnginePluginExecuteOpGraph\0").unwrap(),
+            *library
+                .get::<CreateFn>(b"hipdnnEnginePluginCreate\0")
+                .unwrap(),
+            *library
+                .get::<ContextFn>(b"hipdnnEnginePluginCreateExecutionContext\0")
+                .unwrap(),
+            *library
+                .get::<ExecuteFn>(b"hipdnnEnginePluginExecuteOpGraph\0")
+                .unwrap(),
         )
     };
     let config = EngineConfig {
@@ -117,20 +134,34 @@ fn execute(c: &mut Criterion) {
         ranking_metric: String::new(),
     }
     .to_bytes();
-    let span = |b: &[u8]| hipdnnPluginConstData_t { ptr: b.as_ptr().cast(), size: b.len() };
+    let span = |b: &[u8]| hipdnnPluginConstData_t {
+        ptr: b.as_ptr().cast(),
+        size: b.len(),
+    };
     let mut raw_handle = std::ptr::null_mut();
     let mut context = std::ptr::null_mut();
     // SAFETY: valid out-pointers and spans for the calls.
     unsafe {
         assert_eq!(create(&mut raw_handle), HIPDNN_PLUGIN_STATUS_SUCCESS);
         assert_eq!(
-            context_fn(raw_handle, &span(&config), &span(graph.bytes()), &mut context),
+            context_fn(
+                raw_handle,
+                &span(&config),
+                &span(graph.bytes()),
+                &mut context
+            ),
             HIPDNN_PLUGIN_STATUS_SUCCESS
         );
     }
     let device_buffers = [
-        hipdnnPluginDeviceBuffer_t { uid: 1, ptr: buffers.x.as_mut_ptr().cast() },
-        hipdnnPluginDeviceBuffer_t { uid: 2, ptr: buffers.y.as_mut_ptr().cast() },
+        hipdnnPluginDeviceBuffer_t {
+            uid: 1,
+            ptr: buffers.x.as_mut_ptr().cast(),
+        },
+        hipdnnPluginDeviceBuffer_t {
+            uid: 2,
+            ptr: buffers.y.as_mut_ptr().cast(),
+        },
     ];
     group.bench_function("plugin_execute_direct", |b| {
         b.iter(|| {

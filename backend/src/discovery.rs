@@ -38,6 +38,7 @@ use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The default engine plugin directory, relative to the backend module's directory.
 pub const DEFAULT_ENGINE_PLUGIN_DIR: &str = "hipdnn_plugins/engines";
@@ -156,13 +157,16 @@ pub fn installed_library_dir(dir: &Path) -> PathBuf {
 /// Whether this crate is linked into the main executable (rather than being
 /// `libhipdnn_backend.so` or another shared library).
 fn backend_is_executable() -> bool {
-    let canonical = |p: PathBuf| p.canonicalize().unwrap_or(p);
-    match (module_path(), std::env::current_exe()) {
-        (Some(module), Ok(exe)) => canonical(module) == canonical(exe),
-        // `dladdr` could not name the module: the executable's path is used.
-        (None, _) => true,
-        (Some(_), Err(_)) => false,
-    }
+    static IS_EXECUTABLE: OnceLock<bool> = OnceLock::new();
+    *IS_EXECUTABLE.get_or_init(|| {
+        let canonical = |p: PathBuf| p.canonicalize().unwrap_or(p);
+        match (module_path(), std::env::current_exe()) {
+            (Some(module), Ok(exe)) => canonical(module) == canonical(exe),
+            // `dladdr` could not name the module: the executable's path is used.
+            (None, _) => true,
+            (Some(_), Err(_)) => false,
+        }
+    })
 }
 
 /// The directory of the module this crate is linked into: the executable when the rlib
@@ -171,12 +175,19 @@ fn backend_is_executable() -> bool {
 /// # Errors
 /// `dladdr` cannot name the module and the executable's path is unknown.
 pub fn backend_library_dir() -> io::Result<PathBuf> {
+    // The module does not move while the process runs: resolved once (a failure is
+    // retried, it may be transient).
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    if let Some(dir) = DIR.get() {
+        return Ok(dir.clone());
+    }
     let module = module_path().map_or_else(std::env::current_exe, Ok)?;
     let module = module.canonicalize().unwrap_or(module);
-    module
+    let dir = module
         .parent()
         .map(Path::to_path_buf)
-        .ok_or_else(|| io::Error::other(format!("{} has no parent directory", module.display())))
+        .ok_or_else(|| io::Error::other(format!("{} has no parent directory", module.display())))?;
+    Ok(DIR.get_or_init(|| dir).clone())
 }
 
 /// The path of the module holding this function, from `dladdr`; `None` when `dladdr`
@@ -347,18 +358,29 @@ fn has_plugin_extension(path: &Path) -> bool {
 
 /// The canonical paths of the regular `.so` files directly inside `dir`. Entries that
 /// vanish or cannot be resolved while scanning are skipped.
+///
+/// The directory is canonicalized once: a regular file in it (the entry's type comes
+/// with the directory listing) is then canonical as `dir/name`; only symbolic links
+/// are resolved one by one.
 fn scan_dir(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let dir = dir.canonicalize()?;
     let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
+    for entry in std::fs::read_dir(&dir)? {
+        let entry = entry?;
+        let path = entry.path();
         if !has_plugin_extension(&path) {
             continue;
         }
-        // `metadata` follows symbolic links: a link to a plugin is a plugin.
-        if std::fs::metadata(&path).is_ok_and(|m| m.is_file())
-            && let Ok(canonical) = path.canonicalize()
-        {
-            found.push(canonical);
+        match entry.file_type() {
+            Ok(kind) if kind.is_file() => found.push(path),
+            // A link to a plugin is a plugin, under the target's canonical path.
+            _ => {
+                if std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+                    && let Ok(canonical) = path.canonicalize()
+                {
+                    found.push(canonical);
+                }
+            }
         }
     }
     Ok(found)

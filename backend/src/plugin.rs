@@ -250,8 +250,12 @@ pub(crate) unsafe fn read_bounded(ptr: *const c_char, max: usize) -> Result<Stri
 /// `F` is the `unsafe extern "C" fn` type of the symbol's C declaration.
 unsafe fn lookup<F: Copy>(library: &Library, name: &str) -> Option<F> {
     const { assert!(size_of::<F>() == size_of::<*mut c_void>()) };
+    // A NUL-terminated name is passed to `dlsym` as is (libloading allocates otherwise).
+    let mut buffer = [0u8; 96];
+    let with_nul = buffer.get_mut(..=name.len())?;
+    with_nul[..name.len()].copy_from_slice(name.as_bytes());
     // SAFETY: read as a plain address, which any symbol is.
-    let symbol = unsafe { library.get::<*mut c_void>(name.as_bytes()) }.ok()?;
+    let symbol = unsafe { library.get::<*mut c_void>(with_nul) }.ok()?;
     let address: *mut c_void = *symbol;
     if address.is_null() {
         return None;
