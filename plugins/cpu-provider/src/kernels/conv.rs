@@ -348,7 +348,9 @@ impl FpropPlan {
         let imp = match algo {
             ConvAlgo::Direct => FpropImpl::Direct,
             ConvAlgo::Auto if thin => FpropImpl::Direct,
-            _ if channels_last && geo.cg() >= 8 => FpropImpl::Indirect,
+            // Indirect packs the weights once and streams pixels: worth it when there
+            // are more pixels than output channels (else pack the few pixels instead).
+            _ if channels_last && geo.cg() >= 8 && geo.npix() >= geo.kg() => FpropImpl::Indirect,
             _ => FpropImpl::ImplicitGemm,
         };
         let blocking = Blocking::default();
