@@ -10,11 +10,16 @@
 //! # A graph, end to end
 //!
 //! ```no_run
-//! use hipdnn_backend::frontend::{ConvAttrs, GraphBuilder, PointwiseAttrs, PointwiseMode, TensorDescriptor};
+//! use hipdnn_backend::frontend::{
+//!     ConvAttrs, DataType, GraphBuilder, PointwiseAttrs, PointwiseMode, TensorDescriptor,
+//! };
 //! use hipdnn_backend::{Handle, OperationGraph, VariantPack};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let mut g = GraphBuilder::new("conv_relu");
+//! let mut g = GraphBuilder::new("conv_relu")
+//!     .io_data_type(DataType::Float)
+//!     .intermediate_data_type(DataType::Float)
+//!     .compute_data_type(DataType::Float);
 //! let x = g.tensor(TensorDescriptor::new("x", [1, 8, 16, 16]).uid(1))?;
 //! let w = g.tensor(TensorDescriptor::new("w", [16, 8, 3, 3]).uid(2))?;
 //! let conv = g.conv_fprop(x, w, ConvAttrs::new().padding([1, 1]))?;

@@ -28,11 +28,11 @@ pub struct RunArgs {
     /// The graph: its JSON form (docs/graph-json.md) or a binary FlatBuffer `Graph`
     /// (told apart by content)
     pub graph: PathBuf,
-    /// Read input tensors from DIR/<uid>.npy (shape = dims; float32, or float16 for
+    /// Read input tensors from DIR/UID.npy, UID being the tensor uid (shape = dims; float32, or float16 for
     /// HALF tensors); inputs without a file are generated from --seed
     #[arg(long, value_name = "DIR")]
     pub inputs: Option<PathBuf>,
-    /// Write every output tensor to DIR/<uid>.npy (created if missing)
+    /// Write every output tensor to DIR/UID.npy (created if missing)
     #[arg(long, value_name = "DIR")]
     pub outputs: Option<PathBuf>,
     /// Seed of the generated inputs (decimal or 0x hex)
