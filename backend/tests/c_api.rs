@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
+
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     exe.parent()
@@ -46,21 +48,7 @@ fn c_program_runs_a_graph_through_descriptors_without_leaks() {
 fn run_c_program(source: &str) {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let profile = profile_dir();
-    let nested = profile.parent().expect("target").join("capi-test");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    run(Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "hipdnn-backend",
-            "--lib",
-            "--target-dir",
-        ])
-        .arg(&nested)
-        .current_dir(manifest));
-    let backend = nested.join("debug/libhipdnn_backend.so");
-    assert!(backend.exists(), "{} was not built", backend.display());
+    let backend = support::build_backend_cdylib();
     let backend_dir = backend.parent().expect("a directory").to_path_buf();
     let plugin = profile.join("examples/libgood_plugin.so");
     assert!(

@@ -8,8 +8,7 @@
 //! built here with a nested cargo (see `tests/c_api.rs`).
 
 use std::ffi::{CStr, CString, c_char, c_void};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Mutex;
 
 use hipdnn_backend::capi::*;
@@ -194,30 +193,6 @@ impl Api {
     }
 }
 
-/// Builds `libhipdnn_backend.so` with a nested cargo; returns its path.
-fn build_library() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let exe = std::env::current_exe().expect("test binary path");
-    let target = exe.ancestors().nth(3).expect("target/<profile>/deps/<exe>");
-    let nested = target.join("capi-test");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "hipdnn-backend",
-            "--lib",
-            "--target-dir",
-        ])
-        .arg(&nested)
-        .current_dir(manifest)
-        .status()
-        .expect("run cargo");
-    assert!(status.success(), "building the cdylib failed");
-    nested.join("debug/libhipdnn_backend.so")
-}
-
 fn contains(log: &[(i32, String)], severity: hipdnnSeverity_t, needle: &str) -> bool {
     log.iter()
         .any(|(s, m)| *s == severity.0 && m.contains(needle))
@@ -237,10 +212,14 @@ fn main() {
         extra.join("libextra_copy.so"),
     )
     .unwrap();
+    let log_file = dir.path().join("hipdnn.log");
     // SAFETY: the only thread of the process so far (this program has no test harness).
-    unsafe { std::env::set_var("HIPDNN_PLUGIN_DIR", &plugins) };
+    unsafe {
+        std::env::set_var("HIPDNN_PLUGIN_DIR", &plugins);
+        std::env::set_var("HIPDNN_LOG_FILE", &log_file);
+    }
 
-    let api = Api::open(&build_library());
+    let api = Api::open(&support::build_backend_cdylib());
     let user = 0x1234 as *mut c_void;
     // SAFETY: `record` is a valid callback for the life of the process.
     unsafe {
@@ -349,5 +328,13 @@ fn main() {
             HIPDNN_STATUS_SUCCESS
         );
     }
+    // The sink wrote what the callback got to HIPDNN_LOG_FILE, not to standard error.
+    let logged = std::fs::read_to_string(&log_file).expect("the log file exists");
+    assert!(
+        logged
+            .lines()
+            .any(|l| l.starts_with("hipdnn error: ") && l.contains("returned null handle")),
+        "{logged}"
+    );
     println!("cdylib: all checks passed");
 }

@@ -78,6 +78,7 @@ mod error;
 )]
 mod generated;
 pub mod model;
+mod pointwise;
 pub mod samples;
 mod tensor_value;
 mod validate;
@@ -92,6 +93,7 @@ pub mod wire {
 }
 
 pub use error::Error;
+pub use pointwise::pointwise_arity;
 pub use tensor_value::TensorValue;
 pub use validate::GraphError;
 pub use view::*;

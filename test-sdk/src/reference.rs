@@ -708,61 +708,8 @@ impl PointwiseParams {
 /// # Errors
 /// [`ReferenceError::Unsupported`] for `UNSET` and values unknown to the schema.
 pub fn pointwise_arity(mode: PointwiseMode) -> Result<usize> {
-    use PointwiseMode as M;
-    Ok(match mode {
-        M::ABS
-        | M::CEIL
-        | M::ELU_FWD
-        | M::ERF
-        | M::EXP
-        | M::FLOOR
-        | M::GELU_APPROX_TANH_FWD
-        | M::GELU_FWD
-        | M::GEN_INDEX
-        | M::IDENTITY
-        | M::LOG
-        | M::LOGICAL_NOT
-        | M::NEG
-        | M::RECIPROCAL
-        | M::RELU_FWD
-        | M::RSQRT
-        | M::SIGMOID_FWD
-        | M::SIN
-        | M::SOFTPLUS_FWD
-        | M::SQRT
-        | M::SWISH_FWD
-        | M::TAN
-        | M::TANH_FWD => 1,
-        M::ADD
-        | M::ADD_SQUARE
-        | M::CMP_EQ
-        | M::CMP_GE
-        | M::CMP_GT
-        | M::CMP_LE
-        | M::CMP_LT
-        | M::CMP_NEQ
-        | M::DIV
-        | M::ELU_BWD
-        | M::GELU_APPROX_TANH_BWD
-        | M::GELU_BWD
-        | M::LOGICAL_AND
-        | M::LOGICAL_OR
-        | M::MAX_OP
-        | M::MIN_OP
-        | M::MUL
-        | M::RELU_BWD
-        | M::SIGMOID_BWD
-        | M::SOFTPLUS_BWD
-        | M::SUB
-        | M::SWISH_BWD
-        | M::TANH_BWD => 2,
-        M::BINARY_SELECT => 3,
-        other => {
-            return Err(ReferenceError::Unsupported(format!(
-                "pointwise mode {other:?}"
-            )));
-        }
-    })
+    hipdnn_flatbuffers_sdk::pointwise_arity(mode)
+        .ok_or_else(|| ReferenceError::Unsupported(format!("pointwise mode {mode:?}")))
 }
 
 /// The error function, to about 1e-13 absolute: its Maclaurin series below |x| = 3

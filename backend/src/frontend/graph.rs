@@ -9,9 +9,10 @@ use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode, Reduct
 
 use super::attrs::*;
 use super::error::FrontendError;
-use super::op::{NodeEntry, Op, PointwiseParams, pointwise_arity, pointwise_parameter_modes};
+use super::op::{NodeEntry, Op, PointwiseParams, pointwise_parameter_modes};
 use super::shape::{self, ConvGeometry, MatmulShapeError};
 use super::tensor::{Tensor, TensorDescriptor, TensorInfo};
+use hipdnn_flatbuffers_sdk::pointwise_arity;
 
 type Result<T, E = FrontendError> = std::result::Result<T, E>;
 

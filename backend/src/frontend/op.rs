@@ -336,63 +336,6 @@ impl Op {
     }
 }
 
-/// How many inputs a pointwise mode takes; `None` for `UNSET` and values the schema does
-/// not know.
-pub(crate) fn pointwise_arity(mode: PointwiseMode) -> Option<usize> {
-    use PointwiseMode as M;
-    Some(match mode {
-        M::ABS
-        | M::CEIL
-        | M::ELU_FWD
-        | M::ERF
-        | M::EXP
-        | M::FLOOR
-        | M::GELU_APPROX_TANH_FWD
-        | M::GELU_FWD
-        | M::GEN_INDEX
-        | M::IDENTITY
-        | M::LOG
-        | M::LOGICAL_NOT
-        | M::NEG
-        | M::RECIPROCAL
-        | M::RELU_FWD
-        | M::RSQRT
-        | M::SIGMOID_FWD
-        | M::SIN
-        | M::SOFTPLUS_FWD
-        | M::SQRT
-        | M::SWISH_FWD
-        | M::TAN
-        | M::TANH_FWD => 1,
-        // Backward activations take the forward input and the incoming gradient.
-        M::ADD
-        | M::ADD_SQUARE
-        | M::CMP_EQ
-        | M::CMP_GE
-        | M::CMP_GT
-        | M::CMP_LE
-        | M::CMP_LT
-        | M::CMP_NEQ
-        | M::DIV
-        | M::ELU_BWD
-        | M::GELU_APPROX_TANH_BWD
-        | M::GELU_BWD
-        | M::LOGICAL_AND
-        | M::LOGICAL_OR
-        | M::MAX_OP
-        | M::MIN_OP
-        | M::MUL
-        | M::RELU_BWD
-        | M::SIGMOID_BWD
-        | M::SOFTPLUS_BWD
-        | M::SUB
-        | M::SWISH_BWD
-        | M::TANH_BWD => 2,
-        M::BINARY_SELECT => 3,
-        _ => return None,
-    })
-}
-
 /// The modes each optional pointwise parameter applies to.
 pub(crate) fn pointwise_parameter_modes(
     params: &PointwiseParams,

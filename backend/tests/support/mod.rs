@@ -27,6 +27,36 @@ pub fn example_library(name: &str) -> PathBuf {
     path
 }
 
+/// Builds `libhipdnn_backend.so` (the cdylib: `cargo test` builds the crate as an rlib
+/// only) with a nested cargo, in `target/capi-test` (the outer cargo holds the lock on
+/// its own target directory); returns its path.
+pub fn build_backend_cdylib() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .expect("target/<profile>/deps/<test>");
+    let nested = target.join("capi-test");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = std::process::Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "hipdnn-backend",
+            "--lib",
+            "--target-dir",
+        ])
+        .arg(&nested)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("run cargo");
+    assert!(status.success(), "building libhipdnn_backend.so failed");
+    let library = nested.join("debug/libhipdnn_backend.so");
+    assert!(library.exists(), "{} was not built", library.display());
+    library
+}
+
 /// Copies the example `name` into `dir` as `lib<file>.so`; returns the canonical path.
 pub fn install_as(dir: &Path, name: &str, file: &str) -> PathBuf {
     let to = dir.join(format!("lib{file}.so"));
