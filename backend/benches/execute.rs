@@ -8,7 +8,6 @@
 
 use std::ffi::c_void;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hipdnn_backend::{Handle, LoadingMode, OperationGraph, VariantPack, set_engine_plugin_paths};
@@ -20,20 +19,7 @@ use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 use hipdnn_plugin_sdk::abi::*;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 
-fn plugin_file() -> PathBuf {
-    let exe = std::env::current_exe().expect("bench binary path");
-    let file = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .join("examples/libgood_plugin.so");
-    assert!(
-        file.exists(),
-        "{} missing: run `cargo build --release -p hipdnn-backend --examples`",
-        file.display()
-    );
-    file
-}
+mod support;
 
 fn relu_graph() -> Graph {
     let tensor = |uid: i64, name: &str| TensorAttributes {
@@ -84,7 +70,7 @@ type ExecuteFn = unsafe extern "C" fn(
 ) -> hipdnnPluginStatus_t;
 
 fn execute(c: &mut Criterion) {
-    let file = plugin_file();
+    let file = support::example_plugin();
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(&file, dir.path().join("libgood_plugin.so")).unwrap();
     set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).unwrap();

@@ -14,7 +14,7 @@
 //! Build the plugins first: `cargo build --release -p hipdnn-backend --examples`.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hipdnn_backend::{
@@ -22,45 +22,15 @@ use hipdnn_backend::{
 };
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 
+mod support;
+use support::{SYMBOLS, example_plugin};
+
 const COPIES: [&str; 3] = ["plugin_a", "plugin_b", "plugin_c"];
 
-const SYMBOLS: [&str; 19] = [
-    "hipdnnPluginGetName",
-    "hipdnnPluginGetVersion",
-    "hipdnnPluginGetApiVersion",
-    "hipdnnPluginGetType",
-    "hipdnnPluginGetLastErrorString",
-    "hipdnnPluginSetLoggingCallback",
-    "hipdnnPluginSetLogLevel",
-    "hipdnnEnginePluginGetAllEngineIds",
-    "hipdnnEnginePluginGetEngineName",
-    "hipdnnEnginePluginCreate",
-    "hipdnnEnginePluginDestroy",
-    "hipdnnEnginePluginSetStream",
-    "hipdnnEnginePluginGetApplicableEngineIds",
-    "hipdnnEnginePluginGetEngineDetails",
-    "hipdnnEnginePluginDestroyEngineDetails",
-    "hipdnnEnginePluginGetWorkspaceSize",
-    "hipdnnEnginePluginCreateExecutionContext",
-    "hipdnnEnginePluginDestroyExecutionContext",
-    "hipdnnEnginePluginExecuteOpGraph",
-];
-
 fn plugin_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("bench binary path");
-    let examples = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .join("examples");
     let dir = std::env::temp_dir().join(format!("hipdnn_handle_bench_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let from = examples.join("libgood_plugin.so");
-    assert!(
-        from.exists(),
-        "{} missing: run `cargo build --release -p hipdnn-backend --examples`",
-        from.display()
-    );
+    let from = example_plugin();
     for name in COPIES {
         std::fs::copy(&from, dir.join(format!("lib{name}.so"))).unwrap();
     }

@@ -16,46 +16,11 @@ use std::time::{Duration, Instant};
 use hipdnn_backend::{Handle, LoadingMode, set_engine_plugin_paths};
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 
+mod support;
+use support::{SYMBOLS, example_plugin};
+
 const ROUNDS: usize = 60;
 const PLUGINS: usize = 3;
-
-/// The entry points the backend resolves for this plugin (the peer resolves the same).
-const SYMBOLS: [&str; 19] = [
-    "hipdnnPluginGetName",
-    "hipdnnPluginGetVersion",
-    "hipdnnPluginGetApiVersion",
-    "hipdnnPluginGetType",
-    "hipdnnPluginGetLastErrorString",
-    "hipdnnPluginSetLoggingCallback",
-    "hipdnnPluginSetLogLevel",
-    "hipdnnEnginePluginGetAllEngineIds",
-    "hipdnnEnginePluginGetEngineName",
-    "hipdnnEnginePluginCreate",
-    "hipdnnEnginePluginDestroy",
-    "hipdnnEnginePluginSetStream",
-    "hipdnnEnginePluginGetApplicableEngineIds",
-    "hipdnnEnginePluginGetEngineDetails",
-    "hipdnnEnginePluginDestroyEngineDetails",
-    "hipdnnEnginePluginGetWorkspaceSize",
-    "hipdnnEnginePluginCreateExecutionContext",
-    "hipdnnEnginePluginDestroyExecutionContext",
-    "hipdnnEnginePluginExecuteOpGraph",
-];
-
-fn example_plugin() -> PathBuf {
-    let exe = std::env::current_exe().expect("bench binary path");
-    let file = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>")
-        .join("examples/libgood_plugin.so");
-    assert!(
-        file.exists(),
-        "{} missing: run `cargo build --release -p hipdnn-backend --examples`",
-        file.display()
-    );
-    file
-}
 
 /// `PLUGINS` fresh copies in a new directory.
 fn fresh_copies(from: &Path, root: &Path, round: usize, side: &str) -> (PathBuf, Vec<PathBuf>) {

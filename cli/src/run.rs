@@ -388,17 +388,23 @@ fn timing_summary(times_ms: &mut [f64], flops: f64) -> String {
     text
 }
 
+/// The dims of tensor `uid` as floats (empty for an unknown uid), for counting.
+fn dims_f64(g: &Graph, uid: i64) -> Vec<f64> {
+    g.tensors
+        .iter()
+        .find(|t| t.uid == uid)
+        .map(|t| t.dims.iter().map(|&d| d as f64).collect())
+        .unwrap_or_default()
+}
+
+fn product(d: &[f64]) -> f64 {
+    d.iter().product()
+}
+
 /// Floating-point operations of the graph's convolutions and matmuls (a
 /// multiply-add counts two); 0 when it has none.
 fn graph_flops(g: &Graph) -> f64 {
-    let dims = |uid: i64| -> Vec<f64> {
-        g.tensors
-            .iter()
-            .find(|t| t.uid == uid)
-            .map(|t| t.dims.iter().map(|&d| d as f64).collect())
-            .unwrap_or_default()
-    };
-    let product = |d: &[f64]| d.iter().product::<f64>();
+    let dims = |uid: i64| dims_f64(g, uid);
     let conv = |out: i64, w: i64| {
         let w = dims(w);
         2.0 * product(&dims(out)) * product(w.get(1..).unwrap_or(&[]))
@@ -487,14 +493,7 @@ const FP32_UNIT_ROUNDOFF: f64 = 1.0 / 16_777_216.0;
 /// volume; dgrad: output channels × filter volume; wgrad: batch × output positions;
 /// matmul: the inner dimension), added over the graph's nodes.
 fn accumulation_depth(g: &Graph) -> f64 {
-    let dims = |uid: i64| -> Vec<f64> {
-        g.tensors
-            .iter()
-            .find(|t| t.uid == uid)
-            .map(|t| t.dims.iter().map(|&d| d as f64).collect())
-            .unwrap_or_default()
-    };
-    let product = |d: &[f64]| d.iter().product::<f64>();
+    let dims = |uid: i64| dims_f64(g, uid);
     g.nodes
         .iter()
         .map(|n| match &n.attributes {
