@@ -23,7 +23,7 @@ use std::ffi::c_void;
 
 use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
 use hipdnn_flatbuffers_sdk::model::{EngineConfig, EngineDetails, Graph, KnobSetting};
-use hipdnn_flatbuffers_sdk::{EngineDetailsView, GraphView};
+use hipdnn_flatbuffers_sdk::{EngineDetailsView, GraphAndPlanView, GraphView, VerifyLimits};
 use hipdnn_plugin_sdk::abi::{hipdnnEnginePluginExecutionContext_t, hipdnnPluginDeviceBuffer_t};
 
 use crate::handle::{Handle, PluginHandle};
@@ -56,12 +56,17 @@ impl OperationGraph {
         Ok(Self { graph, bytes })
     }
 
-    /// Verifies untrusted FlatBuffer bytes (a serialized `Graph`), then validates them
-    /// as [`OperationGraph::new`] does.
+    /// Verifies untrusted FlatBuffer bytes, a serialized `Graph` or a graph-and-plan
+    /// container (`SerializedGraphAndPlan`, identifier `"HDGP"`, whose graph is taken),
+    /// then validates the graph as [`OperationGraph::new`] does.
     ///
     /// # Errors
     /// `BAD_PARAM` when the bytes are not a valid graph.
     pub fn from_bytes(bytes: &[u8]) -> BackendResult<Self> {
+        let bytes = match GraphAndPlanView::from_bytes_with_limits(bytes, &VerifyLimits::DEFAULT) {
+            Ok(container) => container.graph_blob(),
+            Err(_) => bytes,
+        };
         let view = GraphView::from_bytes(bytes)
             .map_err(|e| BackendError::bad_param(format!("not a valid graph: {e}")))?;
         let graph = view

@@ -14,7 +14,7 @@ use hipdnn_backend::{Handle, LoadingMode, OperationGraph, VariantPack, set_engin
 use hipdnn_data_sdk::{DataType, engine_name_to_id};
 use hipdnn_flatbuffers_sdk::model::{
     ConvolutionFwdAttributes, Graph, KnobSetting, KnobValue, Node, PointwiseAttributes,
-    TensorAttributes,
+    SerializedGraphAndPlan, TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 
@@ -304,6 +304,16 @@ fn unsupported_and_invalid_graphs_say_why() {
     assert!(error.message.contains("77"), "{error:?}");
     let error = OperationGraph::from_bytes(b"not a flatbuffer").unwrap_err();
     assert_eq!(error.status, HIPDNN_STATUS_BAD_PARAM);
+
+    // A graph-and-plan container gives its graph.
+    let graph = OperationGraph::new(relu_graph()).unwrap();
+    let container = SerializedGraphAndPlan {
+        graph_blob: graph.bytes().to_vec(),
+        plan_blob: vec![1, 2, 3],
+    }
+    .to_bytes();
+    let from_container = OperationGraph::from_bytes(&container).unwrap();
+    assert_eq!(from_container.graph(), graph.graph());
 }
 
 #[test]

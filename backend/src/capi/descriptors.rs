@@ -407,8 +407,8 @@ fn make_graph_descriptor(
 }
 
 /// Makes an (unfinalized) operation graph descriptor from a serialized `Graph`
-/// FlatBuffer: the bytes are verified and the graph validated here, once; they are
-/// copied. Set its handle (`HIPDNN_ATTR_OPERATIONGRAPH_HANDLE`) and finalize it.
+/// FlatBuffer, or from a graph-and-plan container (`"HDGP"`, whose graph is used): the
+/// bytes are verified and the graph validated here, once; they are copied. Set its handle (`HIPDNN_ATTR_OPERATIONGRAPH_HANDLE`) and finalize it.
 ///
 /// # Safety
 /// `descriptor` is null or writable; `data` is null or valid for `size` bytes.
