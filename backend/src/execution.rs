@@ -234,6 +234,27 @@ impl Handle {
         ids
     }
 
+    /// Every engine that says it can run `graph`, in load order, ignoring the ranking
+    /// (preferred engine, [`ENGINE_ORDER_ENV`]): what tools listing engines want. Empty
+    /// when none can.
+    pub fn applicable_engines(&self, graph: &OperationGraph) -> Vec<RankedEngine> {
+        self.applicable_ids(graph)
+            .into_iter()
+            .map(|id| self.ranked_engine(id))
+            .collect()
+    }
+
+    fn ranked_engine(&self, id: i64) -> RankedEngine {
+        RankedEngine {
+            id,
+            name: self.engine_name(id),
+            plugin_name: self
+                .plugin_for_engine(id)
+                .map(|p| p.name().to_owned())
+                .unwrap_or_default(),
+        }
+    }
+
     /// The engines that can run `graph`, best first (module docs for the order).
     ///
     /// # Errors
@@ -283,17 +304,7 @@ impl Handle {
         if ids.is_empty() {
             return Err(self.explain_unsupported(graph));
         }
-        Ok(ids
-            .into_iter()
-            .map(|id| RankedEngine {
-                id,
-                name: self.engine_name(id),
-                plugin_name: self
-                    .plugin_for_engine(id)
-                    .map(|p| p.name().to_owned())
-                    .unwrap_or_default(),
-            })
-            .collect())
+        Ok(ids.into_iter().map(|id| self.ranked_engine(id)).collect())
     }
 
     /// Why no engine runs `graph`: the nodes no engine accepts alone.

@@ -38,10 +38,8 @@ pub fn engines(json_output: bool) -> CliResult<()> {
         if first.len() == engines.len() {
             break;
         }
-        if let Ok(ranked) = handle.ranked_engines(&sample.graph) {
-            for engine in ranked {
-                first.entry(engine.id).or_insert(index);
-            }
+        for engine in handle.applicable_engines(&sample.graph) {
+            first.entry(engine.id).or_insert(index);
         }
     }
     let knobs: Vec<Knobs> = engines
