@@ -5,7 +5,8 @@
 //!
 //! `cargo test` links the package into tests as an rlib only, so the test builds the
 //! cdylib itself with a nested cargo, in a target directory of its own
-//! (`target/cpu-plugin-test`; the outer cargo holds the lock on its own), once per run.
+//! (`target/cpu-plugin-test`; the outer cargo holds the lock on its own), once per run,
+//! together with the backend's cdylib for the C examples.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,8 +32,9 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Builds the plugin's cdylib from this checkout (once per test process).
-fn built_plugin() -> &'static PathBuf {
+/// Builds the cdylibs of the CPU plugin and of the backend from this checkout (once per
+/// test process); returns their directory.
+fn built_libraries() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let exe = std::env::current_exe().expect("test binary path");
@@ -48,16 +50,24 @@ fn built_plugin() -> &'static PathBuf {
                 "--quiet",
                 "-p",
                 "hipdnn-cpu-provider",
-                "--lib",
-                "--target-dir",
+                "-p",
+                "hipdnn-backend",
             ])
+            .args(["--lib", "--target-dir"])
             .arg(&nested)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .expect("run cargo");
-        assert!(status.success(), "building the CPU plugin failed");
-        nested.join("debug/libhipdnn_cpu_provider.so")
+        assert!(
+            status.success(),
+            "building the CPU plugin and the backend failed"
+        );
+        nested.join("debug")
     })
+}
+
+fn built_plugin() -> PathBuf {
+    built_libraries().join("libhipdnn_cpu_provider.so")
 }
 
 /// A handle serving only the CPU plugin built from this checkout.
@@ -321,4 +331,59 @@ fn bad_input_is_refused_with_its_name_and_nothing_runs() {
             .all(|&b| b == 0xAB),
         "nothing ran"
     );
+}
+
+/// The C examples (`examples/c/`), compiled against the backend's header and library and
+/// run with the CPU plugin as the only plugin: the engine list, and a convolution through
+/// the descriptor API compared with a direct computation in C.
+#[test]
+fn the_c_examples_run_on_the_cpu_engine() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let libraries = built_libraries();
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("engines");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(built_plugin(), plugins.join("libhipdnn_cpu_provider.so")).unwrap();
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    for example in ["list_engines", "conv_fprop"] {
+        let program = dir.path().join(example);
+        let compiled = Command::new(&compiler)
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+            .arg(root.join(format!("examples/c/{example}.c")))
+            .arg("-I")
+            .arg(root.join("backend/include"))
+            .arg("-I")
+            .arg(root.join("plugin-sdk/include"))
+            .arg("-L")
+            .arg(libraries)
+            .arg(format!("-Wl,-rpath,{}", libraries.display()))
+            .args(["-lhipdnn_backend", "-lm", "-o"])
+            .arg(&program)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot run {compiler}: {e} (scripts/setup-debian.sh installs it)")
+            });
+        assert!(
+            compiled.status.success(),
+            "{}",
+            String::from_utf8_lossy(&compiled.stderr)
+        );
+        let ran = Command::new(&program)
+            .env("HIPDNN_PLUGIN_DIR", &plugins)
+            .env_remove("HIPDNN_LOG_LEVEL")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&ran.stdout);
+        assert!(
+            ran.status.success(),
+            "{example}: {stdout}{}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let expected = if example == "list_engines" {
+            "CPU_ENGINE"
+        } else {
+            "max abs error"
+        };
+        assert!(stdout.contains(expected), "{example}: {stdout}");
+    }
 }
