@@ -652,6 +652,7 @@ impl GemmProblem for Implicit<'_> {
 
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
         match self.x.dtype() {
+            DType::F32 if self.pointwise_rows() => self.pack_pointwise(k0, kc, j0, nc, dst),
             DType::F32 => self.pack::<f32>(k0, kc, j0, nc, dst),
             DType::F16 => self.pack::<f16>(k0, kc, j0, nc, dst),
             DType::BF16 => self.pack::<bf16>(k0, kc, j0, nc, dst),
@@ -709,7 +710,109 @@ impl GemmProblem for Implicit<'_> {
     }
 }
 
+/// K rows ahead that [`Implicit::pack_pointwise`] prefetches.
+const PREFETCH_ROWS: usize = 3;
+
+/// Hints that `len` floats from `p` will be read soon (no effect on other targets).
+#[inline(always)]
+fn prefetch_run(p: *const f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut q = 0;
+        while q < len {
+            // SAFETY: prefetching is a hint; it never faults, whatever the address.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(q).cast(),
+                );
+            }
+            q += 16;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, len);
+}
+
+/// Copies `src` to `dst` (equal lengths) without a library call for short runs.
+#[inline(always)]
+fn copy_short(dst: &mut [f32], src: &[f32]) {
+    if dst.len() == NR {
+        let d: &mut [f32; NR] = dst.try_into().expect("NR long");
+        let s: &[f32; NR] = src.try_into().expect("NR long");
+        *d = *s;
+        return;
+    }
+    let mut dc = dst.chunks_exact_mut(4);
+    let mut sc = src.chunks_exact(4);
+    for (d, s) in (&mut dc).zip(&mut sc) {
+        let d: &mut [f32; 4] = d.try_into().expect("4 long");
+        *d = s.try_into().expect("4 long");
+    }
+    for (d, s) in dc.into_remainder().iter_mut().zip(sc.remainder()) {
+        *d = *s;
+    }
+}
+
 impl Implicit<'_> {
+    /// Whether B is just x's `[C][pixels]` rows per image: 1×1 filter, stride 1, no
+    /// padding, pixels contiguous with unit stride (NCHW).
+    fn pointwise_rows(&self) -> bool {
+        let g = self.geo;
+        let xs = self.xs;
+        g.taps() == 1
+            && g.stride == [1; 3]
+            && g.pad == [0; 3]
+            && g.inp == g.out
+            && xs[4] == 1
+            && (g.inp[1] == 1 || xs[3] == g.inp[2])
+            && (g.inp[0] == 1 || xs[2] == g.inp[1] * g.inp[2])
+    }
+
+    /// [`GemmProblem::pack_b`] for [`Implicit::pointwise_rows`]: per K row, contiguous
+    /// runs of pixels (split only at image boundaries) scattered into the panels.
+    fn pack_pointwise(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
+        let g = self.geo;
+        let xs = self.xs;
+        let hw: usize = g.out.iter().product();
+        let x = self.x.ptr_as::<f32>();
+        let span = self.x.shape().span();
+        let cbase = self.grp * g.cg() * xs[1];
+        let np = nc.div_ceil(NR);
+        let ps = gemm::panel_stride(kc);
+        if nc < np * NR {
+            let p = np - 1;
+            for k in 0..kc {
+                dst[p * ps + k * NR + nc % NR..p * ps + (k + 1) * NR].fill(0.0);
+            }
+        }
+        let mut j = j0;
+        while j < j0 + nc {
+            let (n, p0) = (j / hw, j % hw);
+            let len = (hw - p0).min(j0 + nc - j);
+            for k in 0..kc {
+                let first = n * xs[0] + cbase + self.k_coff[k0 + k] + p0;
+                assert!(first + len <= span, "im2col read out of bounds");
+                if k + PREFETCH_ROWS < kc {
+                    let ahead = n * xs[0] + cbase + self.k_coff[k0 + k + PREFETCH_ROWS] + p0;
+                    prefetch_run(x.wrapping_add(ahead), len);
+                }
+                // SAFETY: `first..first + len` is inside x's span (checked above).
+                let src = unsafe { std::slice::from_raw_parts(x.add(first), len) };
+                let mut q = j - j0;
+                let mut s = 0;
+                while s < len {
+                    let (p, jj) = (q / NR, q % NR);
+                    let take = (NR - jj).min(len - s);
+                    let at = p * ps + k * NR + jj;
+                    copy_short(&mut dst[at..at + take], &src[s..s + take]);
+                    s += take;
+                    q += take;
+                }
+            }
+            j += len;
+        }
+    }
+
     fn pack<T: Elem>(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
         let g = self.geo;
         let xs = self.xs;
@@ -718,7 +821,8 @@ impl Implicit<'_> {
         let cbase = self.grp * g.cg() * xs[1];
         let mut rs = Vec::with_capacity(4);
         for p in 0..nc.div_ceil(NR) {
-            let panel = &mut dst[p * kc * NR..(p + 1) * kc * NR];
+            let at = p * gemm::panel_stride(kc);
+            let panel = &mut dst[at..at + kc * NR];
             let pj0 = j0 + p * NR;
             let pn = NR.min(j0 + nc - pj0);
             if pn < NR {
@@ -777,9 +881,7 @@ impl Implicit<'_> {
                         if step == 1 && T::DTYPE == DType::F32 {
                             let src =
                                 std::slice::from_raw_parts(x.add(first).cast::<f32>(), qb - qa);
-                            for (o, &v) in out[qa..qb].iter_mut().zip(src) {
-                                *o = v;
-                            }
+                            copy_short(&mut out[qa..qb], src);
                         } else {
                             for (q, o) in out[qa..qb].iter_mut().enumerate() {
                                 *o = (*x.add(first + q * step)).to_f32();
@@ -862,17 +964,14 @@ impl GemmProblem for Indirect<'_> {
         (nseg, seg_len, 1)
     }
 
-    fn prefer_row_split(&self) -> bool {
-        true
-    }
-
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
         let kred = self.geo.cg() * self.taps.len();
         let p0 = j0 / NR;
         for p in 0..nc.div_ceil(NR) {
             let src =
                 &self.wpack[(p0 + p) * NR * kred + k0 * NR..(p0 + p) * NR * kred + (k0 + kc) * NR];
-            dst[p * kc * NR..(p + 1) * kc * NR].copy_from_slice(src);
+            let at = p * gemm::panel_stride(kc);
+            dst[at..at + kc * NR].copy_from_slice(src);
         }
     }
 

@@ -4,18 +4,20 @@
 //! with a portable fallback). What makes it a convolution engine rather than a plain
 //! GEMM is that both operands and the output are supplied by a [`GemmProblem`]:
 //!
-//! * **A is never packed.** The micro-kernel broadcasts A's elements straight from
-//!   memory through one pointer per row and *segment*: a row of weights (one segment
-//!   covering the K block), or, for channels-last convolutions, the input pixels under
-//!   each filter tap (one segment per tap: an indirection buffer, so there is no im2col).
+//! * **A is packed by the engine** per row tile and K block into `[kc][6]` strips,
+//!   from one pointer per row and *segment* supplied by the problem: a row of weights
+//!   (one segment covering the K block), or, for channels-last convolutions, the input
+//!   pixels under each filter tap (one segment per tap: an indirection buffer, so there
+//!   is no im2col matrix).
 //! * **B is packed** per K block into 16-wide panels by the problem: im2col of a few
 //!   output pixels (implicit GEMM; never the whole im2col matrix), or the weights.
 //! * **C is written through the problem** one finished 6×16 tile at a time, so bias,
 //!   activations and type conversion are fused into the tile store (the epilogue).
 //!
 //! Loops (per thread): column chunks of `nc`, K blocks of about `kc` (so a B panel stays
-//! in L1 while a row tile of A streams through it), row tiles of 6, panels of 16. Work is
-//! split statically: by column panels when there are enough, else by row tiles.
+//! in L1 while the packed row tiles of a group stream through it from L2), groups of
+//! row tiles, panels of 16, row tiles of 6. Work is split statically over the larger of
+//! M and N.
 
 use std::sync::OnceLock;
 
@@ -79,19 +81,20 @@ pub trait GemmProblem: Sync {
     ) -> (usize, usize, usize);
 
     /// Packs `B[k0..k0 + kc, j0..j0 + nc]` into `nc.div_ceil(NR)` panels: element
-    /// `(k, j)` of panel `p` goes to `dst[p * kc * NR + k * NR + j % NR]`; columns
+    /// `(k, j)` of panel `p` goes to `dst[p * panel_stride(kc) + k * NR + j % NR]`; columns
     /// past `nc` in the last panel must be zero.
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]);
 
     /// Takes the finished tile `tile[i * NR + j]` for `C[i0 + i, j0 + j]`, `i < mr`,
     /// `j < nr`.
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]);
+}
 
-    /// Whether threads should split the rows (each packs all of B) rather than the
-    /// columns; right when packing B is cheap and M is large.
-    fn prefer_row_split(&self) -> bool {
-        false
-    }
+/// Floats between the starts of consecutive packed B panels: `kc × NR` plus one cache
+/// line, so that the panels' rows do not all map to the same L1 set (a `kc × NR`
+/// panel is a multiple of 4 KiB when `kc` is a multiple of 64).
+pub fn panel_stride(kc: usize) -> usize {
+    kc * NR + 16
 }
 
 /// Cache blocking of the engine.
@@ -104,8 +107,11 @@ pub struct Blocking {
 }
 
 impl Default for Blocking {
+    /// `kc = 256` (a `kc × 16` B panel is 16 KiB, half of L1d), `nc = 384` (a
+    /// `kc × nc` packed B block is 384 KiB and a packed `96 × kc` A block 96 KiB: both
+    /// stay in a 1 MiB L2 per core).
     fn default() -> Self {
-        Self { kc: 256, nc: 96 }
+        Self { kc: 256, nc: 384 }
     }
 }
 
@@ -116,18 +122,29 @@ enum Split {
     Rows,
 }
 
-fn choose_split(m: usize, n: usize, threads: usize, prefer_rows: bool) -> Split {
+/// Splits the larger dimension, so each thread packs only its share of the larger
+/// operand and reads all of the smaller one (when both can be split evenly).
+fn choose_split(m: usize, n: usize, threads: usize) -> Split {
     let panels = n.div_ceil(NR);
     let tiles = m.div_ceil(MR);
-    if prefer_rows && tiles >= 4 * threads {
-        return Split::Rows;
+    if threads <= 1 {
+        return Split::Columns;
     }
-    if threads <= 1 || panels >= 2 * threads || tiles < threads {
-        Split::Columns
-    } else {
-        Split::Rows
+    let rows_ok = tiles >= 2 * threads;
+    let cols_ok = panels >= 2 * threads;
+    match (rows_ok, cols_ok) {
+        (true, true) if m > n => Split::Rows,
+        (true, true) => Split::Columns,
+        (true, false) => Split::Rows,
+        (false, true) => Split::Columns,
+        (false, false) if tiles > panels => Split::Rows,
+        (false, false) => Split::Columns,
     }
 }
+
+/// Floats of slack per buffer: alignment to 64 bytes plus the overlapping stores of
+/// the A packer.
+const SLACK: usize = 32;
 
 /// Scratch `f32`s [`run`] needs for a problem of this size.
 pub fn scratch_len(
@@ -139,17 +156,31 @@ pub fn scratch_len(
     threads: usize,
 ) -> usize {
     let nc = b.nc.min(n.div_ceil(NR) * NR);
-    let kc_max = k.div_ceil(kblocks.max(1)) + MR * NR; // generous: blocks may be uneven
-    let pack = kc_max.min(k) * nc;
+    let kc_max = (k.div_ceil(kblocks.max(1)) + MR * NR).min(k); // generous: uneven blocks
+    let bpack = panel_stride(kc_max) * nc.div_ceil(NR);
+    let apack = kc_max * MR * MC_TILES;
     let acc = if kblocks > 1 {
         m.div_ceil(MR) * nc.div_ceil(NR) * TILE
     } else {
         0
     };
-    threads * (pack + acc + 16)
+    threads * (bpack + apack + acc + 3 * SLACK)
+}
+
+/// Splits `s` at `len` floats past its first 64-byte-aligned element.
+fn take_aligned(s: &mut [f32], len: usize) -> (&mut [f32], &mut [f32]) {
+    let off = s.as_ptr().align_offset(64).min(16);
+    let (_, s) = s.split_at_mut(off);
+    s.split_at_mut(len)
 }
 
 /// Runs the GEMM with `scratch` of at least [`scratch_len`] elements.
+///
+/// Per thread: column chunks of `nc`; per chunk, K blocks; per K block, B packed once
+/// (`kc × nc`, L2), then row groups of `MC_TILES` tiles packed (`96 × kc`, L2), each
+/// `kc × 16` B panel (L1) meeting every row tile of the group. Partial sums over K
+/// blocks go to per-tile accumulators in fixed block order, so results do not depend
+/// on the thread count's timing.
 ///
 /// # Panics
 /// When `scratch` is too short.
@@ -172,13 +203,15 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     );
     let per_thread = need / threads;
     let nc = blocking.nc.min(n.div_ceil(NR) * NR);
-    let split_kind = choose_split(m, n, threads, p.prefer_row_split());
+    let split_kind = choose_split(m, n, threads);
     let chunks: Vec<&mut [f32]> = scratch[..need].chunks_mut(per_thread).collect();
     let chunks: Vec<std::sync::Mutex<&mut [f32]>> =
         chunks.into_iter().map(std::sync::Mutex::new).collect();
     let kernel = select_kernel();
+    let packer = select_packer();
     let tiles = m.div_ceil(MR);
     let panels = n.div_ceil(NR);
+    let kc_max = kblocks.iter().map(|b| b.1).max().unwrap_or(0);
     exec.for_each(threads, |t| {
         let mut guard = chunks[t].lock().unwrap_or_else(|e| e.into_inner());
         let scratch: &mut [f32] = &mut guard;
@@ -189,14 +222,16 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         if tile_range.is_empty() || panel_range.is_empty() {
             return;
         }
-        let kc_max = kblocks.iter().map(|b| b.1).max().unwrap_or(0);
-        let (bpack, rest) = scratch.split_at_mut(kc_max * nc);
-        let acc_all = &mut rest[..if kblocks.len() > 1 {
-            tiles * nc.div_ceil(NR) * TILE
+        let (bpack, rest) = take_aligned(scratch, panel_stride(kc_max) * nc.div_ceil(NR));
+        let (apack, rest) = take_aligned(rest, kc_max * MR * MC_TILES + 8);
+        let acc_len = if kblocks.len() > 1 {
+            tile_range.len() * nc.div_ceil(NR) * TILE
         } else {
             0
-        }];
+        };
+        let (acc_all, _) = take_aligned(rest, acc_len);
         let mut ptrs: Vec<*const f32> = Vec::with_capacity(MR * 64);
+        let tiles_v: Vec<usize> = tile_range.clone().collect();
         let mut jp = panel_range.start;
         while jp < panel_range.end {
             let np = (nc / NR).min(panel_range.end - jp);
@@ -205,40 +240,33 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
             for (bi, &(k0, kc)) in kblocks.iter().enumerate() {
                 let last = bi + 1 == kblocks.len();
                 if kc > 0 {
-                    p.pack_b(k0, kc, j0, ncols, &mut bpack[..np * kc * NR]);
+                    p.pack_b(k0, kc, j0, ncols, &mut bpack[..np * panel_stride(kc)]);
                 }
-                // Row tiles in groups of `MC_TILES`: the group's A rows stay in L2 while
-                // each B panel (in L1) meets every tile of the group.
-                let tiles_v: Vec<usize> = tile_range.clone().collect();
                 for group in tiles_v.chunks(MC_TILES) {
-                    ptrs.clear();
-                    let mut segs = [(0usize, 0usize, 1usize); MC_TILES];
-                    for (g, &it) in group.iter().enumerate() {
-                        let i0 = it * MR;
-                        let mr = MR.min(m - i0);
-                        segs[g] = if kc > 0 {
-                            let before = ptrs.len();
-                            let r = p.a_rows(i0, mr, k0, kc, &mut ptrs);
-                            debug_assert_eq!(r.0 * r.1, kc);
-                            debug_assert!(ptrs.len() - before >= r.0 * MR);
-                            (before, r.0, r.2)
-                        } else {
-                            (ptrs.len(), 0, 1)
-                        };
-                    }
-                    for q in 0..np {
-                        let nr = NR.min(n - (j0 + q * NR));
-                        let b = &bpack[q * kc * NR..(q + 1) * kc * NR];
+                    // Pack the group's A rows: tile g at `apack[g * kc * MR..]`.
+                    if kc > 0 {
                         for (g, &it) in group.iter().enumerate() {
                             let i0 = it * MR;
                             let mr = MR.min(m - i0);
-                            let (at, nseg, ks) = segs[g];
+                            ptrs.clear();
+                            let (nseg, seg_len, ks) = p.a_rows(i0, mr, k0, kc, &mut ptrs);
+                            debug_assert_eq!(nseg * seg_len, kc);
                             let a = ARows {
-                                ptrs: &ptrs[at..],
+                                ptrs: &ptrs,
                                 nseg,
-                                seg_len: kc.checked_div(nseg).unwrap_or(0),
+                                seg_len,
                                 ks,
                             };
+                            packer(mr, &a, &mut apack[g * kc * MR..(g + 1) * kc * MR + 8]);
+                        }
+                    }
+                    for q in 0..np {
+                        let nr = NR.min(n - (j0 + q * NR));
+                        let b = &bpack[q * panel_stride(kc)..q * panel_stride(kc) + kc * NR];
+                        for (g, &it) in group.iter().enumerate() {
+                            let i0 = it * MR;
+                            let mr = MR.min(m - i0);
+                            let a = &apack[g * kc * MR..(g + 1) * kc * MR];
                             let mut local = [0f32; TILE];
                             let tile: &mut [f32; TILE] = if kblocks.len() > 1 {
                                 let at = ((it - tile_range.start) * np + q) * TILE;
@@ -253,7 +281,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                                 &mut local
                             };
                             if kc > 0 {
-                                kernel(mr, &a, b, tile);
+                                kernel(kc, a, b, tile);
                             }
                             if last {
                                 p.write_tile(i0, mr, j0 + q * NR, nr, tile);
@@ -267,7 +295,12 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     });
 }
 
-type KernelFn = fn(usize, &ARows<'_>, &[f32], &mut [f32; TILE]);
+/// `tile += A·B` over `kc` steps: A packed `[kc][MR]`, B packed `[kc][NR]`.
+type KernelFn = fn(usize, &[f32], &[f32], &mut [f32; TILE]);
+
+/// Packs one row tile's A (per [`ARows`]) as `[kc][MR]` into `dst`, which has 8
+/// floats of slack past `kc * MR` (the packer may write garbage there).
+type PackFn = fn(usize, &ARows<'_>, &mut [f32]);
 
 fn select_kernel() -> KernelFn {
     static KERNEL: OnceLock<KernelFn> = OnceLock::new();
@@ -281,32 +314,52 @@ fn select_kernel() -> KernelFn {
     })
 }
 
-/// Checks the pointer contract of [`ARows`] as far as it can be checked cheaply.
-#[inline]
-fn check_rows(mr: usize, a: &ARows<'_>, b: &[f32]) {
-    assert!((1..=MR).contains(&mr));
-    assert!(a.nseg == 0 || a.ptrs.len() >= (a.nseg - 1) * MR + mr);
-    assert!(b.len() >= a.nseg * a.seg_len * NR);
+fn select_packer() -> PackFn {
+    static PACKER: OnceLock<PackFn> = OnceLock::new();
+    *PACKER.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return avx2::pack_a;
+        }
+        portable_pack_a
+    })
 }
 
-/// The micro-kernel in plain Rust (vectorized by the compiler as far as it goes).
-fn portable_kernel(mr: usize, a: &ARows<'_>, b: &[f32], tile: &mut [f32; TILE]) {
-    check_rows(mr, a, b);
+/// Checks the contract of [`ARows`] as far as it can be checked cheaply.
+#[inline]
+fn check_rows(mr: usize, a: &ARows<'_>, dst: &[f32]) {
+    assert!((1..=MR).contains(&mr));
+    assert!(a.nseg == 0 || a.ptrs.len() >= (a.nseg - 1) * MR + mr);
+    assert!(dst.len() >= a.nseg * a.seg_len * MR + 8);
+}
+
+/// The A packer in plain Rust: rows past `mr` repeat row `mr - 1`.
+fn portable_pack_a(mr: usize, a: &ARows<'_>, dst: &mut [f32]) {
+    check_rows(mr, a, dst);
     let mut kk = 0;
     for s in 0..a.nseg {
         for k in 0..a.seg_len {
-            let brow = &b[(kk + k) * NR..(kk + k + 1) * NR];
-            for i in 0..mr {
+            for i in 0..MR {
                 // SAFETY: `a_rows` guarantees each pointer addresses `seg_len` elements at
                 // stride `ks` (GemmProblem contract).
-                let av = unsafe { *a.ptrs[s * MR + i].add(k * a.ks) };
-                let row = &mut tile[i * NR..(i + 1) * NR];
-                for j in 0..NR {
-                    row[j] += av * brow[j];
-                }
+                dst[(kk + k) * MR + i] = unsafe { *a.ptrs[s * MR + i.min(mr - 1)].add(k * a.ks) };
             }
         }
         kk += a.seg_len;
+    }
+}
+
+/// The micro-kernel in plain Rust (vectorized by the compiler as far as it goes).
+fn portable_kernel(kc: usize, a: &[f32], b: &[f32], tile: &mut [f32; TILE]) {
+    for k in 0..kc {
+        let brow = &b[k * NR..(k + 1) * NR];
+        for i in 0..MR {
+            let av = a[k * MR + i];
+            let row = &mut tile[i * NR..(i + 1) * NR];
+            for j in 0..NR {
+                row[j] += av * brow[j];
+            }
+        }
     }
 }
 
@@ -316,93 +369,141 @@ mod avx2 {
 
     use super::{ARows, MR, NR, TILE, check_rows};
 
-    /// Dispatches on the tile height.
-    pub(super) fn kernel(mr: usize, a: &ARows<'_>, b: &[f32], tile: &mut [f32; TILE]) {
-        check_rows(mr, a, b);
+    /// The 6×16 micro-kernel on packed operands.
+    pub(super) fn kernel(kc: usize, a: &[f32], b: &[f32], tile: &mut [f32; TILE]) {
+        assert!(a.len() >= kc * MR && b.len() >= kc * NR);
         // SAFETY: the CPU supports AVX2 and FMA (checked before this function is
-        // selected); pointers follow the `ARows` contract and `b` holds
-        // `nseg * seg_len` rows of `NR` (checked above).
+        // selected); `a` and `b` hold `kc` packed steps (checked above).
+        unsafe { kernel_6x16(kc, a.as_ptr(), b.as_ptr(), tile) }
+    }
+
+    /// # Safety
+    /// AVX2 and FMA available; `a` holds `kc * MR` and `b` `kc * NR` floats.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn kernel_6x16(kc: usize, a: *const f32, b: *const f32, tile: &mut [f32; TILE]) {
+        let t = tile.as_mut_ptr();
+        // SAFETY: (whole body) `t` addresses TILE floats; `a`, `b` per the contract.
         unsafe {
-            match mr {
-                6 => tile_kernel::<6>(a, b.as_ptr(), tile),
-                5 => tile_kernel::<5>(a, b.as_ptr(), tile),
-                4 => tile_kernel::<4>(a, b.as_ptr(), tile),
-                3 => tile_kernel::<3>(a, b.as_ptr(), tile),
-                2 => tile_kernel::<2>(a, b.as_ptr(), tile),
-                _ => tile_kernel::<1>(a, b.as_ptr(), tile),
+            let mut c0 = [_mm256_setzero_ps(); MR];
+            let mut c1 = [_mm256_setzero_ps(); MR];
+            for i in 0..MR {
+                c0[i] = _mm256_loadu_ps(t.add(i * NR));
+                c1[i] = _mm256_loadu_ps(t.add(i * NR + 8));
+            }
+            let mut ap = a;
+            let mut bp = b;
+            macro_rules! step {
+                ($u:expr) => {{
+                    let b0 = _mm256_loadu_ps(bp.add($u * NR));
+                    let b1 = _mm256_loadu_ps(bp.add($u * NR + 8));
+                    for i in 0..MR {
+                        let av = _mm256_broadcast_ss(&*ap.add($u * MR + i));
+                        c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
+                        c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
+                    }
+                }};
+            }
+            let mut k = 0;
+            while k + 4 <= kc {
+                _mm_prefetch::<_MM_HINT_T0>(bp.add(8 * NR).cast());
+                step!(0);
+                step!(1);
+                _mm_prefetch::<_MM_HINT_T0>(bp.add(10 * NR).cast());
+                step!(2);
+                step!(3);
+                ap = ap.add(4 * MR);
+                bp = bp.add(4 * NR);
+                k += 4;
+            }
+            while k < kc {
+                step!(0);
+                ap = ap.add(MR);
+                bp = bp.add(NR);
+                k += 1;
+            }
+            for i in 0..MR {
+                _mm256_storeu_ps(t.add(i * NR), c0[i]);
+                _mm256_storeu_ps(t.add(i * NR + 8), c1[i]);
             }
         }
     }
 
+    /// Packs A with 8×8 transposes (unit K stride) or a scalar gather.
+    pub(super) fn pack_a(mr: usize, a: &ARows<'_>, dst: &mut [f32]) {
+        check_rows(mr, a, dst);
+        // SAFETY: AVX2 is available (checked before this function is selected); the
+        // pointers follow the `ARows` contract and `dst` is long enough (checked above).
+        unsafe { pack_a_avx2(mr, a, dst.as_mut_ptr()) }
+    }
+
     /// # Safety
-    /// AVX2 and FMA available; `a` and `b` per [`kernel`].
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn tile_kernel<const M: usize>(a: &ARows<'_>, b: *const f32, tile: &mut [f32; TILE]) {
-        let t = tile.as_mut_ptr();
-        let mut c0 = [_mm256_setzero_ps(); M];
-        let mut c1 = [_mm256_setzero_ps(); M];
-        // SAFETY: (whole body) `t` addresses TILE floats, rows below M <= MR; `b` holds
-        // `nseg * seg_len * NR` floats; every A pointer addresses `seg_len` floats at
-        // stride `ks` (caller contract).
+    /// AVX2 available; `a` per [`ARows`]; `dst` holds `nseg * seg_len * MR + 8` floats.
+    #[target_feature(enable = "avx2")]
+    unsafe fn pack_a_avx2(mr: usize, a: &ARows<'_>, dst: *mut f32) {
+        // SAFETY: (whole body) reads stay within each row's `seg_len` elements at
+        // stride `ks`; writes stay below `nseg * seg_len * MR + 8`.
         unsafe {
-            for i in 0..M {
-                c0[i] = _mm256_loadu_ps(t.add(i * NR));
-                c1[i] = _mm256_loadu_ps(t.add(i * NR + 8));
-            }
-            let mut bp = b;
+            let mut d = dst;
             for s in 0..a.nseg {
-                let mut rows = [std::ptr::null::<f32>(); M];
-                for (i, r) in rows.iter_mut().enumerate() {
-                    *r = a.ptrs[s * MR + i];
-                }
+                let rows: [*const f32; MR] =
+                    std::array::from_fn(|i| a.ptrs[s * MR + i.min(mr - 1)]);
+                let mut k = 0;
                 if a.ks == 1 {
-                    let mut k = 0;
-                    while k + 2 <= a.seg_len {
-                        let b0 = _mm256_loadu_ps(bp);
-                        let b1 = _mm256_loadu_ps(bp.add(8));
-                        let b2 = _mm256_loadu_ps(bp.add(NR));
-                        let b3 = _mm256_loadu_ps(bp.add(NR + 8));
-                        for i in 0..M {
-                            let av = _mm256_broadcast_ss(&*rows[i].add(k));
-                            c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
-                            c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
+                    while k + 8 <= a.seg_len {
+                        let r: [__m256; 8] =
+                            std::array::from_fn(|i| _mm256_loadu_ps(rows[i.min(MR - 1)].add(k)));
+                        let c = transpose8(r);
+                        // Each store writes 8 floats, the last 2 of which the next
+                        // store (or the slack) overwrites.
+                        for (j, cj) in c.iter().enumerate() {
+                            _mm256_storeu_ps(d.add(j * MR), *cj);
                         }
-                        for i in 0..M {
-                            let av = _mm256_broadcast_ss(&*rows[i].add(k + 1));
-                            c0[i] = _mm256_fmadd_ps(av, b2, c0[i]);
-                            c1[i] = _mm256_fmadd_ps(av, b3, c1[i]);
-                        }
-                        bp = bp.add(2 * NR);
-                        k += 2;
-                    }
-                    if k < a.seg_len {
-                        let b0 = _mm256_loadu_ps(bp);
-                        let b1 = _mm256_loadu_ps(bp.add(8));
-                        for i in 0..M {
-                            let av = _mm256_broadcast_ss(&*rows[i].add(k));
-                            c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
-                            c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
-                        }
-                        bp = bp.add(NR);
-                    }
-                } else {
-                    let ks = a.ks;
-                    for k in 0..a.seg_len {
-                        let b0 = _mm256_loadu_ps(bp);
-                        let b1 = _mm256_loadu_ps(bp.add(8));
-                        for i in 0..M {
-                            let av = _mm256_broadcast_ss(&*rows[i].add(k * ks));
-                            c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
-                            c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
-                        }
-                        bp = bp.add(NR);
+                        d = d.add(8 * MR);
+                        k += 8;
                     }
                 }
+                while k < a.seg_len {
+                    for (i, r) in rows.iter().enumerate() {
+                        *d.add(i) = *r.add(k * a.ks);
+                    }
+                    d = d.add(MR);
+                    k += 1;
+                }
             }
-            for i in 0..M {
-                _mm256_storeu_ps(t.add(i * NR), c0[i]);
-                _mm256_storeu_ps(t.add(i * NR + 8), c1[i]);
-            }
+        }
+    }
+
+    /// Transposes 8 rows of 8 floats into 8 columns.
+    #[inline(always)]
+    pub(super) unsafe fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
+        // SAFETY: register-only AVX operations; callers enable AVX2.
+        unsafe {
+            let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+            let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+            let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+            let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+            let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+            let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+            let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+            let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+            let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+            let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+            let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+            let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+            [
+                _mm256_permute2f128_ps::<0x20>(s0, s4),
+                _mm256_permute2f128_ps::<0x20>(s1, s5),
+                _mm256_permute2f128_ps::<0x20>(s2, s6),
+                _mm256_permute2f128_ps::<0x20>(s3, s7),
+                _mm256_permute2f128_ps::<0x31>(s0, s4),
+                _mm256_permute2f128_ps::<0x31>(s1, s5),
+                _mm256_permute2f128_ps::<0x31>(s2, s6),
+                _mm256_permute2f128_ps::<0x31>(s3, s7),
+            ]
         }
     }
 }
@@ -444,7 +545,7 @@ mod tests {
                 for k in 0..kc {
                     for j in 0..NR {
                         let col = j0 + p * NR + j;
-                        dst[p * kc * NR + k * NR + j] = if col < j0 + nc {
+                        dst[p * panel_stride(kc) + k * NR + j] = if col < j0 + nc {
                             self.b[(k0 + k) * self.n + col]
                         } else {
                             0.0

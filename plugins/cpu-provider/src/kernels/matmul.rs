@@ -256,7 +256,8 @@ impl Problem<'_> {
         for p in 0..nc.div_ceil(NR) {
             let c0 = j0 + p * NR;
             let w = NR.min(j0 + nc - c0);
-            let panel = &mut dst[p * kc * NR..(p + 1) * kc * NR];
+            let at = p * gemm::panel_stride(kc);
+            let panel = &mut dst[at..at + kc * NR];
             let last = self.b_off + (k0 + kc - 1) * self.b_ks + (c0 + w - 1) * self.b_ns;
             assert!(last < span, "matmul B read out of bounds");
             for k in 0..kc {
