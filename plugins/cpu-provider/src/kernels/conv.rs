@@ -348,9 +348,9 @@ impl FpropPlan {
         let imp = match algo {
             ConvAlgo::Direct => FpropImpl::Direct,
             ConvAlgo::Auto if thin => FpropImpl::Direct,
-            // Indirect packs the weights once and streams pixels: worth it when there
-            // are more pixels than output channels (else pack the few pixels instead).
-            _ if channels_last && geo.cg() >= 8 && geo.npix() >= geo.kg() => FpropImpl::Indirect,
+            // Channels-last: pixels are rows of A read through the indirection buffer,
+            // weights are packed as B per K block (no im2col, no transposed pixels).
+            _ if channels_last && geo.cg() >= 8 => FpropImpl::Indirect,
             _ => FpropImpl::ImplicitGemm,
         };
         let blocking = Blocking::default();
@@ -360,6 +360,15 @@ impl FpropPlan {
             imp,
             blocking,
             threads: threads.max(1),
+        }
+    }
+
+    /// Whether the weights are `f32` rows in (tap, channel) order, readable in place
+    /// (with one tap, both orders are the same).
+    fn weight_rows_tap_major(&self) -> bool {
+        match self.weights_in_place {
+            Some(tap_major) => tap_major || self.geo.taps() == 1,
+            None => false,
         }
     }
 
@@ -385,7 +394,11 @@ impl FpropPlan {
                 wpack + gemm::scratch_len(g.kg(), g.npix(), kred, kb, self.blocking, self.threads)
             }
             FpropImpl::Indirect => {
-                let wpack = g.g * g.kg().div_ceil(NR) * NR * kred;
+                let wpack = if self.weight_rows_tap_major() {
+                    0
+                } else {
+                    g.g * g.kg().div_ceil(NR) * NR * kred
+                };
                 let kb = indirect_blocks(g, self.blocking.kc).len();
                 wpack
                     + g.cg()
@@ -463,10 +476,18 @@ impl FpropPlan {
         let g = &self.geo;
         let kred = g.cg() * g.taps();
         let panels = g.kg().div_ceil(NR);
-        let (wpack, rest) = ws.split_at_mut(g.g * panels * NR * kred);
+        let direct_w = self.weight_rows_tap_major();
+        let wlen = if direct_w {
+            0
+        } else {
+            g.g * panels * NR * kred
+        };
+        let (wpack, rest) = ws.split_at_mut(wlen);
         let (zeros, rest) = rest.split_at_mut(g.cg());
         zeros.fill(0.0);
-        pack_weights_panels(g, w, wpack, exec);
+        if !direct_w {
+            pack_weights_panels(g, w, wpack, exec);
+        }
         let pix = pixels(g);
         let taps = tap_list(g);
         let blocks = indirect_blocks(g, self.blocking.kc);
@@ -478,7 +499,18 @@ impl FpropPlan {
                 x_span: x.shape().span(),
                 xs: g.strides5(x.shape()),
                 zeros: SendPtr(zeros.as_ptr()),
-                wpack: &wpack[grp * panels * NR * kred..(grp + 1) * panels * NR * kred],
+                wpack: if direct_w {
+                    &[]
+                } else {
+                    &wpack[grp * panels * NR * kred..(grp + 1) * panels * NR * kred]
+                },
+                w_rows: direct_w.then(|| {
+                    (
+                        SendPtr(w.ptr_as::<f32>()),
+                        geo_ws(g, w)[0],
+                        w.shape().span(),
+                    )
+                }),
                 taps: &taps,
                 blocks: &blocks,
                 pix: &pix,
@@ -685,7 +717,7 @@ impl GemmProblem for Implicit<'_> {
                     unsafe {
                         let dst = y.add(base + i * cs);
                         if ws == 1 {
-                            std::ptr::copy_nonoverlapping(src.as_ptr(), dst, len);
+                            gemm::copy_short(std::slice::from_raw_parts_mut(dst, len), src);
                         } else {
                             for (q, &v) in src.iter().enumerate() {
                                 *dst.add(q * ws) = v;
@@ -712,46 +744,6 @@ impl GemmProblem for Implicit<'_> {
 
 /// K rows ahead that [`Implicit::pack_pointwise`] prefetches.
 const PREFETCH_ROWS: usize = 3;
-
-/// Hints that `len` floats from `p` will be read soon (no effect on other targets).
-#[inline(always)]
-fn prefetch_run(p: *const f32, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let mut q = 0;
-        while q < len {
-            // SAFETY: prefetching is a hint; it never faults, whatever the address.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    p.wrapping_add(q).cast(),
-                );
-            }
-            q += 16;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, len);
-}
-
-/// Copies `src` to `dst` (equal lengths) without a library call for short runs.
-#[inline(always)]
-fn copy_short(dst: &mut [f32], src: &[f32]) {
-    if dst.len() == NR {
-        let d: &mut [f32; NR] = dst.try_into().expect("NR long");
-        let s: &[f32; NR] = src.try_into().expect("NR long");
-        *d = *s;
-        return;
-    }
-    let mut dc = dst.chunks_exact_mut(4);
-    let mut sc = src.chunks_exact(4);
-    for (d, s) in (&mut dc).zip(&mut sc) {
-        let d: &mut [f32; 4] = d.try_into().expect("4 long");
-        *d = s.try_into().expect("4 long");
-    }
-    for (d, s) in dc.into_remainder().iter_mut().zip(sc.remainder()) {
-        *d = *s;
-    }
-}
 
 impl Implicit<'_> {
     /// Whether B is just x's `[C][pixels]` rows per image: 1×1 filter, stride 1, no
@@ -794,7 +786,7 @@ impl Implicit<'_> {
                 assert!(first + len <= span, "im2col read out of bounds");
                 if k + PREFETCH_ROWS < kc {
                     let ahead = n * xs[0] + cbase + self.k_coff[k0 + k + PREFETCH_ROWS] + p0;
-                    prefetch_run(x.wrapping_add(ahead), len);
+                    gemm::prefetch_run(x.wrapping_add(ahead), len);
                 }
                 // SAFETY: `first..first + len` is inside x's span (checked above).
                 let src = unsafe { std::slice::from_raw_parts(x.add(first), len) };
@@ -804,7 +796,7 @@ impl Implicit<'_> {
                     let (p, jj) = (q / NR, q % NR);
                     let take = (NR - jj).min(len - s);
                     let at = p * ps + k * NR + jj;
-                    copy_short(&mut dst[at..at + take], &src[s..s + take]);
+                    gemm::copy_short(&mut dst[at..at + take], &src[s..s + take]);
                     s += take;
                     q += take;
                 }
@@ -881,7 +873,7 @@ impl Implicit<'_> {
                         if step == 1 && T::DTYPE == DType::F32 {
                             let src =
                                 std::slice::from_raw_parts(x.add(first).cast::<f32>(), qb - qa);
-                            copy_short(&mut out[qa..qb], src);
+                            gemm::copy_short(&mut out[qa..qb], src);
                         } else {
                             for (q, o) in out[qa..qb].iter_mut().enumerate() {
                                 *o = (*x.add(first + q * step)).to_f32();
@@ -903,6 +895,8 @@ struct Indirect<'a> {
     xs: [usize; 5],
     zeros: SendPtr<f32>,
     wpack: &'a [f32],
+    /// Weights read in place as (tap, channel) rows: base, row stride, span.
+    w_rows: Option<(SendPtr<f32>, usize, usize)>,
     taps: &'a [[isize; 3]],
     blocks: &'a [(usize, usize)],
     pix: &'a [Pix],
@@ -966,6 +960,27 @@ impl GemmProblem for Indirect<'_> {
 
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
         let kred = self.geo.cg() * self.taps.len();
+        if let Some((w, rs, span)) = self.w_rows {
+            let row0 = self.grp * self.geo.kg() + j0;
+            for p in 0..nc.div_ceil(NR) {
+                let n = NR.min(nc - p * NR);
+                let last = (row0 + p * NR + n - 1) * rs + k0 + kc;
+                assert!(last <= span, "weight rows out of bounds");
+                let rows: [*const f32; NR] = std::array::from_fn(|j| {
+                    w.0.wrapping_add((row0 + p * NR + j.min(n - 1)) * rs + k0)
+                });
+                if (p + 1) * NR < nc {
+                    for j in 0..NR.min(nc - (p + 1) * NR) {
+                        let r = (row0 + (p + 1) * NR + j) * rs + k0;
+                        gemm::prefetch_run(w.0.wrapping_add(r), kc);
+                    }
+                }
+                let at = p * gemm::panel_stride(kc);
+                // SAFETY: every row holds `kc` floats inside w (checked above).
+                unsafe { gemm::pack_b_rows(&rows[..n], kc, &mut dst[at..at + kc * NR]) };
+            }
+            return;
+        }
         let p0 = j0 / NR;
         for p in 0..nc.div_ceil(NR) {
             let src =
@@ -992,7 +1007,7 @@ impl GemmProblem for Indirect<'_> {
                 unsafe {
                     let dst = y.add(base);
                     if cs == 1 {
-                        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, nr);
+                        gemm::copy_short(std::slice::from_raw_parts_mut(dst, nr), src);
                     } else {
                         for (q, &v) in src.iter().enumerate() {
                             *dst.add(q * cs) = v;

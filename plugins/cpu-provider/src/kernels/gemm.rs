@@ -97,6 +97,46 @@ pub fn panel_stride(kc: usize) -> usize {
     kc * NR + 16
 }
 
+/// Copies `src` to `dst` (equal lengths) without a library call for short runs.
+#[inline(always)]
+pub fn copy_short(dst: &mut [f32], src: &[f32]) {
+    if dst.len() == NR {
+        let d: &mut [f32; NR] = dst.try_into().expect("NR long");
+        let s: &[f32; NR] = src.try_into().expect("NR long");
+        *d = *s;
+        return;
+    }
+    let mut dc = dst.chunks_exact_mut(4);
+    let mut sc = src.chunks_exact(4);
+    for (d, s) in (&mut dc).zip(&mut sc) {
+        let d: &mut [f32; 4] = d.try_into().expect("4 long");
+        *d = s.try_into().expect("4 long");
+    }
+    for (d, s) in dc.into_remainder().iter_mut().zip(sc.remainder()) {
+        *d = *s;
+    }
+}
+
+/// Hints that `len` floats from `p` will be read soon (no effect on other targets).
+#[inline(always)]
+pub fn prefetch_run(p: *const f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut q = 0;
+        while q < len {
+            // SAFETY: prefetching is a hint; it never faults, whatever the address.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    p.wrapping_add(q).cast(),
+                );
+            }
+            q += 16;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, len);
+}
+
 /// Cache blocking of the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Blocking {
@@ -243,20 +283,33 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                     p.pack_b(k0, kc, j0, ncols, &mut bpack[..np * panel_stride(kc)]);
                 }
                 for group in tiles_v.chunks(MC_TILES) {
-                    // Pack the group's A rows: tile g at `apack[g * kc * MR..]`.
+                    // Pack the group's A rows: tile g at `apack[g * kc * MR..]`, while
+                    // fetching the next tile's rows.
                     if kc > 0 {
+                        ptrs.clear();
+                        let mut segs = [(0usize, 0usize, 0usize, 1usize); MC_TILES];
                         for (g, &it) in group.iter().enumerate() {
                             let i0 = it * MR;
-                            let mr = MR.min(m - i0);
-                            ptrs.clear();
-                            let (nseg, seg_len, ks) = p.a_rows(i0, mr, k0, kc, &mut ptrs);
+                            let before = ptrs.len();
+                            let (nseg, seg_len, ks) =
+                                p.a_rows(i0, MR.min(m - i0), k0, kc, &mut ptrs);
                             debug_assert_eq!(nseg * seg_len, kc);
+                            segs[g] = (before, nseg, seg_len, ks);
+                        }
+                        for (g, &it) in group.iter().enumerate() {
+                            if let Some(&(at, nseg, seg_len, 1)) = segs[..group.len()].get(g + 1) {
+                                for &r in &ptrs[at..at + nseg * MR] {
+                                    prefetch_run(r, seg_len);
+                                }
+                            }
+                            let (at, nseg, seg_len, ks) = segs[g];
                             let a = ARows {
-                                ptrs: &ptrs,
+                                ptrs: &ptrs[at..],
                                 nseg,
                                 seg_len,
                                 ks,
                             };
+                            let mr = MR.min(m - it * MR);
                             packer(mr, &a, &mut apack[g * kc * MR..(g + 1) * kc * MR + 8]);
                         }
                     }
@@ -270,18 +323,16 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             let mut local = [0f32; TILE];
                             let tile: &mut [f32; TILE] = if kblocks.len() > 1 {
                                 let at = ((it - tile_range.start) * np + q) * TILE;
-                                let t: &mut [f32; TILE] = (&mut acc_all[at..at + TILE])
+                                (&mut acc_all[at..at + TILE])
                                     .try_into()
-                                    .expect("tile-sized");
-                                if bi == 0 {
-                                    t.fill(0.0);
-                                }
-                                t
+                                    .expect("tile-sized")
                             } else {
                                 &mut local
                             };
                             if kc > 0 {
-                                kernel(kc, a, b, tile);
+                                kernel(kc, a, b, tile, bi > 0);
+                            } else if bi == 0 {
+                                tile.fill(0.0);
                             }
                             if last {
                                 p.write_tile(i0, mr, j0 + q * NR, nr, tile);
@@ -295,8 +346,31 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     });
 }
 
-/// `tile += A·B` over `kc` steps: A packed `[kc][MR]`, B packed `[kc][NR]`.
-type KernelFn = fn(usize, &[f32], &[f32], &mut [f32; TILE]);
+/// Packs one B panel from up to [`NR`] rows that are contiguous along K: element `k`
+/// of `rows[j]` goes to `dst[k * NR + j]`; columns past `rows.len()` are zero.
+///
+/// # Safety
+/// Each pointer in `rows` addresses `kc` readable `f32`s; `dst` holds `kc * NR`.
+pub unsafe fn pack_b_rows(rows: &[*const f32], kc: usize, dst: &mut [f32]) {
+    assert!(rows.len() <= NR && dst.len() >= kc * NR);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && rows.len() == NR {
+        // SAFETY: AVX2 present; pointers per this function's contract.
+        unsafe { avx2::pack_b_rows16(rows, kc, dst.as_mut_ptr()) };
+        return;
+    }
+    for k in 0..kc {
+        let out = &mut dst[k * NR..(k + 1) * NR];
+        for (j, o) in out.iter_mut().enumerate() {
+            // SAFETY: `k < kc` elements of a valid row (contract).
+            *o = rows.get(j).map_or(0.0, |r| unsafe { *r.add(k) });
+        }
+    }
+}
+
+/// `tile = A·B` (`tile += A·B` when the flag is set) over `kc` steps: A packed
+/// `[kc][MR]`, B packed `[kc][NR]`.
+type KernelFn = fn(usize, &[f32], &[f32], &mut [f32; TILE], bool);
 
 /// Packs one row tile's A (per [`ARows`]) as `[kc][MR]` into `dst`, which has 8
 /// floats of slack past `kc * MR` (the packer may write garbage there).
@@ -350,7 +424,10 @@ fn portable_pack_a(mr: usize, a: &ARows<'_>, dst: &mut [f32]) {
 }
 
 /// The micro-kernel in plain Rust (vectorized by the compiler as far as it goes).
-fn portable_kernel(kc: usize, a: &[f32], b: &[f32], tile: &mut [f32; TILE]) {
+fn portable_kernel(kc: usize, a: &[f32], b: &[f32], tile: &mut [f32; TILE], acc: bool) {
+    if !acc {
+        tile.fill(0.0);
+    }
     for k in 0..kc {
         let brow = &b[k * NR..(k + 1) * NR];
         for i in 0..MR {
@@ -370,26 +447,35 @@ mod avx2 {
     use super::{ARows, MR, NR, TILE, check_rows};
 
     /// The 6×16 micro-kernel on packed operands.
-    pub(super) fn kernel(kc: usize, a: &[f32], b: &[f32], tile: &mut [f32; TILE]) {
+    pub(super) fn kernel(kc: usize, a: &[f32], b: &[f32], tile: &mut [f32; TILE], acc: bool) {
         assert!(a.len() >= kc * MR && b.len() >= kc * NR);
         // SAFETY: the CPU supports AVX2 and FMA (checked before this function is
         // selected); `a` and `b` hold `kc` packed steps (checked above).
-        unsafe { kernel_6x16(kc, a.as_ptr(), b.as_ptr(), tile) }
+        unsafe { kernel_6x16(kc, a.as_ptr(), b.as_ptr(), tile, acc) }
     }
 
     /// # Safety
     /// AVX2 and FMA available; `a` holds `kc * MR` and `b` `kc * NR` floats.
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn kernel_6x16(kc: usize, a: *const f32, b: *const f32, tile: &mut [f32; TILE]) {
+    unsafe fn kernel_6x16(
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        tile: &mut [f32; TILE],
+        acc: bool,
+    ) {
         let t = tile.as_mut_ptr();
         // SAFETY: (whole body) `t` addresses TILE floats; `a`, `b` per the contract.
         unsafe {
+            if acc {
+                // The old partial sums are added at the end: fetch them meanwhile.
+                for i in 0..MR {
+                    _mm_prefetch::<_MM_HINT_T0>(t.add(i * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(t.add(i * NR + 15).cast());
+                }
+            }
             let mut c0 = [_mm256_setzero_ps(); MR];
             let mut c1 = [_mm256_setzero_ps(); MR];
-            for i in 0..MR {
-                c0[i] = _mm256_loadu_ps(t.add(i * NR));
-                c1[i] = _mm256_loadu_ps(t.add(i * NR + 8));
-            }
             let mut ap = a;
             let mut bp = b;
             macro_rules! step {
@@ -420,6 +506,12 @@ mod avx2 {
                 ap = ap.add(MR);
                 bp = bp.add(NR);
                 k += 1;
+            }
+            if acc {
+                for i in 0..MR {
+                    c0[i] = _mm256_add_ps(c0[i], _mm256_loadu_ps(t.add(i * NR)));
+                    c1[i] = _mm256_add_ps(c1[i], _mm256_loadu_ps(t.add(i * NR + 8)));
+                }
             }
             for i in 0..MR {
                 _mm256_storeu_ps(t.add(i * NR), c0[i]);
@@ -467,6 +559,33 @@ mod avx2 {
                         *d.add(i) = *r.add(k * a.ks);
                     }
                     d = d.add(MR);
+                    k += 1;
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// AVX2 available; 16 rows of `kc` floats; `dst` holds `kc * NR` floats.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn pack_b_rows16(rows: &[*const f32], kc: usize, dst: *mut f32) {
+        // SAFETY: (whole body) reads stay below `kc` per row, writes below `kc * NR`.
+        unsafe {
+            for h in 0..2 {
+                let r = &rows[8 * h..8 * h + 8];
+                let mut k = 0;
+                while k + 8 <= kc {
+                    let v: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(r[i].add(k)));
+                    let c = transpose8(v);
+                    for (j, cj) in c.iter().enumerate() {
+                        _mm256_storeu_ps(dst.add((k + j) * NR + 8 * h), *cj);
+                    }
+                    k += 8;
+                }
+                while k < kc {
+                    for (i, ri) in r.iter().enumerate() {
+                        *dst.add(k * NR + 8 * h + i) = *ri.add(k);
+                    }
                     k += 1;
                 }
             }

@@ -229,7 +229,7 @@ impl GemmProblem for Problem<'_> {
                 unsafe {
                     let dst = y.add(base + i * rs);
                     if cs == 1 {
-                        std::ptr::copy_nonoverlapping(src.as_ptr(), dst, nr);
+                        gemm::copy_short(std::slice::from_raw_parts_mut(dst, nr), src);
                     } else {
                         for (q, &v) in src.iter().enumerate() {
                             *dst.add(q * cs) = v;
