@@ -104,10 +104,23 @@ fn conv_graph(
     (g, [len(&xd), len(&wd), len(&yd)])
 }
 
+/// CPU seconds used so far by all threads of this process (Linux `schedstat`; 0 where
+/// unavailable).
+fn cpu_secs() -> f64 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .sum::<f64>()
+        * 1e-9
+}
+
 /// Median seconds of `reps` runs after a warm-up (the minimum with `HIPDNN_BENCH_MIN=1`,
 /// steadier on a busy machine while developing).
-fn time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
+fn time<F: FnMut()>(reps: usize, mut f: F) -> (f64, f64) {
     f();
+    let cpu0 = cpu_secs();
     let mut t: Vec<f64> = (0..reps)
         .map(|_| {
             let s = Instant::now();
@@ -115,11 +128,12 @@ fn time<F: FnMut()>(reps: usize, mut f: F) -> f64 {
             s.elapsed().as_secs_f64()
         })
         .collect();
+    let cpu = (cpu_secs() - cpu0) / reps as f64;
     t.sort_by(f64::total_cmp);
     if std::env::var_os("HIPDNN_BENCH_MIN").is_some_and(|v| v == "1") {
-        t[0]
+        (t[0], cpu)
     } else {
-        t[t.len() / 2]
+        (t[t.len() / 2], cpu)
     }
 }
 
@@ -161,7 +175,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let o = (hw + 2 * p - f) / s + 1;
                 let flops = 2.0 * (n * k * o * o * c * f * f) as f64;
                 let mut ws = vec![0u8; plan.workspace_size()];
-                let secs = time(reps, || {
+                let (secs, cpu) = time(reps, || {
                     plan.run_in(
                         &mut HostTensors::new()
                             .input(1, &x)
@@ -172,9 +186,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .expect("runs");
                 });
                 rows.push(format!(
-                    "{{\"op\":\"conv\",\"name\":\"{name}\",\"batch\":{n},\"layout\":\"{layout}\",\"ms\":{:.4},\"gflops\":{:.2},\"impl\":\"{}\"}}",
+                    "{{\"op\":\"conv\",\"name\":\"{name}\",\"batch\":{n},\"layout\":\"{layout}\",\"ms\":{:.4},\"gflops\":{:.2},\"cpu_ms\":{:.4},\"impl\":\"{}\"}}",
                     secs * 1e3,
                     flops / secs / 1e9,
+                    cpu * 1e3,
                     plan.describe()[0].split(':').next().unwrap_or("")
                 ));
                 eprintln!("{}", rows.last().expect("pushed"));
@@ -210,7 +225,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let b = a.clone();
         let mut c = vec![0f32; (d * d) as usize];
         let mut ws = vec![0u8; plan.workspace_size()];
-        let secs = time(reps, || {
+        let (secs, cpu) = time(reps, || {
             plan.run_in(
                 &mut HostTensors::new()
                     .input(1, &a)
@@ -221,9 +236,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .expect("runs");
         });
         rows.push(format!(
-            "{{\"op\":\"matmul\",\"name\":\"matmul_1024\",\"batch\":1,\"layout\":\"rowmajor\",\"ms\":{:.4},\"gflops\":{:.2},\"impl\":\"gemm engine\"}}",
+            "{{\"op\":\"matmul\",\"name\":\"matmul_1024\",\"batch\":1,\"layout\":\"rowmajor\",\"ms\":{:.4},\"gflops\":{:.2},\"cpu_ms\":{:.4},\"impl\":\"gemm engine\"}}",
             secs * 1e3,
-            2.0 * (d * d * d) as f64 / secs / 1e9
+            2.0 * (d * d * d) as f64 / secs / 1e9,
+            cpu * 1e3
         ));
         eprintln!("{}", rows.last().expect("pushed"));
     }

@@ -255,37 +255,56 @@ struct Pix {
     i0: [isize; 3],
 }
 
-fn pixels(geo: &ConvGeometry) -> Vec<Pix> {
-    let mut v = Vec::with_capacity(geo.npix());
-    for n in 0..geo.n {
-        for od in 0..geo.out[0] {
-            for oh in 0..geo.out[1] {
-                for ow in 0..geo.out[2] {
-                    let o = [od, oh, ow];
-                    let i0 = std::array::from_fn(|d| {
-                        (o[d] * geo.stride[d]) as isize - geo.pad[d] as isize
-                    });
-                    v.push(Pix { n, o, i0 });
-                }
-            }
+/// Output pixel `j` (batch-major, then d, h, w) computed on demand: no per-pixel
+/// table to allocate on every execution.
+#[derive(Debug, Clone, Copy)]
+struct Pixels {
+    out: [usize; 3],
+    stride: [usize; 3],
+    pad: [usize; 3],
+    len: usize,
+}
+
+impl Pixels {
+    fn new(geo: &ConvGeometry) -> Self {
+        Self {
+            out: geo.out,
+            stride: geo.stride,
+            pad: geo.pad,
+            len: geo.npix(),
         }
     }
-    v
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn get(&self, j: usize) -> Pix {
+        let ow = j % self.out[2];
+        let r = j / self.out[2];
+        let oh = r % self.out[1];
+        let r = r / self.out[1];
+        let od = r % self.out[0];
+        let n = r / self.out[0];
+        let o = [od, oh, ow];
+        let i0 = std::array::from_fn(|d| (o[d] * self.stride[d]) as isize - self.pad[d] as isize);
+        Pix { n, o, i0 }
+    }
 }
 
 /// Maximal runs of consecutive pixels in `j0..j0 + n` along the innermost output
 /// dim: `(first column, length)`.
-fn runs(pix: &[Pix], j0: usize, n: usize, out: &mut Vec<(usize, usize)>) {
+fn runs(pix: &Pixels, j0: usize, n: usize, out: &mut Vec<(usize, usize)>) {
     out.clear();
-    let mut start = j0;
-    for j in j0 + 1..j0 + n {
-        let (a, b) = (&pix[j - 1], &pix[j]);
-        if !(b.n == a.n && b.o[0] == a.o[0] && b.o[1] == a.o[1] && b.o[2] == a.o[2] + 1) {
-            out.push((start, j - start));
-            start = j;
-        }
+    // Pixels j0.. stay in one output row for `w - ow` columns.
+    let mut j = j0;
+    while j < j0 + n {
+        let ow = j % pix.out[2];
+        let len = (pix.out[2] - ow).min(j0 + n - j);
+        out.push((j, len));
+        j += len;
     }
-    out.push((start, j0 + n - start));
 }
 
 /// The implementation a convolution forward will use.
@@ -454,7 +473,7 @@ impl FpropPlan {
                 }
             }
         }
-        let pix = pixels(g);
+        let pix = Pixels::new(g);
         for grp in 0..g.g {
             let prob = Implicit {
                 geo: g,
@@ -488,7 +507,7 @@ impl FpropPlan {
         if !direct_w {
             pack_weights_panels(g, w, wpack, exec);
         }
-        let pix = pixels(g);
+        let pix = Pixels::new(g);
         let taps = tap_list(g);
         let blocks = indirect_blocks(g, self.blocking.kc);
         for grp in 0..g.g {
@@ -656,7 +675,7 @@ struct Implicit<'a> {
     row_stride: usize,
     k_coff: &'a [usize],
     k_tap: &'a [[isize; 3]],
-    pix: &'a [Pix],
+    pix: &'a Pixels,
     ep: &'a Prepared<'a>,
 }
 
@@ -685,7 +704,7 @@ impl GemmProblem for Implicit<'_> {
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
         match self.x.dtype() {
             DType::F32 if self.pointwise_rows() => self.pack_pointwise(k0, kc, j0, nc, dst),
-            DType::F32 => self.pack::<f32>(k0, kc, j0, nc, dst),
+            DType::F32 => self.pack_f32(k0, kc, j0, nc, dst),
             DType::F16 => self.pack::<f16>(k0, kc, j0, nc, dst),
             DType::BF16 => self.pack::<bf16>(k0, kc, j0, nc, dst),
         }
@@ -701,7 +720,7 @@ impl GemmProblem for Implicit<'_> {
             let y = out.ptr_as::<f32>();
             let axis = 1 + self.geo.spatial;
             for &(start, len) in &rs {
-                let p = &self.pix[start];
+                let p = &self.pix.get(start);
                 let q0 = start - j0;
                 let rank = self.geo.out_index(p.n, ch0, p.o, &mut idx);
                 let base = s.offset(&idx[..rank]);
@@ -731,7 +750,7 @@ impl GemmProblem for Implicit<'_> {
         let mut vals = [0f32; NR];
         for i in 0..mr {
             for &(start, len) in &rs {
-                let p = &self.pix[start];
+                let p = &self.pix.get(start);
                 let q0 = start - j0;
                 let rank = self.geo.out_index(p.n, ch0 + i, p.o, &mut idx);
                 let v = &mut vals[..len];
@@ -805,6 +824,103 @@ impl Implicit<'_> {
         }
     }
 
+    /// `f32` im2col, K row by K row over whole runs of output pixels (one output row
+    /// each): bounds are worked out once per (row, run), the run is gathered into a
+    /// buffer and copied into the panels it spans.
+    fn pack_f32(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
+        const RUN: usize = 256;
+        let g = self.geo;
+        let xs = self.xs;
+        let x = self.x.ptr_as::<f32>();
+        let span = self.x.shape().span();
+        let cbase = self.grp * g.cg() * xs[1];
+        let ps = gemm::panel_stride(kc);
+        let np = nc.div_ceil(NR);
+        if nc < np * NR {
+            let p = np - 1;
+            for k in 0..kc {
+                dst[p * ps + k * NR + nc % NR..p * ps + (k + 1) * NR].fill(0.0);
+            }
+        }
+        let mut rs = Vec::with_capacity(8);
+        runs(self.pix, j0, nc, &mut rs);
+        let mut buf = [0f32; RUN];
+        let sw = g.stride[2] as isize;
+        let wmax = g.inp[2] as isize;
+        let step = g.stride[2] * xs[4];
+        for &(rstart, rlen) in &rs {
+            let mut s0 = rstart;
+            while s0 < rstart + rlen {
+                let len = RUN.min(rstart + rlen - s0);
+                let px = &self.pix.get(s0);
+                let c0 = s0 - j0;
+                let nbase = px.n * xs[0] + cbase;
+                for k in 0..kc {
+                    let kk = k0 + k;
+                    let tap = self.k_tap[kk];
+                    let id = px.i0[0] + tap[0];
+                    let ih = px.i0[1] + tap[1];
+                    let iw0 = px.i0[2] + tap[2];
+                    let row = &mut buf[..len];
+                    // Columns q with 0 <= iw0 + q * sw < W.
+                    let (qa, qb) = if iw0 >= wmax {
+                        (0, 0)
+                    } else {
+                        (
+                            if iw0 >= 0 { 0 } else { ((-iw0) + sw - 1) / sw },
+                            ((wmax - iw0 + sw - 1) / sw).min(len as isize),
+                        )
+                    };
+                    let (qa, qb) = (qa.min(len as isize) as usize, qb.max(0) as usize);
+                    if id < 0
+                        || id >= g.inp[0] as isize
+                        || ih < 0
+                        || ih >= g.inp[1] as isize
+                        || qa >= qb
+                    {
+                        row.fill(0.0);
+                    } else {
+                        row[..qa].fill(0.0);
+                        row[qb..].fill(0.0);
+                        let first = nbase
+                            + self.k_coff[kk]
+                            + id as usize * xs[2]
+                            + ih as usize * xs[3]
+                            + (iw0 + qa as isize * sw) as usize * xs[4];
+                        let n = qb - qa;
+                        assert!(first + (n - 1) * step < span, "im2col read out of bounds");
+                        // SAFETY: the reads `first + q * step`, `q < n`, are inside x's
+                        // span (checked just above).
+                        let src =
+                            unsafe { std::slice::from_raw_parts(x.add(first), (n - 1) * step + 1) };
+                        let out = &mut row[qa..qb];
+                        match step {
+                            1 => gemm::copy_short(out, &src[..n]),
+                            2 => gemm::gather_stride2(out, src),
+                            _ => {
+                                for (q, o) in out.iter_mut().enumerate() {
+                                    *o = src[q * step];
+                                }
+                            }
+                        }
+                    }
+                    // Scatter the run into the panels it spans.
+                    let mut c = c0;
+                    let mut i = 0;
+                    while i < len {
+                        let (p, jj) = (c / NR, c % NR);
+                        let take = (NR - jj).min(len - i);
+                        let at = p * ps + k * NR + jj;
+                        gemm::copy_short(&mut dst[at..at + take], &row[i..i + take]);
+                        i += take;
+                        c += take;
+                    }
+                }
+                s0 += len;
+            }
+        }
+    }
+
     fn pack<T: Elem>(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
         let g = self.geo;
         let xs = self.xs;
@@ -824,7 +940,7 @@ impl Implicit<'_> {
             }
             runs(self.pix, pj0, pn, &mut rs);
             for &(start, len) in &rs {
-                let px = &self.pix[start];
+                let px = &self.pix.get(start);
                 let q0 = start - pj0;
                 let nbase = px.n * xs[0] + cbase;
                 for k in 0..kc {
@@ -899,7 +1015,7 @@ struct Indirect<'a> {
     w_rows: Option<(SendPtr<f32>, usize, usize)>,
     taps: &'a [[isize; 3]],
     blocks: &'a [(usize, usize)],
-    pix: &'a [Pix],
+    pix: &'a Pixels,
     ep: &'a Prepared<'a>,
 }
 
@@ -938,7 +1054,7 @@ impl GemmProblem for Indirect<'_> {
         for s in 0..nseg {
             let tap = self.taps[tap0 + s];
             for i in 0..MR {
-                let px = &self.pix[i0 + i.min(mr - 1)];
+                let px = &self.pix.get(i0 + i.min(mr - 1));
                 let c = [px.i0[0] + tap[0], px.i0[1] + tap[1], px.i0[2] + tap[2]];
                 let inside = (0..3).all(|d| c[d] >= 0 && c[d] < g.inp[d] as isize);
                 let ptr = if inside {
@@ -998,7 +1114,7 @@ impl GemmProblem for Indirect<'_> {
             let y = out.ptr_as::<f32>();
             let cs = s.strides[1];
             for i in 0..mr {
-                let p = &self.pix[i0 + i];
+                let p = &self.pix.get(i0 + i);
                 let rank = self.geo.out_index(p.n, ch0, p.o, &mut idx);
                 let base = s.offset(&idx[..rank]);
                 assert!(base + (nr - 1) * cs < s.span(), "tile out of bounds");
@@ -1019,7 +1135,7 @@ impl GemmProblem for Indirect<'_> {
         }
         let mut vals = [0f32; NR];
         for i in 0..mr {
-            let p = &self.pix[i0 + i];
+            let p = &self.pix.get(i0 + i);
             let rank = self.geo.out_index(p.n, ch0, p.o, &mut idx);
             let v = &mut vals[..nr];
             v.copy_from_slice(&tile[i * NR..i * NR + nr]);

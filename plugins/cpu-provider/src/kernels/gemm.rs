@@ -137,6 +137,28 @@ pub fn prefetch_run(p: *const f32, len: usize) {
     let _ = (p, len);
 }
 
+/// `out[q] = src[2 * q]` (the im2col row of a stride-2 convolution).
+///
+/// # Panics
+/// When `src` is shorter than `2 * out.len() - 1`.
+pub fn gather_stride2(out: &mut [f32], src: &[f32]) {
+    if out.is_empty() {
+        return;
+    }
+    assert!(src.len() > 2 * (out.len() - 1));
+    let mut q = 0;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 present; reads below `2 * q + 16 <= src.len()` and writes below
+        // `out.len()` (the function's loop bounds).
+        q = unsafe { avx2::gather_stride2(out, src) };
+    }
+    while q < out.len() {
+        out[q] = src[2 * q];
+        q += 1;
+    }
+}
+
 /// Cache blocking of the engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Blocking {
@@ -271,6 +293,8 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         };
         let (acc_all, _) = take_aligned(rest, acc_len);
         let mut ptrs: Vec<*const f32> = Vec::with_capacity(MR * 64);
+        // The tile when there is one K block (the kernel overwrites it).
+        let mut local = [0f32; TILE];
         let tiles_v: Vec<usize> = tile_range.clone().collect();
         let mut jp = panel_range.start;
         while jp < panel_range.end {
@@ -320,7 +344,6 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             let i0 = it * MR;
                             let mr = MR.min(m - i0);
                             let a = &apack[g * kc * MR..(g + 1) * kc * MR];
-                            let mut local = [0f32; TILE];
                             let tile: &mut [f32; TILE] = if kblocks.len() > 1 {
                                 let at = ((it - tile_range.start) * np + q) * TILE;
                                 (&mut acc_all[at..at + TILE])
@@ -590,6 +613,30 @@ mod avx2 {
                 }
             }
         }
+    }
+
+    /// Fills `out[..q]` with `src[2 * i]` 8 at a time while `2 * q + 16 <= src.len()`;
+    /// returns `q`.
+    ///
+    /// # Safety
+    /// AVX2 available.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn gather_stride2(out: &mut [f32], src: &[f32]) -> usize {
+        let mut q = 0;
+        // SAFETY: (whole body) the loop condition keeps reads inside `src` and writes
+        // inside `out`.
+        unsafe {
+            while q + 8 <= out.len() && 2 * q + 16 <= src.len() {
+                let a = _mm256_loadu_ps(src.as_ptr().add(2 * q));
+                let b = _mm256_loadu_ps(src.as_ptr().add(2 * q + 8));
+                // a0 a2 b0 b2 | a4 a6 b4 b6 -> a0 a2 a4 a6 b0 b2 b4 b6
+                let e = _mm256_shuffle_ps::<0x88>(a, b);
+                let e = _mm256_castpd_ps(_mm256_permute4x64_pd::<0xD8>(_mm256_castps_pd(e)));
+                _mm256_storeu_ps(out.as_mut_ptr().add(q), e);
+                q += 8;
+            }
+        }
+        q
     }
 
     /// Transposes 8 rows of 8 floats into 8 columns.
