@@ -473,14 +473,22 @@ fn family(a: &NodeAttributes) -> OpFamily {
     }
 }
 
-/// The loosest family of the graph's nodes for outputs of `dtype`.
+/// The loosest family of the graph's nodes for outputs of `dtype` (on a tie, the first
+/// in graph order, so a conv → bias → ReLU chain is checked as a convolution).
 fn loosest_family(g: &Graph, dtype: DataType) -> OpFamily {
+    let looseness = |f: OpFamily| {
+        let t = tolerance(f, dtype);
+        t.atol + t.rtol
+    };
     g.nodes
         .iter()
         .map(|n| family(&n.attributes))
-        .max_by(|a, b| {
-            let (ta, tb) = (tolerance(*a, dtype), tolerance(*b, dtype));
-            (ta.atol + ta.rtol).total_cmp(&(tb.atol + tb.rtol))
+        .reduce(|best, f| {
+            if looseness(f) > looseness(best) {
+                f
+            } else {
+                best
+            }
         })
         .unwrap_or(OpFamily::Pointwise)
 }
