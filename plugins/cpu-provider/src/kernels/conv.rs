@@ -293,6 +293,101 @@ impl Pixels {
     }
 }
 
+/// The AVX2 gather im2col packer (see [`Implicit::pack_gather`]).
+mod gather {
+    #[cfg(target_arch = "x86_64")]
+    use std::arch::x86_64::*;
+
+    use super::NR;
+
+    /// Whether [`pack`] can run here.
+    pub(super) fn available() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx2")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    }
+
+    /// For each K row `k` (`taps[k]` = offset, row and column of its tap) and column
+    /// `j`: `dst[(j / 16) * ps + k * 16 + j % 16] = x[base[j] + off]` when
+    /// `0 <= ih[j] + row < h` and `0 <= iw[j] + col < w`, else 0.
+    ///
+    /// # Safety
+    /// AVX2 available; the tables have a multiple of 16 entries; every in-image read
+    /// is inside x; `dst` holds `(cols / 16 - 1) * ps + taps.len() * 16` floats.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn pack(
+        x: *const f32,
+        (ih, iw, base): (&[i32], &[i32], &[i32]),
+        taps: &[[i32; 3]],
+        (h, w): (i32, i32),
+        dst: *mut f32,
+        ps: usize,
+    ) {
+        let cols = ih.len();
+        // SAFETY: (whole body) table reads stay below `cols`; gathers read only
+        // unmasked, in-image lanes; stores per the contract.
+        unsafe {
+            let hv = _mm256_set1_epi32(h);
+            let wv = _mm256_set1_epi32(w);
+            let m1 = _mm256_set1_epi32(-1);
+            for (k, t) in taps.iter().enumerate() {
+                let off = _mm256_set1_epi32(t[0]);
+                let tr = _mm256_set1_epi32(t[1]);
+                let tc = _mm256_set1_epi32(t[2]);
+                let mut j = 0;
+                while j < cols {
+                    let r = _mm256_add_epi32(_mm256_loadu_si256(ih.as_ptr().add(j).cast()), tr);
+                    let c = _mm256_add_epi32(_mm256_loadu_si256(iw.as_ptr().add(j).cast()), tc);
+                    let ok = _mm256_and_si256(
+                        _mm256_and_si256(_mm256_cmpgt_epi32(r, m1), _mm256_cmpgt_epi32(hv, r)),
+                        _mm256_and_si256(_mm256_cmpgt_epi32(c, m1), _mm256_cmpgt_epi32(wv, c)),
+                    );
+                    let idx =
+                        _mm256_add_epi32(_mm256_loadu_si256(base.as_ptr().add(j).cast()), off);
+                    let v = _mm256_mask_i32gather_ps::<4>(
+                        _mm256_setzero_ps(),
+                        x,
+                        idx,
+                        _mm256_castsi256_ps(ok),
+                    );
+                    _mm256_storeu_ps(dst.add((j / NR) * ps + k * NR + j % NR), v);
+                    j += 8;
+                }
+            }
+        }
+    }
+
+    /// Never called: [`available`] is false off x86_64.
+    ///
+    /// # Safety
+    /// None needed.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(super) unsafe fn pack(
+        _x: *const f32,
+        _t: (&[i32], &[i32], &[i32]),
+        _taps: &[[i32; 3]],
+        _hw: (i32, i32),
+        _dst: *mut f32,
+        _ps: usize,
+    ) {
+        unreachable!("gather packer without AVX2")
+    }
+}
+
+/// `ceil(a / s)` for `a >= 0`, `s >= 1`, without a division for strides 1 and 2.
+#[inline(always)]
+fn ceil_div(a: isize, s: isize) -> isize {
+    match s {
+        1 => a,
+        2 => (a + 1) >> 1,
+        _ => (a + s - 1) / s,
+    }
+}
+
 /// Maximal runs of consecutive pixels in `j0..j0 + n` along the innermost output
 /// dim: `(first column, length)`.
 fn runs(pix: &Pixels, j0: usize, n: usize, out: &mut Vec<(usize, usize)>) {
@@ -704,6 +799,7 @@ impl GemmProblem for Implicit<'_> {
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
         match self.x.dtype() {
             DType::F32 if self.pointwise_rows() => self.pack_pointwise(k0, kc, j0, nc, dst),
+            DType::F32 if self.gather_ok() => self.pack_gather(k0, kc, j0, nc, dst),
             DType::F32 => self.pack_f32(k0, kc, j0, nc, dst),
             DType::F16 => self.pack::<f16>(k0, kc, j0, nc, dst),
             DType::BF16 => self.pack::<bf16>(k0, kc, j0, nc, dst),
@@ -824,6 +920,79 @@ impl Implicit<'_> {
         }
     }
 
+    /// Whether [`Implicit::pack_gather`] applies: AVX2, a 2-D problem, offsets that
+    /// fit `i32`.
+    fn gather_ok(&self) -> bool {
+        let g = self.geo;
+        gather::available()
+            && g.inp[0] == 1
+            && g.filt[0] == 1
+            && g.pad[0] == 0
+            && self.x.shape().span() < i32::MAX as usize / 2
+            && g.inp[1].max(g.inp[2]) < (1 << 20)
+    }
+
+    /// `f32` im2col with AVX2 gathers: per column (output pixel) its first input row,
+    /// column and offset are tabulated once, then each K row is 8 masked gathers at
+    /// a time (masked-off lanes are padding and read nothing).
+    fn pack_gather(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
+        let g = self.geo;
+        let xs = self.xs;
+        let cols = nc.div_ceil(NR) * NR;
+        let mut ih = vec![i32::MIN / 2; cols];
+        let mut iw = vec![i32::MIN / 2; cols];
+        let mut base = vec![0i32; cols];
+        let cbase = self.grp * g.cg() * xs[1];
+        let mut p = self.pix.get(j0);
+        for j in 0..nc {
+            ih[j] = p.i0[1] as i32;
+            iw[j] = p.i0[2] as i32;
+            base[j] = (p.n * xs[0] + cbase) as i32
+                + p.i0[1] as i32 * xs[3] as i32
+                + p.i0[2] as i32 * xs[4] as i32;
+            // Next pixel without divisions.
+            p.o[2] += 1;
+            p.i0[2] += g.stride[2] as isize;
+            if p.o[2] == g.out[2] {
+                p.o[2] = 0;
+                p.i0[2] = -(g.pad[2] as isize);
+                p.o[1] += 1;
+                p.i0[1] += g.stride[1] as isize;
+                if p.o[1] == g.out[1] {
+                    p.o[1] = 0;
+                    p.i0[1] = -(g.pad[1] as isize);
+                    p.n += 1;
+                }
+            }
+        }
+        let taps: Vec<[i32; 3]> = (k0..k0 + kc)
+            .map(|kk| {
+                let t = self.k_tap[kk];
+                [
+                    (self.k_coff[kk] as isize + t[1] * xs[3] as isize + t[2] * xs[4] as isize)
+                        as i32,
+                    t[1] as i32,
+                    t[2] as i32,
+                ]
+            })
+            .collect();
+        let ps = gemm::panel_stride(kc);
+        assert!(dst.len() >= (cols / NR - 1) * ps + kc * NR);
+        // SAFETY: AVX2 is present (`gather_ok`); every unmasked lane reads input
+        // (row, column) inside the image at a channel of this group, so inside x's span
+        // (offsets fit i32: `gather_ok`); writes stay inside `dst` (checked above).
+        unsafe {
+            gather::pack(
+                self.x.ptr_as::<f32>(),
+                (&ih, &iw, &base),
+                &taps,
+                (g.inp[1] as i32, g.inp[2] as i32),
+                dst.as_mut_ptr(),
+                ps,
+            );
+        }
+    }
+
     /// `f32` im2col, K row by K row over whole runs of output pixels (one output row
     /// each): bounds are worked out once per (row, run), the run is gathered into a
     /// buffer and copied into the panels it spans.
@@ -867,8 +1036,8 @@ impl Implicit<'_> {
                         (0, 0)
                     } else {
                         (
-                            if iw0 >= 0 { 0 } else { ((-iw0) + sw - 1) / sw },
-                            ((wmax - iw0 + sw - 1) / sw).min(len as isize),
+                            if iw0 >= 0 { 0 } else { ceil_div(-iw0, sw) },
+                            ceil_div(wmax - iw0, sw).min(len as isize),
                         )
                     };
                     let (qa, qb) = (qa.min(len as isize) as usize, qb.max(0) as usize);
