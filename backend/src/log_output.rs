@@ -250,53 +250,65 @@ pub fn set_user_callback(
     mode: CallbackMode,
 ) -> std::io::Result<()> {
     let user = user as usize;
-    let mut thread = lock(&STATE.changes);
-    let current = snapshot().unwrap_or_default();
-    let mut next: Vec<Registration> = current
-        .iter()
-        .filter(|r| !r.same_key(callback, user))
-        .copied()
-        .collect();
-    let was_async = current
-        .iter()
-        .any(|r| r.same_key(callback, user) && r.mode == CallbackMode::Async);
-    if min_level != HIPDNN_SEV_OFF {
-        if mode == CallbackMode::Async && thread.is_none() {
-            let (sender, started) = start_worker()?;
-            *lock(&STATE.sender) = Some(sender);
-            *thread = Some(started);
+    // Under the lock: the new list, and what to wait for afterwards. Waiting happens
+    // without the lock, so a callback running on the log thread may itself change
+    // registrations meanwhile.
+    let (flush_through, stopping) = {
+        let mut thread = lock(&STATE.changes);
+        let current = snapshot().unwrap_or_default();
+        let mut next: Vec<Registration> = current
+            .iter()
+            .filter(|r| !r.same_key(callback, user))
+            .copied()
+            .collect();
+        let was_async = current
+            .iter()
+            .any(|r| r.same_key(callback, user) && r.mode == CallbackMode::Async);
+        if min_level != HIPDNN_SEV_OFF {
+            if mode == CallbackMode::Async && thread.is_none() {
+                let (sender, started) = start_worker()?;
+                *lock(&STATE.sender) = Some(sender);
+                *thread = Some(started);
+            }
+            next.push(Registration {
+                callback,
+                user,
+                min_level,
+                mode,
+            });
         }
-        next.push(Registration {
-            callback,
-            user,
-            min_level,
-            mode,
-        });
-    }
-    let any_async = next.iter().any(|r| r.mode == CallbackMode::Async);
-    *STATE.callbacks.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(next));
-
+        let any_async = next.iter().any(|r| r.mode == CallbackMode::Async);
+        *STATE.callbacks.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(next));
+        let flush_through = if was_async {
+            lock(&STATE.sender).clone()
+        } else {
+            None
+        };
+        // With no ASYNC callback left, the log thread stops: it ends when the last
+        // sender is gone (in-flight clones are dropped right after their send).
+        let stopping = if any_async {
+            None
+        } else {
+            thread.take().map(|t| (t, lock(&STATE.sender).take()))
+        };
+        (flush_through, stopping)
+    };
     if on_worker() {
-        // A callback changing registrations from the log thread: it cannot wait for
-        // itself; the thread stops at the next change made elsewhere.
+        // A callback changing registrations from the log thread cannot wait for itself:
+        // a stopping thread is detached and ends once its queue is drained.
         return Ok(());
     }
-    if was_async {
+    if let Some(sender) = flush_through {
         // Deliver what is queued for the old registration before returning, so the
         // application may free its user data once this call returns.
-        let sender = lock(&STATE.sender).clone();
-        if let Some(sender) = sender {
-            let (done, wait) = sync_channel(1);
-            if sender.send(Job::Flush(done)).is_ok() {
-                let _ = wait.recv();
-            }
+        let (done, wait) = sync_channel(1);
+        if sender.send(Job::Flush(done)).is_ok() {
+            let _ = wait.recv();
         }
     }
-    if !any_async && let Some(running) = thread.take() {
-        // The thread ends when the last sender is gone; in-flight clones are dropped
-        // right after their send.
-        lock(&STATE.sender).take();
-        let _ = running.join();
+    if let Some((thread, sender)) = stopping {
+        drop(sender);
+        let _ = thread.join();
     }
     Ok(())
 }
@@ -455,6 +467,38 @@ mod tests {
         assert!(is_valid_level(HIPDNN_SEV_OFF));
         assert!(!is_valid_level(hipdnnSeverity_t(5)));
         assert!(!is_valid_level(hipdnnSeverity_t(-1)));
+    }
+
+    /// An ASYNC callback that unregisters itself from the log thread, while other
+    /// threads log and change registrations: nothing deadlocks, every call returns.
+    #[test]
+    fn an_async_callback_may_unregister_itself() {
+        use std::sync::atomic::AtomicUsize;
+        static SEEN: AtomicUsize = AtomicUsize::new(0);
+        unsafe extern "C" fn leave(user: *mut c_void, _: hipdnnSeverity_t, _: *const c_char) {
+            SEEN.fetch_add(1, Ordering::SeqCst);
+            set_user_callback(leave, user, HIPDNN_SEV_OFF, CallbackMode::Async).unwrap();
+        }
+        let (done, finished) = sync_channel(1);
+        std::thread::spawn(move || {
+            STATE.level.store(HIPDNN_SEV_INFO.0, Ordering::Relaxed);
+            let user = 0x5eed as *mut c_void;
+            set_user_callback(leave, user, HIPDNN_SEV_INFO, CallbackMode::Async).unwrap();
+            for _ in 0..10 {
+                dispatch(HIPDNN_SEV_WARN, "test", "message");
+            }
+            while SEEN.load(Ordering::SeqCst) == 0 {
+                std::thread::yield_now();
+            }
+            // Registering again and removing from here also returns.
+            set_user_callback(leave, user, HIPDNN_SEV_OFF, CallbackMode::Sync).unwrap();
+            STATE.level.store(HIPDNN_SEV_OFF.0, Ordering::Relaxed);
+            done.send(()).unwrap();
+        });
+        finished
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("registration changes from the log thread deadlocked");
+        assert!(SEEN.load(Ordering::SeqCst) >= 1);
     }
 
     #[test]
