@@ -1,13 +1,37 @@
 #!/usr/bin/env python3
 """Joins ours.json and peer.json (from conv_bench and ort_bench.py) into a table:
 per-layer times, GFLOP/s, ratio peer_time / our_time (> 1: we are faster), and the
-geometric mean of the ratios per group."""
+geometric mean of the ratios per group.
+
+    compare.py ours.json peer.json
+    compare.py ours1.json ours2.json ... -- peer1.json peer2.json ...
+
+With several rounds (run alternately, ours then peer, so both sides see the same
+machine load), each row takes the best round's median per side."""
 import json
 import math
 import sys
 
-ours = json.load(open(sys.argv[1]))
-peer = json.load(open(sys.argv[2]))
+
+def best(files):
+    """Rows of the first file, each with the smallest median over all files."""
+    runs = [json.load(open(f)) for f in files]
+    out = []
+    for r in runs[0]:
+        key = (r["op"], r["name"], r["batch"], r.get("layout"))
+        same = [x for run in runs for x in run
+                if (x["op"], x["name"], x["batch"], x.get("layout")) == key]
+        b = min(same, key=lambda x: x["ms"])
+        out.append(b)
+    return out
+
+
+args = sys.argv[1:]
+if "--" in args:
+    cut = args.index("--")
+    ours, peer = best(args[:cut]), best(args[cut + 1:])
+else:
+    ours, peer = best(args[:1]), best(args[1:2])
 pk = {(r["op"], r["name"], r["batch"]): r for r in peer}
 groups = {}
 print(f"{'op':<6} {'layer':<22} {'N':>2} {'layout':<8} {'ours ms':>9} {'GF/s':>7} {'peer ms':>9} {'GF/s':>7} {'ratio':>6}  impl")

@@ -312,7 +312,9 @@ mod gather {
 
     /// For each K row `k` (`taps[k]` = offset, row and column of its tap) and column
     /// `j`: `dst[(j / 16) * ps + k * 16 + j % 16] = x[base[j] + off]` when
-    /// `0 <= ih[j] + row < h` and `0 <= iw[j] + col < w`, else 0.
+    /// `0 <= ih[j] + row < h` and `0 <= iw[j] + col < w`, else 0. `kinds[q]` says
+    /// whether columns `8q..8q + 8` read consecutive inputs (1), inputs 2 apart (2) or
+    /// neither (0); `span` is x's length.
     ///
     /// # Safety
     /// AVX2 available; the tables have a multiple of 16 entries; every in-image read
@@ -321,9 +323,9 @@ mod gather {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn pack(
         x: *const f32,
-        (ih, iw, base): (&[i32], &[i32], &[i32]),
+        (ih, iw, base, kinds): (&[i32], &[i32], &[i32], &[u8]),
         taps: &[[i32; 3]],
-        (h, w): (i32, i32),
+        (h, w, span): (i32, i32, usize),
         dst: *mut f32,
         ps: usize,
     ) {
@@ -348,12 +350,23 @@ mod gather {
                     );
                     let idx =
                         _mm256_add_epi32(_mm256_loadu_si256(base.as_ptr().add(j).cast()), off);
-                    let v = _mm256_mask_i32gather_ps::<4>(
-                        _mm256_setzero_ps(),
-                        x,
-                        idx,
-                        _mm256_castsi256_ps(ok),
-                    );
+                    let all_in = _mm256_movemask_ps(_mm256_castsi256_ps(ok)) == 0xFF;
+                    let first = (*base.get_unchecked(j) + t[0]) as usize;
+                    let v = match kinds[j / 8] {
+                        1 if all_in => _mm256_loadu_ps(x.add(first)),
+                        2 if all_in && first + 16 <= span => {
+                            let a = _mm256_loadu_ps(x.add(first));
+                            let b = _mm256_loadu_ps(x.add(first + 8));
+                            let e = _mm256_shuffle_ps::<0x88>(a, b);
+                            _mm256_castpd_ps(_mm256_permute4x64_pd::<0xD8>(_mm256_castps_pd(e)))
+                        }
+                        _ => _mm256_mask_i32gather_ps::<4>(
+                            _mm256_setzero_ps(),
+                            x,
+                            idx,
+                            _mm256_castsi256_ps(ok),
+                        ),
+                    };
                     _mm256_storeu_ps(dst.add((j / NR) * ps + k * NR + j % NR), v);
                     j += 8;
                 }
@@ -368,13 +381,46 @@ mod gather {
     #[cfg(not(target_arch = "x86_64"))]
     pub(super) unsafe fn pack(
         _x: *const f32,
-        _t: (&[i32], &[i32], &[i32]),
+        _t: (&[i32], &[i32], &[i32], &[u8]),
         _taps: &[[i32; 3]],
-        _hw: (i32, i32),
+        _hw: (i32, i32, usize),
         _dst: *mut f32,
         _ps: usize,
     ) {
         unreachable!("gather packer without AVX2")
+    }
+}
+
+/// When y's output pixels sit at one stride within an image: `(batch stride, pixel
+/// stride, channel stride)` (NCHW, NHWC and the like), so a tile's offsets need no
+/// per-pixel index arithmetic.
+fn y_linear(geo: &ConvGeometry, s: &Shape) -> Option<(usize, usize, usize)> {
+    let st = geo.strides5(s);
+    let o = geo.out;
+    if o[2] < 2 {
+        return None;
+    }
+    let ps = st[4];
+    let ok = (o[1] == 1 || st[3] == o[2] * ps) && (o[0] == 1 || st[2] == o[1] * o[2] * ps);
+    ok.then_some((st[0], ps, st[1]))
+}
+
+/// Copies `src` to `dst[q * stride]`.
+///
+/// # Safety
+/// `dst` is valid for writes at `q * stride`, `q < src.len()`, that no other thread
+/// touches meanwhile.
+#[inline(always)]
+unsafe fn store_strided(dst: *mut f32, stride: usize, src: &[f32]) {
+    // SAFETY: per the function's contract.
+    unsafe {
+        if stride == 1 {
+            gemm::copy_short(std::slice::from_raw_parts_mut(dst, src.len()), src);
+        } else {
+            for (q, &v) in src.iter().enumerate() {
+                *dst.add(q * stride) = v;
+            }
+        }
     }
 }
 
@@ -807,9 +853,34 @@ impl GemmProblem for Implicit<'_> {
     }
 
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]) {
+        let ch0 = self.grp * self.geo.kg() + i0;
+        if let Some(out) = self.ep.plain_f32_out()
+            && let Some((ns, ps, cs)) = y_linear(self.geo, out.shape())
+        {
+            let hw: usize = self.geo.out.iter().product();
+            let y = out.ptr_as::<f32>();
+            let span = out.shape().span();
+            let mut j = j0;
+            while j < j0 + nr {
+                let (n, p) = (j / hw, j % hw);
+                let len = (hw - p).min(j0 + nr - j);
+                let base = n * ns + ch0 * cs + p * ps;
+                assert!(
+                    base + (mr - 1) * cs + (len - 1) * ps < span,
+                    "tile out of bounds"
+                );
+                for i in 0..mr {
+                    let src = &tile[i * NR + j - j0..i * NR + j - j0 + len];
+                    // SAFETY: in bounds (checked above); tiles are disjoint across
+                    // threads.
+                    unsafe { store_strided(y.add(base + i * cs), ps, src) };
+                }
+                j += len;
+            }
+            return;
+        }
         let mut rs = Vec::with_capacity(4);
         runs(self.pix, j0, nr, &mut rs);
-        let ch0 = self.grp * self.geo.kg() + i0;
         let mut idx = [0usize; 5];
         if let Some(out) = self.ep.plain_f32_out() {
             let s = out.shape();
@@ -976,6 +1047,19 @@ impl Implicit<'_> {
                 ]
             })
             .collect();
+        // Per 8 columns: 1 when their inputs are consecutive, 2 when 2 apart, else 0
+        // (then, when all 8 are inside the image, plain loads replace the gather).
+        let kinds: Vec<u8> = (0..cols / 8)
+            .map(|q| {
+                let b = &base[q * 8..q * 8 + 8];
+                let run = (1..8).all(|i| ih[q * 8 + i] == ih[q * 8]);
+                match b[1] - b[0] {
+                    1 if run && (1..8).all(|i| b[i] - b[0] == i as i32) => 1,
+                    2 if run && (1..8).all(|i| b[i] - b[0] == 2 * i as i32) => 2,
+                    _ => 0,
+                }
+            })
+            .collect();
         let ps = gemm::panel_stride(kc);
         assert!(dst.len() >= (cols / NR - 1) * ps + kc * NR);
         // SAFETY: AVX2 is present (`gather_ok`); every unmasked lane reads input
@@ -984,9 +1068,9 @@ impl Implicit<'_> {
         unsafe {
             gather::pack(
                 self.x.ptr_as::<f32>(),
-                (&ih, &iw, &base),
+                (&ih, &iw, &base, &kinds),
                 &taps,
-                (g.inp[1] as i32, g.inp[2] as i32),
+                (g.inp[1] as i32, g.inp[2] as i32, self.x.shape().span()),
                 dst.as_mut_ptr(),
                 ps,
             );
@@ -1277,6 +1361,26 @@ impl GemmProblem for Indirect<'_> {
 
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]) {
         let ch0 = self.grp * self.geo.kg() + j0;
+        if let Some(out) = self.ep.plain_f32_out()
+            && let Some((ns, ps, cs)) = y_linear(self.geo, out.shape())
+        {
+            let hw: usize = self.geo.out.iter().product();
+            let y = out.ptr_as::<f32>();
+            let span = out.shape().span();
+            let (mut n, mut p) = (i0 / hw, i0 % hw);
+            for i in 0..mr {
+                let base = n * ns + p * ps + ch0 * cs;
+                assert!(base + (nr - 1) * cs < span, "tile out of bounds");
+                // SAFETY: in bounds (checked above); tiles are disjoint across threads.
+                unsafe { store_strided(y.add(base), cs, &tile[i * NR..i * NR + nr]) };
+                p += 1;
+                if p == hw {
+                    p = 0;
+                    n += 1;
+                }
+            }
+            return;
+        }
         let mut idx = [0usize; 5];
         if let Some(out) = self.ep.plain_f32_out() {
             let s = out.shape();
