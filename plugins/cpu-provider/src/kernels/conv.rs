@@ -203,6 +203,15 @@ impl ConvGeometry {
         self.k / self.g
     }
 
+    /// Whether every filter tap of every output pixel lands inside the input.
+    pub fn reads_no_padding(&self) -> bool {
+        (0..3).all(|d| {
+            self.pad[d] == 0
+                && (self.out[d] - 1) * self.stride[d] + (self.filt[d] - 1) * self.dil[d]
+                    < self.inp[d]
+        })
+    }
+
     /// Filter taps.
     pub fn taps(&self) -> usize {
         self.filt.iter().product()
@@ -511,6 +520,17 @@ impl FpropPlan {
             // Channels-last: pixels are rows of A read through the indirection buffer,
             // weights are packed as B per K block (no im2col, no transposed pixels).
             _ if channels_last && geo.cg() >= 8 => FpropImpl::Indirect,
+            // 1×1 with fewer pixels than output channels: pixels as rows (their
+            // channels strided) and the weights as B avoid narrow column panels and
+            // packing im2col twice; needs every pixel inside the input (no padding).
+            _ if x.1 == DType::F32
+                && geo.taps() == 1
+                && geo.cg() >= 8
+                && geo.npix() < geo.kg()
+                && geo.reads_no_padding() =>
+            {
+                FpropImpl::Indirect
+            }
             _ => FpropImpl::ImplicitGemm,
         };
         let blocking = Blocking::default();
@@ -1304,6 +1324,8 @@ impl GemmProblem for Indirect<'_> {
         };
         debug_assert!(nseg == 1 || (ci0 == 0 && kc.is_multiple_of(cg)));
         let cbase = (self.grp * cg + ci0) * self.xs[1];
+        // Channels are contiguous when channels-last; else (1×1 NCHW) strided.
+        let ks = if seg_len > 1 { self.xs[1] } else { 1 };
         for s in 0..nseg {
             let tap = self.taps[tap0 + s];
             for i in 0..MR {
@@ -1316,15 +1338,21 @@ impl GemmProblem for Indirect<'_> {
                         + c[0] as usize * self.xs[2]
                         + c[1] as usize * self.xs[3]
                         + c[2] as usize * self.xs[4];
-                    assert!(off + seg_len <= self.x_span, "indirect row out of bounds");
+                    assert!(
+                        off + (seg_len - 1) * ks < self.x_span,
+                        "indirect row out of bounds"
+                    );
                     self.x.0.wrapping_add(off)
                 } else {
+                    // The plan only lets strided rows through when no pixel reads
+                    // padding (the zero row has unit stride).
+                    assert!(ks == 1, "padding with strided indirect rows");
                     self.zeros.0
                 };
                 ptrs.push(ptr);
             }
         }
-        (nseg, seg_len, 1)
+        (nseg, seg_len, ks)
     }
 
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {

@@ -353,7 +353,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                                 &mut local
                             };
                             if kc > 0 {
-                                kernel(kc, a, b, tile, bi > 0);
+                                kernel(kc, a, b, tile, (bi > 0, mr, nr));
                             } else if bi == 0 {
                                 tile.fill(0.0);
                             }
@@ -392,8 +392,9 @@ pub unsafe fn pack_b_rows(rows: &[*const f32], kc: usize, dst: &mut [f32]) {
 }
 
 /// `tile = A·B` (`tile += A·B` when the flag is set) over `kc` steps: A packed
-/// `[kc][MR]`, B packed `[kc][NR]`.
-type KernelFn = fn(usize, &[f32], &[f32], &mut [f32; TILE], bool);
+/// `[kc][MR]`, B packed `[kc][NR]`. Only rows `< mr` and columns `< nr` of the tile
+/// need to come out right (the kernel may skip the others).
+type KernelFn = fn(usize, &[f32], &[f32], &mut [f32; TILE], (bool, usize, usize));
 
 /// Packs one row tile's A (per [`ARows`]) as `[kc][MR]` into `dst`, which has 8
 /// floats of slack past `kc * MR` (the packer may write garbage there).
@@ -447,7 +448,13 @@ fn portable_pack_a(mr: usize, a: &ARows<'_>, dst: &mut [f32]) {
 }
 
 /// The micro-kernel in plain Rust (vectorized by the compiler as far as it goes).
-fn portable_kernel(kc: usize, a: &[f32], b: &[f32], tile: &mut [f32; TILE], acc: bool) {
+fn portable_kernel(
+    kc: usize,
+    a: &[f32],
+    b: &[f32],
+    tile: &mut [f32; TILE],
+    (acc, _, _): (bool, usize, usize),
+) {
     if !acc {
         tile.fill(0.0);
     }
@@ -470,17 +477,41 @@ mod avx2 {
     use super::{ARows, MR, NR, TILE, check_rows};
 
     /// The 6×16 micro-kernel on packed operands.
-    pub(super) fn kernel(kc: usize, a: &[f32], b: &[f32], tile: &mut [f32; TILE], acc: bool) {
+    pub(super) fn kernel(
+        kc: usize,
+        a: &[f32],
+        b: &[f32],
+        tile: &mut [f32; TILE],
+        (acc, mr, nr): (bool, usize, usize),
+    ) {
         assert!(a.len() >= kc * MR && b.len() >= kc * NR);
+        let (a, b) = (a.as_ptr(), b.as_ptr());
         // SAFETY: the CPU supports AVX2 and FMA (checked before this function is
         // selected); `a` and `b` hold `kc` packed steps (checked above).
-        unsafe { kernel_6x16(kc, a.as_ptr(), b.as_ptr(), tile, acc) }
+        unsafe {
+            match (mr, nr > 8) {
+                (6.., true) => kernel_mx16::<6, true>(kc, a, b, tile, acc),
+                (5, true) => kernel_mx16::<5, true>(kc, a, b, tile, acc),
+                (4, true) => kernel_mx16::<4, true>(kc, a, b, tile, acc),
+                (3, true) => kernel_mx16::<3, true>(kc, a, b, tile, acc),
+                (2, true) => kernel_mx16::<2, true>(kc, a, b, tile, acc),
+                (_, true) => kernel_mx16::<1, true>(kc, a, b, tile, acc),
+                (6.., false) => kernel_mx16::<6, false>(kc, a, b, tile, acc),
+                (5, false) => kernel_mx16::<5, false>(kc, a, b, tile, acc),
+                (4, false) => kernel_mx16::<4, false>(kc, a, b, tile, acc),
+                (3, false) => kernel_mx16::<3, false>(kc, a, b, tile, acc),
+                (2, false) => kernel_mx16::<2, false>(kc, a, b, tile, acc),
+                (_, false) => kernel_mx16::<1, false>(kc, a, b, tile, acc),
+            }
+        }
     }
 
+    /// The `M × 16` micro-kernel (`M × 8` when `!WIDE`: narrow last panels).
+    ///
     /// # Safety
     /// AVX2 and FMA available; `a` holds `kc * MR` and `b` `kc * NR` floats.
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn kernel_6x16(
+    unsafe fn kernel_mx16<const M: usize, const WIDE: bool>(
         kc: usize,
         a: *const f32,
         b: *const f32,
@@ -492,23 +523,29 @@ mod avx2 {
         unsafe {
             if acc {
                 // The old partial sums are added at the end: fetch them meanwhile.
-                for i in 0..MR {
+                for i in 0..M {
                     _mm_prefetch::<_MM_HINT_T0>(t.add(i * NR).cast());
                     _mm_prefetch::<_MM_HINT_T0>(t.add(i * NR + 15).cast());
                 }
             }
-            let mut c0 = [_mm256_setzero_ps(); MR];
-            let mut c1 = [_mm256_setzero_ps(); MR];
+            let mut c0 = [_mm256_setzero_ps(); M];
+            let mut c1 = [_mm256_setzero_ps(); M];
             let mut ap = a;
             let mut bp = b;
             macro_rules! step {
                 ($u:expr) => {{
                     let b0 = _mm256_loadu_ps(bp.add($u * NR));
-                    let b1 = _mm256_loadu_ps(bp.add($u * NR + 8));
-                    for i in 0..MR {
+                    let b1 = if WIDE {
+                        _mm256_loadu_ps(bp.add($u * NR + 8))
+                    } else {
+                        b0
+                    };
+                    for i in 0..M {
                         let av = _mm256_broadcast_ss(&*ap.add($u * MR + i));
                         c0[i] = _mm256_fmadd_ps(av, b0, c0[i]);
-                        c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
+                        if WIDE {
+                            c1[i] = _mm256_fmadd_ps(av, b1, c1[i]);
+                        }
                     }
                 }};
             }
@@ -531,14 +568,18 @@ mod avx2 {
                 k += 1;
             }
             if acc {
-                for i in 0..MR {
+                for i in 0..M {
                     c0[i] = _mm256_add_ps(c0[i], _mm256_loadu_ps(t.add(i * NR)));
-                    c1[i] = _mm256_add_ps(c1[i], _mm256_loadu_ps(t.add(i * NR + 8)));
+                    if WIDE {
+                        c1[i] = _mm256_add_ps(c1[i], _mm256_loadu_ps(t.add(i * NR + 8)));
+                    }
                 }
             }
-            for i in 0..MR {
+            for i in 0..M {
                 _mm256_storeu_ps(t.add(i * NR), c0[i]);
-                _mm256_storeu_ps(t.add(i * NR + 8), c1[i]);
+                if WIDE {
+                    _mm256_storeu_ps(t.add(i * NR + 8), c1[i]);
+                }
             }
         }
     }

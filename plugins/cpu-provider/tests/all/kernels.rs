@@ -131,8 +131,9 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 FpropImpl::Indirect,
                 FpropImpl::Direct,
             ] {
-                if imp == FpropImpl::Indirect && xs[1] != 1 {
-                    continue; // needs unit channel stride
+                let strided_ok = geo.taps() == 1 && geo.reads_no_padding();
+                if imp == FpropImpl::Indirect && xs[1] != 1 && !strided_ok {
+                    continue; // needs unit channel stride, or 1×1 without padding
                 }
                 let plan = FpropPlan::new(
                     geo.clone(),
