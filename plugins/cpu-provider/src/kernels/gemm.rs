@@ -226,7 +226,26 @@ pub fn scratch_len(
     } else {
         0
     };
-    threads * (bpack + apack + acc + 3 * SLACK)
+    let shared = if prepack_a(m, n, threads, b) {
+        m.div_ceil(MR) * kblocks.max(1) * a_stride(kc_max) + SLACK
+    } else {
+        0
+    };
+    shared + threads * (bpack + apack + acc + 3 * SLACK)
+}
+
+/// Whether all of A is packed once up front (shared by the threads) rather than per
+/// column chunk: when threads split the columns and each has several chunks, which
+/// would each pack all of A again.
+fn prepack_a(m: usize, n: usize, threads: usize, b: Blocking) -> bool {
+    matches!(choose_split(m, n, threads), Split::Columns)
+        && n.div_ceil(NR).div_ceil(threads) > b.nc / NR
+}
+
+/// Floats per packed (row tile, K block) of the shared A: `kc × MR`, the packer's
+/// slack, rounded to a cache line.
+fn a_stride(kc: usize) -> usize {
+    (kc * MR + 8).next_multiple_of(16)
 }
 
 /// Splits `s` at `len` floats past its first 64-byte-aligned element.
@@ -263,17 +282,66 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         "gemm scratch {} < {need}",
         scratch.len()
     );
-    let per_thread = need / threads;
     let nc = blocking.nc.min(n.div_ceil(NR) * NR);
     let split_kind = choose_split(m, n, threads);
-    let chunks: Vec<&mut [f32]> = scratch[..need].chunks_mut(per_thread).collect();
-    let chunks: Vec<std::sync::Mutex<&mut [f32]>> =
-        chunks.into_iter().map(std::sync::Mutex::new).collect();
     let kernel = select_kernel();
     let packer = select_packer();
     let tiles = m.div_ceil(MR);
     let panels = n.div_ceil(NR);
     let kc_max = kblocks.iter().map(|b| b.1).max().unwrap_or(0);
+    let nkb = kblocks.len();
+    let prepack = prepack_a(m, n, threads, blocking) && kc_max > 0;
+    let scratch = &mut scratch[..need];
+    let shared_len = if prepack_a(m, n, threads, blocking) {
+        let kc_est = (k.div_ceil(nkb) + MR * NR).min(k);
+        tiles * nkb * a_stride(kc_est) + SLACK
+    } else {
+        0
+    };
+    let (shared, scratch) = scratch.split_at_mut(shared_len);
+    let per_thread = scratch.len() / threads;
+    // Shared A: tile `it`, K block `bi` at `(it * nkb + bi) * a_stride(kc_max)`, packed
+    // by the threads in parallel (contiguous tile ranges), then only read.
+    let a_all: &[f32] = if prepack {
+        let (a_all, _) = take_aligned(shared, tiles * nkb * a_stride(kc_max));
+        let mut parts = Vec::with_capacity(threads);
+        let mut rest = &mut a_all[..];
+        for t in 0..threads {
+            let (mine, r) =
+                rest.split_at_mut(split(tiles, threads, t).len() * nkb * a_stride(kc_max));
+            parts.push(std::sync::Mutex::new(mine));
+            rest = r;
+        }
+        exec.for_each(threads, |t| {
+            let mut guard = parts[t].lock().unwrap_or_else(|e| e.into_inner());
+            let mine: &mut [f32] = &mut guard;
+            let range = split(tiles, threads, t);
+            let mut ptrs: Vec<*const f32> = Vec::with_capacity(MR * 64);
+            for it in range.clone() {
+                let i0 = it * MR;
+                let mr = MR.min(m - i0);
+                for (bi, &(k0, kc)) in kblocks.iter().enumerate() {
+                    ptrs.clear();
+                    let (nseg, seg_len, ks) = p.a_rows(i0, mr, k0, kc, &mut ptrs);
+                    debug_assert_eq!(nseg * seg_len, kc);
+                    let a = ARows {
+                        ptrs: &ptrs,
+                        nseg,
+                        seg_len,
+                        ks,
+                    };
+                    let at = ((it - range.start) * nkb + bi) * a_stride(kc_max);
+                    packer(mr, &a, &mut mine[at..at + kc * MR + 8]);
+                }
+            }
+        });
+        a_all
+    } else {
+        &[]
+    };
+    let chunks: Vec<&mut [f32]> = scratch.chunks_mut(per_thread.max(1)).collect();
+    let chunks: Vec<std::sync::Mutex<&mut [f32]>> =
+        chunks.into_iter().map(std::sync::Mutex::new).collect();
     exec.for_each(threads, |t| {
         let mut guard = chunks[t].lock().unwrap_or_else(|e| e.into_inner());
         let scratch: &mut [f32] = &mut guard;
@@ -309,7 +377,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                 for group in tiles_v.chunks(MC_TILES) {
                     // Pack the group's A rows: tile g at `apack[g * kc * MR..]`, while
                     // fetching the next tile's rows.
-                    if kc > 0 {
+                    if kc > 0 && !prepack {
                         ptrs.clear();
                         let mut segs = [(0usize, 0usize, 0usize, 1usize); MC_TILES];
                         for (g, &it) in group.iter().enumerate() {
@@ -343,7 +411,12 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                         for (g, &it) in group.iter().enumerate() {
                             let i0 = it * MR;
                             let mr = MR.min(m - i0);
-                            let a = &apack[g * kc * MR..(g + 1) * kc * MR];
+                            let a = if prepack {
+                                let at = (it * nkb + bi) * a_stride(kc_max);
+                                &a_all[at..at + kc * MR]
+                            } else {
+                                &apack[g * kc * MR..(g + 1) * kc * MR]
+                            };
                             let tile: &mut [f32; TILE] = if kblocks.len() > 1 {
                                 let at = ((it - tile_range.start) * np + q) * TILE;
                                 (&mut acc_all[at..at + TILE])
@@ -779,6 +852,8 @@ mod tests {
             (13, 17, 600, 2),
             (64, 5, 300, 2),
             (3, 100, 0, 1),
+            (20, 200, 300, 2), // columns split, several chunks each: shared packed A
+            (23, 90, 130, 1),
         ] {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();

@@ -266,11 +266,8 @@ impl Problem<'_> {
                 // SAFETY: every offset is at most `last`, inside b's span (checked above).
                 unsafe {
                     if self.b_ns == 1 && T::DTYPE == DType::F32 {
-                        std::ptr::copy_nonoverlapping(
-                            b.add(base).cast::<f32>(),
-                            row.as_mut_ptr(),
-                            w,
-                        );
+                        let src = std::slice::from_raw_parts(b.add(base).cast::<f32>(), w);
+                        gemm::copy_short(&mut row[..w], src);
                     } else {
                         for (q, o) in row[..w].iter_mut().enumerate() {
                             *o = (*b.add(base + q * self.b_ns)).to_f32();
