@@ -562,6 +562,9 @@ mod avx2 {
         // SAFETY: the CPU supports AVX2 and FMA (checked before this function is
         // selected); `a` and `b` hold `kc` packed steps (checked above).
         unsafe {
+            if nr == 1 {
+                return kernel_mx1(kc, a, b, tile, acc);
+            }
             match (mr, nr > 8) {
                 (6.., true) => kernel_mx16::<6, true>(kc, a, b, tile, acc),
                 (5, true) => kernel_mx16::<5, true>(kc, a, b, tile, acc),
@@ -575,6 +578,48 @@ mod avx2 {
                 (3, false) => kernel_mx16::<3, false>(kc, a, b, tile, acc),
                 (2, false) => kernel_mx16::<2, false>(kc, a, b, tile, acc),
                 (_, false) => kernel_mx16::<1, false>(kc, a, b, tile, acc),
+            }
+        }
+    }
+
+    /// One output column (a panel holding a single column: a dot product per row,
+    /// the 6 rows in one vector).
+    ///
+    /// # Safety
+    /// AVX2 and FMA available; `a` holds `kc * MR` and `b` `kc * NR` floats.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn kernel_mx1(
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        tile: &mut [f32; TILE],
+        acc: bool,
+    ) {
+        // SAFETY: (whole body) masked loads read only the 6 floats of each packed
+        // step; `b` reads one float per step; `tile` writes stay inside TILE.
+        unsafe {
+            let m6 = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+            let mut s = [_mm256_setzero_ps(); 4];
+            let mut k = 0;
+            while k + 4 <= kc {
+                for (u, su) in s.iter_mut().enumerate() {
+                    let av = _mm256_maskload_ps(a.add((k + u) * MR), m6);
+                    let bv = _mm256_broadcast_ss(&*b.add((k + u) * NR));
+                    *su = _mm256_fmadd_ps(av, bv, *su);
+                }
+                k += 4;
+            }
+            while k < kc {
+                let av = _mm256_maskload_ps(a.add(k * MR), m6);
+                let bv = _mm256_broadcast_ss(&*b.add(k * NR));
+                s[0] = _mm256_fmadd_ps(av, bv, s[0]);
+                k += 1;
+            }
+            let v = _mm256_add_ps(_mm256_add_ps(s[0], s[1]), _mm256_add_ps(s[2], s[3]));
+            let mut out = [0f32; 8];
+            _mm256_storeu_ps(out.as_mut_ptr(), v);
+            for (i, o) in out.iter().take(MR).enumerate() {
+                tile[i * NR] = if acc { tile[i * NR] + o } else { *o };
             }
         }
     }
