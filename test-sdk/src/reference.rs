@@ -712,30 +712,9 @@ pub fn pointwise_arity(mode: PointwiseMode) -> Result<usize> {
         .ok_or_else(|| ReferenceError::Unsupported(format!("pointwise mode {mode:?}")))
 }
 
-/// The error function, to about 1e-13 absolute: its Maclaurin series below |x| = 3
-/// and the classic continued fraction of `erfc` above.
+/// The error function (`libm`'s, a port of musl's: correctly rounded to within 1 ulp).
 pub fn erf(x: f64) -> f64 {
-    let a = x.abs();
-    let r = if a < 3.0 {
-        // erf x = 2/√π Σ (−1)ⁿ x^(2n+1) / (n! (2n+1))
-        let mut term = a; // (−1)ⁿ x^(2n+1) / n!
-        let mut sum = a;
-        let mut n = 0.0;
-        while term.abs() > 1e-17 * sum.abs() {
-            n += 1.0;
-            term *= -a * a / n;
-            sum += term / (2.0 * n + 1.0);
-        }
-        sum * 2.0 / std::f64::consts::PI.sqrt()
-    } else {
-        // erfc x = e^(−x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + 2/(x + …)))))
-        let mut t = a;
-        for n in (1..=80).rev() {
-            t = a + f64::from(n) / 2.0 / t;
-        }
-        1.0 - (-a * a).exp() / std::f64::consts::PI.sqrt() / t
-    };
-    r.copysign(x)
+    libm::erf(x)
 }
 
 fn sigmoid(x: f64) -> f64 {
