@@ -647,6 +647,7 @@ impl FpropPlan {
                 k_tap: &k_tap,
                 pix: &pix,
                 ep,
+                ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
             };
             gemm::run(&prob, exec, self.blocking, rest);
         }
@@ -695,6 +696,7 @@ impl FpropPlan {
                 blocks: &blocks,
                 pix: &pix,
                 ep,
+                ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
             };
             gemm::run(&prob, exec, self.blocking, rest);
         }
@@ -838,6 +840,8 @@ struct Implicit<'a> {
     k_tap: &'a [[isize; 3]],
     pix: &'a Pixels,
     ep: &'a Prepared<'a>,
+    /// [`y_linear`] of the plain `f32` output, if any (worked out once).
+    ylin: Option<(usize, usize, usize)>,
 }
 
 impl GemmProblem for Implicit<'_> {
@@ -875,7 +879,7 @@ impl GemmProblem for Implicit<'_> {
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]) {
         let ch0 = self.grp * self.geo.kg() + i0;
         if let Some(out) = self.ep.plain_f32_out()
-            && let Some((ns, ps, cs)) = y_linear(self.geo, out.shape())
+            && let Some((ns, ps, cs)) = self.ylin
         {
             let hw: usize = self.geo.out.iter().product();
             let y = out.ptr_as::<f32>();
@@ -1290,6 +1294,8 @@ struct Indirect<'a> {
     blocks: &'a [(usize, usize)],
     pix: &'a Pixels,
     ep: &'a Prepared<'a>,
+    /// [`y_linear`] of the plain `f32` output, if any (worked out once).
+    ylin: Option<(usize, usize, usize)>,
 }
 
 impl GemmProblem for Indirect<'_> {
@@ -1390,7 +1396,7 @@ impl GemmProblem for Indirect<'_> {
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]) {
         let ch0 = self.grp * self.geo.kg() + j0;
         if let Some(out) = self.ep.plain_f32_out()
-            && let Some((ns, ps, cs)) = y_linear(self.geo, out.shape())
+            && let Some((ns, ps, cs)) = self.ylin
         {
             let hw: usize = self.geo.out.iter().product();
             let y = out.ptr_as::<f32>();

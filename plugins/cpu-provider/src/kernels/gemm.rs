@@ -231,7 +231,19 @@ pub fn scratch_len(
     } else {
         0
     };
-    shared + threads * (bpack + apack + acc + 3 * SLACK)
+    let shared_b = if prepack_b(m, n, k, threads) {
+        n.div_ceil(NR) * kblocks.max(1) * panel_stride(kc_max) + SLACK
+    } else {
+        0
+    };
+    shared + shared_b + threads * (bpack + apack + acc + 3 * SLACK)
+}
+
+/// Whether all of B is packed once up front (shared by the threads, each packing a
+/// share of the panels) rather than by every thread: when threads split the rows
+/// (each needs all of B) and B is at most 8 Mi floats.
+fn prepack_b(m: usize, n: usize, k: usize, threads: usize) -> bool {
+    threads > 1 && matches!(choose_split(m, n, threads), Split::Rows) && k * n <= 8 << 20
 }
 
 /// Whether all of A is packed once up front (shared by the threads) rather than per
@@ -299,7 +311,53 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         0
     };
     let (shared, scratch) = scratch.split_at_mut(shared_len);
+    let shared_b_len = if prepack_b(m, n, k, threads) {
+        let kc_est = (k.div_ceil(nkb) + MR * NR).min(k);
+        panels * nkb * panel_stride(kc_est) + SLACK
+    } else {
+        0
+    };
+    let (shared_b, scratch) = scratch.split_at_mut(shared_b_len);
     let per_thread = scratch.len() / threads;
+    // Shared B: K block `bi` at `b_off[bi]`, its panels `panel_stride(kc)` apart; each
+    // thread packs a contiguous range of panels of every block, then all only read.
+    let prepack_b = prepack_b(m, n, k, threads) && kc_max > 0;
+    let mut b_off = Vec::with_capacity(nkb);
+    let b_all: &[f32] = if prepack_b {
+        let mut total = 0;
+        for &(_, kc) in &kblocks {
+            b_off.push(total);
+            total += panels * panel_stride(kc);
+        }
+        let (b_all, _) = take_aligned(shared_b, total);
+        let mut parts = Vec::with_capacity(nkb * threads);
+        let mut rest = &mut b_all[..];
+        for &(_, kc) in &kblocks {
+            for t in 0..threads {
+                let len = split(panels, threads, t).len() * panel_stride(kc);
+                let (mine, r) = rest.split_at_mut(len);
+                parts.push(std::sync::Mutex::new(mine));
+                rest = r;
+            }
+        }
+        exec.for_each(threads, |t| {
+            let range = split(panels, threads, t);
+            if range.is_empty() {
+                return;
+            }
+            for (bi, &(k0, kc)) in kblocks.iter().enumerate() {
+                let mut guard = parts[bi * threads + t]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                let j0 = range.start * NR;
+                let ncols = (range.end * NR).min(n) - j0;
+                p.pack_b(k0, kc, j0, ncols, &mut guard[..]);
+            }
+        });
+        b_all
+    } else {
+        &[]
+    };
     // Shared A: tile `it`, K block `bi` at `(it * nkb + bi) * a_stride(kc_max)`, packed
     // by the threads in parallel (contiguous tile ranges), then only read.
     let a_all: &[f32] = if prepack {
@@ -371,9 +429,14 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
             let ncols = (np * NR).min(n - j0);
             for (bi, &(k0, kc)) in kblocks.iter().enumerate() {
                 let last = bi + 1 == kblocks.len();
-                if kc > 0 {
+                if kc > 0 && !prepack_b {
                     p.pack_b(k0, kc, j0, ncols, &mut bpack[..np * panel_stride(kc)]);
                 }
+                let bsrc: &[f32] = if prepack_b {
+                    &b_all[b_off[bi] + jp * panel_stride(kc)..]
+                } else {
+                    bpack
+                };
                 for group in tiles_v.chunks(MC_TILES) {
                     // Pack the group's A rows: tile g at `apack[g * kc * MR..]`, while
                     // fetching the next tile's rows.
@@ -407,7 +470,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                     }
                     for q in 0..np {
                         let nr = NR.min(n - (j0 + q * NR));
-                        let b = &bpack[q * panel_stride(kc)..q * panel_stride(kc) + kc * NR];
+                        let b = &bsrc[q * panel_stride(kc)..q * panel_stride(kc) + kc * NR];
                         for (g, &it) in group.iter().enumerate() {
                             let i0 = it * MR;
                             let mr = MR.min(m - i0);
