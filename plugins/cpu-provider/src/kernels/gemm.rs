@@ -17,7 +17,14 @@
 //! Loops (per thread): column chunks of `nc`, K blocks of about `kc` (so a B panel stays
 //! in L1 while the packed row tiles of a group stream through it from L2), groups of
 //! row tiles, panels of 16, row tiles of 6. Work is split statically over the larger of
-//! M and N.
+//! M and N (two threads: two contiguous halves). The operand every thread needs in
+//! full is packed once, shared, by all threads in parallel before the main pass: all
+//! of A when threads split the columns into several chunks each, all of B when they
+//! split the rows. The micro-kernel has 6×16, `m`×16, `m`×8 and 6×1 variants, so short
+//! row tiles and narrow last panels do not pay for a full tile.
+//!
+//! Every split and every K-block order depends only on the problem's shape and the
+//! thread count: results are bitwise reproducible (`global.deterministic` holds).
 
 use std::sync::OnceLock;
 
