@@ -771,8 +771,10 @@ unsafe fn finalize(kind: &mut Kind) -> BackendResult<()> {
             };
             // SAFETY: the graph's handle is live per the contract.
             let handle = unsafe { handle_ref(g.handle) }?;
-            let ranked = handle.ranked_engines(&g.graph).unwrap_or_default();
-            let Some(found) = ranked.into_iter().find(|e| e.id == engine) else {
+            // An engine named explicitly is usable even where the ranking's engine order
+            // (HIPDNN_HEUR_FALLBACK_ENGINE_ORDER) leaves it out.
+            let applicable = handle.applicable_engines(&g.graph);
+            let Some(found) = applicable.into_iter().find(|e| e.id == engine) else {
                 return Err(BackendError::not_supported(format!(
                     "engine {} cannot run graph '{}' on this handle",
                     hipdnn_data_sdk::engine_id_to_hex(engine),
