@@ -390,18 +390,31 @@ impl Handle {
         id: i64,
         knobs: &[KnobSetting],
     ) -> BackendResult<Plan<'_>> {
-        let (slot, handle, plugin) = self.slot_for(id)?;
-        let name = self.engine_name(id);
-        let label = format!("engine {name} ({})", engine_id_to_hex(id));
+        let (_, handle, plugin) = self.slot_for(id)?;
         // SAFETY: `handle.raw` is a live handle of `plugin`, owned by `self`.
         let applicable = unsafe { plugin.applicable_engine_ids(handle.raw, graph.bytes()) }
             .map_err(|e| BackendError::plugin(format!("plugin '{}': {e}", plugin.name())))?;
         if !applicable.contains(&id) {
             return Err(BackendError::not_supported(format!(
-                "{label} cannot run graph '{}'",
+                "engine {} ({}) cannot run graph '{}'",
+                self.engine_name(id),
+                engine_id_to_hex(id),
                 graph.graph().name
             )));
         }
+        self.plan_on(graph, id, knobs)
+    }
+
+    /// [`Handle::create_plan`] for an engine already known to accept `graph`.
+    fn plan_on(
+        &self,
+        graph: &OperationGraph,
+        id: i64,
+        knobs: &[KnobSetting],
+    ) -> BackendResult<Plan<'_>> {
+        let (slot, handle, plugin) = self.slot_for(id)?;
+        let name = self.engine_name(id);
+        let label = format!("engine {name} ({})", engine_id_to_hex(id));
         let details = self.engine_details(id, graph)?;
         hipdnn_plugin_sdk::knobs::check_settings(&details.knobs, knobs)
             .map_err(|e| BackendError::bad_param(format!("{label}: {}", e.message)))?;
@@ -448,8 +461,9 @@ impl Handle {
         knobs: &[KnobSetting],
     ) -> BackendResult<Plan<'_>> {
         let mut last = None;
+        // Ranked engines have just said they accept the graph: not asked again.
         for engine in self.ranked_engines(graph)? {
-            match self.create_plan(graph, engine.id, knobs) {
+            match self.plan_on(graph, engine.id, knobs) {
                 Ok(plan) => return Ok(plan),
                 Err(error) if error.status == HIPDNN_STATUS_BAD_PARAM => return Err(error),
                 Err(error) => {

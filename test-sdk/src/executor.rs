@@ -10,8 +10,7 @@
 use std::collections::BTreeMap;
 
 use hipdnn_data_sdk::DataType;
-use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes, TensorAttributes};
-use hipdnn_flatbuffers_sdk::wire::ConvMode;
+use hipdnn_flatbuffers_sdk::model::{ConvGeometryRef, Graph, NodeAttributes, TensorAttributes};
 
 use crate::conformance::Provider;
 use crate::data::{decode, encode, round_to};
@@ -148,23 +147,16 @@ impl Executor<'_> {
 
     fn run(&self, attributes: &NodeAttributes) -> Result<Outputs, String> {
         let e = |e: reference::ReferenceError| e.to_string();
-        let conv =
-            |pre: &[i64], post: &[i64], stride: &[i64], dil: &[i64], mode: ConvMode| ConvParams {
-                pre_padding: dims_usize(pre),
-                post_padding: dims_usize(post),
-                stride: dims_usize(stride),
-                dilation: dims_usize(dil),
-                mode,
-            };
+        let conv = |g: ConvGeometryRef<'_>| ConvParams {
+            pre_padding: dims_usize(g.pre_padding),
+            post_padding: dims_usize(g.post_padding),
+            stride: dims_usize(g.stride),
+            dilation: dims_usize(g.dilation),
+            mode: g.conv_mode,
+        };
         Ok(match attributes {
             NodeAttributes::ConvolutionFwdAttributes(a) => {
-                let p = conv(
-                    &a.pre_padding,
-                    &a.post_padding,
-                    &a.stride,
-                    &a.dilation,
-                    a.conv_mode,
-                );
+                let p = conv(a.geometry());
                 let mut y = self.out(a.y_tensor_uid)?;
                 reference::conv_fprop(
                     self.get(a.x_tensor_uid)?,
@@ -176,13 +168,7 @@ impl Executor<'_> {
                 vec![(a.y_tensor_uid, y)]
             }
             NodeAttributes::ConvolutionBwdAttributes(a) => {
-                let p = conv(
-                    &a.pre_padding,
-                    &a.post_padding,
-                    &a.stride,
-                    &a.dilation,
-                    a.conv_mode,
-                );
+                let p = conv(a.geometry());
                 let mut dx = self.out(a.dx_tensor_uid)?;
                 reference::conv_dgrad(
                     self.get(a.dy_tensor_uid)?,
@@ -194,13 +180,7 @@ impl Executor<'_> {
                 vec![(a.dx_tensor_uid, dx)]
             }
             NodeAttributes::ConvolutionWrwAttributes(a) => {
-                let p = conv(
-                    &a.pre_padding,
-                    &a.post_padding,
-                    &a.stride,
-                    &a.dilation,
-                    a.conv_mode,
-                );
+                let p = conv(a.geometry());
                 let mut dw = self.out(a.dw_tensor_uid)?;
                 reference::conv_wgrad(
                     self.get(a.x_tensor_uid)?,

@@ -406,3 +406,42 @@ owned_table! {
         dweight_tensor_uid: i64 => output,
     }
 }
+
+/// The geometry the three convolution tables (forward, data gradient, weight gradient)
+/// share, borrowed from one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvGeometryRef<'a> {
+    /// Padding before each spatial dim.
+    pub pre_padding: &'a [i64],
+    /// Padding after each spatial dim.
+    pub post_padding: &'a [i64],
+    /// Stride per spatial dim.
+    pub stride: &'a [i64],
+    /// Dilation per spatial dim.
+    pub dilation: &'a [i64],
+    /// Convolution or cross-correlation.
+    pub conv_mode: ConvMode,
+}
+
+macro_rules! conv_geometry {
+    ($($table:ident),*) => {$(
+        impl $table {
+            /// Padding, stride, dilation and mode.
+            pub fn geometry(&self) -> ConvGeometryRef<'_> {
+                ConvGeometryRef {
+                    pre_padding: &self.pre_padding,
+                    post_padding: &self.post_padding,
+                    stride: &self.stride,
+                    dilation: &self.dilation,
+                    conv_mode: self.conv_mode,
+                }
+            }
+        }
+    )*};
+}
+
+conv_geometry!(
+    ConvolutionFwdAttributes,
+    ConvolutionBwdAttributes,
+    ConvolutionWrwAttributes
+);

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 
 use hipdnn_data_sdk::DataType;
-use hipdnn_flatbuffers_sdk::model::{self, NodeAttributes};
+use hipdnn_flatbuffers_sdk::model::{self, ConvGeometryRef, NodeAttributes};
 use hipdnn_flatbuffers_sdk::wire::{ConvMode as WireConvMode, NormFwdPhase, ReductionMode};
 use hipdnn_flatbuffers_sdk::{GraphView, TensorValue};
 use hipdnn_plugin_sdk::{DeviceBuffers, PluginError, PluginResult};
@@ -1103,28 +1103,22 @@ impl<'g> Builder<'g> {
         at
     }
 
-    fn conv_params(
-        pre: &[i64],
-        post: &[i64],
-        stride: &[i64],
-        dil: &[i64],
-        mode: WireConvMode,
-    ) -> R<ConvParams> {
+    fn conv_params(g: ConvGeometryRef<'_>) -> R<ConvParams> {
         let u = |v: &[i64], what: &str| -> R<Vec<usize>> {
             v.iter()
                 .map(|&x| usize::try_from(x).map_err(|_| format!("negative {what} {x}")))
                 .collect()
         };
-        let mode = match mode {
+        let mode = match g.conv_mode {
             WireConvMode::CONVOLUTION => ConvMode::Convolution,
             WireConvMode::CROSS_CORRELATION | WireConvMode::UNSET => ConvMode::CrossCorrelation,
             m => return Err(format!("unknown convolution mode {}", m.0)),
         };
         Ok(ConvParams {
-            pre_padding: u(pre, "padding")?,
-            post_padding: u(post, "padding")?,
-            stride: u(stride, "stride")?,
-            dilation: u(dil, "dilation")?,
+            pre_padding: u(g.pre_padding, "padding")?,
+            post_padding: u(g.post_padding, "padding")?,
+            stride: u(g.stride, "stride")?,
+            dilation: u(g.dilation, "dilation")?,
             mode,
         })
     }
@@ -1143,14 +1137,7 @@ impl<'g> Builder<'g> {
                 for (u, r) in [(x, "x"), (w, "w"), (y, "y")] {
                     self.no_value(name, u, r)?;
                 }
-                let p = Self::conv_params(
-                    &a.pre_padding,
-                    &a.post_padding,
-                    &a.stride,
-                    &a.dilation,
-                    a.conv_mode,
-                )
-                .map_err(err)?;
+                let p = Self::conv_params(a.geometry()).map_err(err)?;
                 let geo = ConvGeometry::new(&self.dims(x), &self.dims(w), &self.dims(y), &p)
                     .map_err(err)?;
                 let (xt, wt) = (self.t(x), self.t(w));
@@ -1169,14 +1156,7 @@ impl<'g> Builder<'g> {
                 for (u, r) in [(dy, "dy"), (w, "w"), (dx, "dx")] {
                     self.no_value(name, u, r)?;
                 }
-                let p = Self::conv_params(
-                    &a.pre_padding,
-                    &a.post_padding,
-                    &a.stride,
-                    &a.dilation,
-                    a.conv_mode,
-                )
-                .map_err(err)?;
+                let p = Self::conv_params(a.geometry()).map_err(err)?;
                 let geo = ConvGeometry::new(&self.dims(dx), &self.dims(w), &self.dims(dy), &p)
                     .map_err(err)?;
                 let imp = if algo == ConvAlgo::Direct {
@@ -1192,14 +1172,7 @@ impl<'g> Builder<'g> {
                 for (u, r) in [(x, "x"), (dy, "dy"), (dw, "dw")] {
                     self.no_value(name, u, r)?;
                 }
-                let p = Self::conv_params(
-                    &a.pre_padding,
-                    &a.post_padding,
-                    &a.stride,
-                    &a.dilation,
-                    a.conv_mode,
-                )
-                .map_err(err)?;
+                let p = Self::conv_params(a.geometry()).map_err(err)?;
                 let geo = ConvGeometry::new(&self.dims(x), &self.dims(dw), &self.dims(dy), &p)
                     .map_err(err)?;
                 let imp = if algo == ConvAlgo::Direct {
