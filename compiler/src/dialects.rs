@@ -1,0 +1,100 @@
+//! The compiler's contexts: upstream dialects, the in-tree `hip` dialect (IRDL), plugin
+//! dialect registrations, LLVM translations. `onnx.*` ops are unregistered: they parse as
+//! generic ops and `convert-onnx-to-hip` checks the subset it lowers.
+
+use melior::{
+    Context,
+    dialect::{DialectHandle, DialectRegistry},
+    ir::{Location, Module},
+    utility::{load_irdl_dialects, register_all_llvm_translations},
+};
+
+use crate::plugin::DialectRegistration;
+
+/// The in-tree `hip` dialect. Each op exists in a tensor form (`%r = hip.add %a, %b`) and,
+/// after `hip-bufferize`, a destination-passing buffer form (`hip.add %a, %b, %out`).
+pub const HIP_DIALECT_IRDL: &str = r#"
+irdl.dialect @hip {
+  irdl.operation @add {
+    %t = irdl.base "!builtin.tensor"
+    %m = irdl.base "!builtin.memref"
+    %tm = irdl.any_of(%t, %m)
+    irdl.operands(lhs: %tm, rhs: %tm, out: optional %m)
+    irdl.results(result: optional %t)
+  }
+  irdl.operation @sub {
+    %t = irdl.base "!builtin.tensor"
+    %m = irdl.base "!builtin.memref"
+    %tm = irdl.any_of(%t, %m)
+    irdl.operands(lhs: %tm, rhs: %tm, out: optional %m)
+    irdl.results(result: optional %t)
+  }
+  irdl.operation @mul {
+    %t = irdl.base "!builtin.tensor"
+    %m = irdl.base "!builtin.memref"
+    %tm = irdl.any_of(%t, %m)
+    irdl.operands(lhs: %tm, rhs: %tm, out: optional %m)
+    irdl.results(result: optional %t)
+  }
+  irdl.operation @relu {
+    %t = irdl.base "!builtin.tensor"
+    %m = irdl.base "!builtin.memref"
+    %tm = irdl.any_of(%t, %m)
+    irdl.operands(x: %tm, out: optional %m)
+    irdl.results(result: optional %t)
+  }
+  irdl.operation @matmul {
+    %t = irdl.base "!builtin.tensor"
+    %m = irdl.base "!builtin.memref"
+    %tm = irdl.any_of(%t, %m)
+    irdl.operands(a: %tm, b: %tm, out: optional %m)
+    irdl.results(result: optional %t)
+  }
+  irdl.operation @gemm {
+    %t = irdl.base "!builtin.tensor"
+    %m = irdl.base "!builtin.memref"
+    %tm = irdl.any_of(%t, %m)
+    irdl.operands(operands: variadic %tm)
+    irdl.results(result: optional %t)
+  }
+}
+"#;
+
+/// A context with every dialect the pipeline uses and every plugin dialect, all loaded, with
+/// unregistered dialects allowed (for `onnx.*`). Dispatches plugin registrations first.
+pub fn create_context() -> Context {
+    let store = crate::dispatch_plugin_registrations_once();
+    let registry = DialectRegistry::new();
+    for handle in [
+        DialectHandle::func(),
+        DialectHandle::arith(),
+        DialectHandle::memref(),
+        DialectHandle::llvm(),
+        DialectHandle::cf(),
+        // SAFETY: the C API's handle of the IRDL dialect (not wrapped by melior).
+        unsafe { DialectHandle::from_raw(mlir_sys::mlirGetDialectHandle__irdl__()) },
+    ] {
+        handle.insert_dialect(&registry);
+    }
+    let mut irdl_sources = vec![HIP_DIALECT_IRDL];
+    for registration in store.plugin_dialect_registrations() {
+        match &registration.value {
+            DialectRegistration::Upstream(register) => register(&registry),
+            DialectRegistration::Irdl(source) => irdl_sources.push(source),
+        }
+    }
+    let context = Context::new_with_registry(&registry, false);
+    context.load_all_available_dialects();
+    context.set_allow_unregistered_dialects(true);
+    register_all_llvm_translations(&context);
+    for source in irdl_sources {
+        let module = Module::parse(&context, source)
+            .unwrap_or_else(|| panic!("an IRDL dialect definition does not parse:\n{source}"));
+        assert!(
+            load_irdl_dialects(&module),
+            "an IRDL dialect definition does not load:\n{source}"
+        );
+    }
+    let _ = Location::unknown(&context);
+    context
+}
