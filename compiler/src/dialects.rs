@@ -12,50 +12,74 @@ use melior::{
 use crate::plugin::DialectRegistration;
 
 /// The in-tree `hip` dialect. Each op exists in a tensor form (`%r = hip.add %a, %b`) and,
-/// after `hip-bufferize`, a destination-passing buffer form (`hip.add %a, %b, %out`).
+/// after `hip-bufferize`, a destination-passing buffer form (`hip.add %a, %b, %out`). Each
+/// operand has its own constraint variable: IRDL makes operands sharing one have equal types.
 pub const HIP_DIALECT_IRDL: &str = r#"
 irdl.dialect @hip {
   irdl.operation @add {
-    %t = irdl.base "!builtin.tensor"
-    %m = irdl.base "!builtin.memref"
-    %tm = irdl.any_of(%t, %m)
-    irdl.operands(lhs: %tm, rhs: %tm, out: optional %m)
-    irdl.results(result: optional %t)
+    %lhs_t = irdl.base "!builtin.tensor"
+    %lhs_m = irdl.base "!builtin.memref"
+    %lhs = irdl.any_of(%lhs_t, %lhs_m)
+    %rhs_t = irdl.base "!builtin.tensor"
+    %rhs_m = irdl.base "!builtin.memref"
+    %rhs = irdl.any_of(%rhs_t, %rhs_m)
+    %out = irdl.base "!builtin.memref"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %lhs, rhs: %rhs, out: optional %out)
+    irdl.results(result: optional %result)
   }
   irdl.operation @sub {
-    %t = irdl.base "!builtin.tensor"
-    %m = irdl.base "!builtin.memref"
-    %tm = irdl.any_of(%t, %m)
-    irdl.operands(lhs: %tm, rhs: %tm, out: optional %m)
-    irdl.results(result: optional %t)
+    %lhs_t = irdl.base "!builtin.tensor"
+    %lhs_m = irdl.base "!builtin.memref"
+    %lhs = irdl.any_of(%lhs_t, %lhs_m)
+    %rhs_t = irdl.base "!builtin.tensor"
+    %rhs_m = irdl.base "!builtin.memref"
+    %rhs = irdl.any_of(%rhs_t, %rhs_m)
+    %out = irdl.base "!builtin.memref"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %lhs, rhs: %rhs, out: optional %out)
+    irdl.results(result: optional %result)
   }
   irdl.operation @mul {
-    %t = irdl.base "!builtin.tensor"
-    %m = irdl.base "!builtin.memref"
-    %tm = irdl.any_of(%t, %m)
-    irdl.operands(lhs: %tm, rhs: %tm, out: optional %m)
-    irdl.results(result: optional %t)
+    %lhs_t = irdl.base "!builtin.tensor"
+    %lhs_m = irdl.base "!builtin.memref"
+    %lhs = irdl.any_of(%lhs_t, %lhs_m)
+    %rhs_t = irdl.base "!builtin.tensor"
+    %rhs_m = irdl.base "!builtin.memref"
+    %rhs = irdl.any_of(%rhs_t, %rhs_m)
+    %out = irdl.base "!builtin.memref"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %lhs, rhs: %rhs, out: optional %out)
+    irdl.results(result: optional %result)
   }
   irdl.operation @relu {
-    %t = irdl.base "!builtin.tensor"
-    %m = irdl.base "!builtin.memref"
-    %tm = irdl.any_of(%t, %m)
-    irdl.operands(x: %tm, out: optional %m)
-    irdl.results(result: optional %t)
+    %x_t = irdl.base "!builtin.tensor"
+    %x_m = irdl.base "!builtin.memref"
+    %x = irdl.any_of(%x_t, %x_m)
+    %out = irdl.base "!builtin.memref"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(x: %x, out: optional %out)
+    irdl.results(result: optional %result)
   }
   irdl.operation @matmul {
-    %t = irdl.base "!builtin.tensor"
-    %m = irdl.base "!builtin.memref"
-    %tm = irdl.any_of(%t, %m)
-    irdl.operands(a: %tm, b: %tm, out: optional %m)
-    irdl.results(result: optional %t)
+    %a_t = irdl.base "!builtin.tensor"
+    %a_m = irdl.base "!builtin.memref"
+    %a = irdl.any_of(%a_t, %a_m)
+    %b_t = irdl.base "!builtin.tensor"
+    %b_m = irdl.base "!builtin.memref"
+    %b = irdl.any_of(%b_t, %b_m)
+    %out = irdl.base "!builtin.memref"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(a: %a, b: %b, out: optional %out)
+    irdl.results(result: optional %result)
   }
   irdl.operation @gemm {
     %t = irdl.base "!builtin.tensor"
     %m = irdl.base "!builtin.memref"
     %tm = irdl.any_of(%t, %m)
     irdl.operands(operands: variadic %tm)
-    irdl.results(result: optional %t)
+    %rt = irdl.base "!builtin.tensor"
+    irdl.results(result: optional %rt)
   }
 }
 "#;

@@ -343,9 +343,12 @@ pub(crate) fn hip_pool_allocs(func: Op<'_>, options: &PassOptions) -> Result<(),
         }
         for b in buffers.iter_mut() {
             if used.iter().any(|u| u.to_raw().ptr == b.value.to_raw().ptr) {
-                b.end = b.end.max(index);
+                // A free ends the buffer's life but is not a use: the pool's single free
+                // replaces it.
                 if op.name() == "memref.dealloc" {
                     deallocs.push(*op);
+                } else {
+                    b.end = b.end.max(index);
                 }
             }
         }
