@@ -2,7 +2,7 @@
 //! registration of Rust passes and pipelines in MLIR's registry, and the
 //! `HIPDNN_EP_PIPELINE` override.
 //!
-//! The built-in pipeline is `onnx-to-hip-pipeline,hip-to-llvm-pipeline`:
+//! The built-in pipeline is `onnx-to-hip-pipeline,hip-to-llvm-pipeline` with plugin slots on:
 //!
 //! ```text
 //! simplify-onnx            [AfterSimplifyOnnx]
@@ -36,8 +36,11 @@ use crate::plugin::{
     Contributions, PassAnchor, PassDefinition, PipelineDefinition, PipelineSlot,
 };
 
-/// The built-in pipeline, as pipeline text.
-pub const DEFAULT_PIPELINE: &str = "onnx-to-hip-pipeline,hip-to-llvm-pipeline";
+/// The built-in pipeline, as pipeline text. Slot injection is on only here: the registered
+/// pipelines default to `plugin-slots=false`, so a pipeline written by hand (an override,
+/// `hip-mlir-opt --pass-pipeline`) runs exactly the passes it names.
+pub const DEFAULT_PIPELINE: &str =
+    "onnx-to-hip-pipeline{plugin-slots=true},hip-to-llvm-pipeline{plugin-slots=true}";
 
 /// The environment variable that replaces the built-in pipeline.
 pub const PIPELINE_ENV: &str = "HIPDNN_EP_PIPELINE";
@@ -202,7 +205,7 @@ unsafe extern "C" fn pipeline_builder(
     };
     let result = std::panic::catch_unwind(|| {
         let options = PassOptions::parse(&options).map_err(|e| format!("{}: {e}", def.name))?;
-        let mut builder = PipelineBuilder { pm };
+        let mut builder = PipelineBuilder { pm, slots: false };
         (def.build)(&mut builder, &options)
     });
     let message = match result {
@@ -256,6 +259,8 @@ pub(crate) fn register_with_mlir(store: &'static Contributions) {
 #[derive(Debug)]
 pub struct PipelineBuilder {
     pm: MlirOpPassManager,
+    /// Whether `add_plugin_passes_for_slot` adds anything (the built-in pipeline only).
+    slots: bool,
 }
 
 impl PipelineBuilder {
@@ -308,10 +313,14 @@ impl PipelineBuilder {
         Ok(())
     }
 
-    /// Adds the plugin passes requested at `slot`, in registration order. A name that
+    /// Adds the plugin passes requested at `slot`, in registration order, when the pipeline
+    /// runs with `plugin-slots=true` (the built-in pipeline); otherwise nothing. A name that
     /// resolves neither to a Rust pass nor to a registered MLIR pass or pipeline is warned
     /// about (once per process) and skipped.
     pub fn add_plugin_passes_for_slot(&mut self, slot: PipelineSlot) -> Result<(), String> {
+        if !self.slots {
+            return Ok(());
+        }
         let store = crate::dispatch_plugin_registrations_once();
         for request in store.plugin_passes_for_slot(slot) {
             let name = request.pass_name.as_str();
@@ -399,7 +408,8 @@ pub(crate) fn warn_pending_slots_once(store: &Contributions) {
 }
 
 fn pipeline_onnx_to_hip(b: &mut PipelineBuilder, options: &PassOptions) -> Result<(), String> {
-    options.check_known("onnx-to-hip-pipeline", &[])?;
+    options.check_known("onnx-to-hip-pipeline", &["plugin-slots"])?;
+    b.slots = options.get_bool("plugin-slots", false)?;
     b.add_pass("simplify-onnx", "")?;
     b.add_plugin_passes_for_slot(PipelineSlot::AfterSimplifyOnnx)?;
     b.add_pass("onnx-loop-outline", "")?;
@@ -409,7 +419,8 @@ fn pipeline_onnx_to_hip(b: &mut PipelineBuilder, options: &PassOptions) -> Resul
 }
 
 fn pipeline_hip_to_llvm(b: &mut PipelineBuilder, options: &PassOptions) -> Result<(), String> {
-    options.check_known("hip-to-llvm-pipeline", &["pool", "pool-alignment"])?;
+    options.check_known("hip-to-llvm-pipeline", &["pool", "pool-alignment", "plugin-slots"])?;
+    b.slots = options.get_bool("plugin-slots", false)?;
     let pool = options.get_bool("pool", true)?;
     let alignment = options.get_u64("pool-alignment", 64)?;
     b.add_plugin_passes_for_slot(PipelineSlot::BeforeBufferization)?;
@@ -437,12 +448,12 @@ fn pipeline_convert_hip_to_llvm(
 pub(crate) const IN_TREE_PIPELINES: &[PipelineDefinition] = &[
     PipelineDefinition {
         name: "onnx-to-hip-pipeline",
-        description: "simplify-onnx, onnx-loop-outline, convert-onnx-to-hip, with the plugin slots after each",
+        description: "simplify-onnx, onnx-loop-outline, convert-onnx-to-hip; option plugin-slots=true runs the plugin slot requests after each",
         build: pipeline_onnx_to_hip,
     },
     PipelineDefinition {
         name: "hip-to-llvm-pipeline",
-        description: "hip-bufferize, hip-pool-allocs, convert-hip-to-llvm, generate-interface, with their plugin slots; options: pool=true|false, pool-alignment=N",
+        description: "hip-bufferize, hip-pool-allocs, convert-hip-to-llvm, generate-interface; options pool=true|false, pool-alignment=N, plugin-slots=true|false",
         build: pipeline_hip_to_llvm,
     },
     PipelineDefinition {
