@@ -14,6 +14,7 @@ use crate::plugin::DialectRegistration;
 /// The in-tree `hip` dialect. Each op exists in a tensor form (`%r = hip.add %a, %b`) and,
 /// after `hip-bufferize`, a destination-passing buffer form (`hip.add %a, %b, %out`). Each
 /// operand has its own constraint variable: IRDL makes operands sharing one have equal types.
+/// `hip.gemm` has two optional operands (C, the output buffer), hence `operandSegmentSizes`.
 pub const HIP_DIALECT_IRDL: &str = r#"
 irdl.dialect @hip {
   irdl.operation @add {
@@ -74,12 +75,19 @@ irdl.dialect @hip {
     irdl.results(result: optional %result)
   }
   irdl.operation @gemm {
-    %t = irdl.base "!builtin.tensor"
-    %m = irdl.base "!builtin.memref"
-    %tm = irdl.any_of(%t, %m)
-    irdl.operands(operands: variadic %tm)
-    %rt = irdl.base "!builtin.tensor"
-    irdl.results(result: optional %rt)
+    %a_t = irdl.base "!builtin.tensor"
+    %a_m = irdl.base "!builtin.memref"
+    %a = irdl.any_of(%a_t, %a_m)
+    %b_t = irdl.base "!builtin.tensor"
+    %b_m = irdl.base "!builtin.memref"
+    %b = irdl.any_of(%b_t, %b_m)
+    %c_t = irdl.base "!builtin.tensor"
+    %c_m = irdl.base "!builtin.memref"
+    %c = irdl.any_of(%c_t, %c_m)
+    %out = irdl.base "!builtin.memref"
+    %result = irdl.base "!builtin.tensor"
+    irdl.operands(a: %a, b: %b, c: optional %c, out: optional %out)
+    irdl.results(result: optional %result)
   }
 }
 "#;

@@ -70,6 +70,17 @@ fn memref_of<'c>(shape: &StaticShape<'c>) -> Type<'c> {
     MemRefType::new(shape.element, &dims, None, None).into()
 }
 
+/// `array<i32: a, b, …, 0>` → `array<i32: a, b, …, 1>`.
+fn with_output_segment<'c>(op: Op<'c>, sizes: melior::ir::Attribute<'c>) -> melior::ir::Attribute<'c> {
+    let text = sizes.to_string();
+    let inner = text.trim_start_matches("array<i32:").trim_end_matches('>');
+    let mut parts: Vec<String> = inner.split(',').map(|p| p.trim().to_string()).collect();
+    if let Some(last) = parts.last_mut() {
+        *last = "1".to_string();
+    }
+    ir::parse_attr(op, &format!("array<i32: {}>", parts.join(", ")))
+}
+
 fn symbol_name(op: Op<'_>) -> String {
     op.attr("sym_name")
         .and_then(|a| StringAttribute::try_from(a).ok())
@@ -105,6 +116,23 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
     let block = entry_block(func).expect("entry_function checks the body");
     let f32t = Type::float32(ctx);
 
+    let body = func.body_ops();
+    let Some(ret) = body.last().copied().filter(|op| op.name() == "func.return") else {
+        return Err(PassError::at(func, "the entry function must end with func.return"));
+    };
+    let returned = ret.operands();
+    let mut output_shapes = Vec::new();
+    for (j, v) in returned.iter().enumerate() {
+        let Some(shape) = ir::static_shape(v.r#type()).filter(|s| !s.is_memref && s.element == f32t)
+        else {
+            return Err(PassError::at(
+                ret,
+                format!("result #{j} has type {}; only static f32 tensors are supported", v.r#type()),
+            ));
+        };
+        output_shapes.push(shape);
+    }
+
     // Arguments.
     let mut input_shapes = Vec::new();
     for (i, arg) in block_args(block).into_iter().enumerate() {
@@ -120,28 +148,14 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
         input_shapes.push(shape);
     }
 
-    let body = func.body_ops();
-    let Some(ret) = body.last().copied().filter(|op| op.name() == "func.return") else {
-        return Err(PassError::at(func, "the entry function must end with func.return"));
-    };
-    let returned = ret.operands();
-    let mut output_shapes = Vec::new();
     let mut output_args = Vec::new();
-    for (j, v) in returned.iter().enumerate() {
-        let Some(shape) = ir::static_shape(v.r#type()).filter(|s| !s.is_memref && s.element == f32t)
-        else {
-            return Err(PassError::at(
-                ret,
-                format!("result #{j} has type {}; only static f32 tensors are supported", v.r#type()),
-            ));
-        };
-        let memref = memref_of(&shape);
+    for shape in &output_shapes {
+        let memref = memref_of(shape);
         // SAFETY: live block; the location comes from the function.
         let arg = unsafe {
             Value::from_raw(mlirBlockAddArgument(block, memref.to_raw(), func.location().to_raw()))
         };
         output_args.push(arg);
-        output_shapes.push(shape);
     }
     // The first return position of each value produced by a modelled op writes straight
     // into that output buffer.
@@ -201,7 +215,19 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
                 }
             }
             operands.push(dest);
-            let attributes: Vec<_> = op.as_ref().attributes().collect();
+            let attributes: Vec<_> = op
+                .as_ref()
+                .attributes()
+                .map(|(name, value)| {
+                    // Ops with several optional operands carry segment sizes; by convention
+                    // the last segment is the optional output buffer, now present.
+                    if name.as_string_ref().as_str() == Ok("operandSegmentSizes") {
+                        (name, with_output_segment(op, value))
+                    } else {
+                        (name, value)
+                    }
+                })
+                .collect();
             let new = OperationBuilder::new(name, op.location())
                 .add_operands(&operands)
                 .add_attributes(&attributes)

@@ -246,6 +246,7 @@ fn convert_one(op: Op<'_>) -> Result<(), PassError> {
             }
             let i64t = IntegerType::new(ctx, 64).into();
             let f32t = melior::ir::Type::float32(ctx);
+            let segments = format!("array<i32: 1, 1, {}, 0>", new_operands.len() - 2);
             build(
                 op,
                 "hip.gemm",
@@ -255,6 +256,7 @@ fn convert_one(op: Op<'_>) -> Result<(), PassError> {
                     ("beta", FloatAttribute::new(ctx, f32t, beta).into()),
                     ("transA", IntegerAttribute::new(i64t, trans_a as i64).into()),
                     ("transB", IntegerAttribute::new(i64t, trans_b as i64).into()),
+                    ("operandSegmentSizes", ir::parse_attr(op, &segments)),
                 ],
             )?
         }
