@@ -102,6 +102,7 @@ fn main() {
     )
     .unwrap();
     fs::write(out_dir.join("static_plugins.rs"), generated).unwrap();
+    println!("cargo:rustc-env=HIP_EP_SELECTED_PLUGINS={}", selected.join(";"));
 }
 
 fn fail(message: &str) -> ! {

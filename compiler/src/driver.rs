@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use melior::{
     Context,
-    ir::Module,
+    ir::{Module, block::BlockLike, operation::OperationLike},
     pass::PassManager,
     utility::parse_pass_pipeline,
 };
@@ -84,10 +84,29 @@ impl Drop for Diagnostics<'_> {
     }
 }
 
-/// Parses MLIR text in `context`.
-pub fn parse_module<'c>(context: &'c Context, source: &str) -> Result<Module<'c>, CompileError> {
+/// Parses MLIR text in `context`; diagnostics locations name `source_name` (a file name, or
+/// `-`). A single top-level op other than `builtin.module` is wrapped in one.
+pub fn parse_module<'c>(context: &'c Context, source: &str, source_name: &str) -> Result<Module<'c>, CompileError> {
     let diagnostics = Diagnostics::capture(context);
-    Module::parse(context, source).ok_or_else(|| CompileError::Parse(diagnostics.take()))
+    // SAFETY: live context; both strings are valid for the call (MLIR copies what it keeps).
+    let raw = unsafe {
+        mlir_sys::mlirOperationCreateParse(
+            context.to_raw(),
+            crate::ffi::string_ref(source),
+            crate::ffi::string_ref(source_name),
+        )
+    };
+    if raw.ptr.is_null() {
+        return Err(CompileError::Parse(diagnostics.take()));
+    }
+    // SAFETY: a freshly parsed, owned top-level operation.
+    let op = unsafe { melior::ir::Operation::from_raw(raw) };
+    if op.name().as_string_ref().as_str() == Ok("builtin.module") {
+        return Module::from_operation(op).ok_or_else(|| CompileError::Parse("not a module".into()));
+    }
+    let module = Module::new(melior::ir::Location::unknown(context));
+    module.body().append_operation(op);
+    Ok(module)
 }
 
 /// Runs pipeline text (a pass list, optionally wrapped in `builtin.module(...)`) on `module`.
@@ -150,7 +169,7 @@ pub struct CompiledModel {
 pub fn compile(source: &str, options: &CompileOptions) -> Result<CompiledModel, CompileError> {
     let store = crate::dispatch_plugin_registrations_once();
     let context = crate::dialects::create_context();
-    let mut module = parse_module(&context, source)?;
+    let mut module = parse_module(&context, source, "model.mlir")?;
     run_pipeline(&context, &mut module, &options.pipeline)?;
     let interface = Interface::read(Op::new(module.as_operation())).ok_or_else(|| {
         CompileError::PassFailed("no hip.interface attribute after the pipeline (hip-bufferize did not run)".into())
@@ -266,3 +285,34 @@ impl JitModel {
 
 /// The env variable name of the override (re-exported for tools).
 pub const PIPELINE_OVERRIDE_ENV: &str = PIPELINE_ENV;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs with or without plugins selected (same-shape adds may become `vendor.add`).
+    #[test]
+    fn compiles_and_runs_a_small_model() {
+        let model = r#"
+func.func @main_graph(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "onnx.Sub"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %1 = "onnx.Relu"(%0) : (tensor<3xf32>) -> tensor<3xf32>
+  %2 = "onnx.Add"(%1, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %2 : tensor<3xf32>
+}"#;
+        let jit = compile(model, &CompileOptions::default()).unwrap().jit().unwrap();
+        let mut out = [0.0f32; 3];
+        jit.run(&[&[1.0, 2.0, 3.0], &[2.0, 2.0, 2.0]], &mut [&mut out]).unwrap();
+        assert_eq!(out, [2.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn override_wrapper_is_stripped() {
+        assert_eq!(crate::pipeline::strip_module_wrapper(" builtin.module(a, b) "), "a, b");
+        assert_eq!(crate::pipeline::strip_module_wrapper("a,b"), "a,b");
+        assert_eq!(
+            PipelineChoice::Override("builtin.module(x)".into()).pass_list(),
+            "x"
+        );
+    }
+}

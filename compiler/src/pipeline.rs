@@ -462,3 +462,22 @@ pub(crate) const IN_TREE_PIPELINES: &[PipelineDefinition] = &[
         build: pipeline_convert_hip_to_llvm,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_parse_and_check() {
+        let o = PassOptions::parse("alignment=128 pool=false verbose").unwrap();
+        assert_eq!(o.get_u64("alignment", 64), Ok(128));
+        assert_eq!(o.get_bool("pool", true), Ok(false));
+        assert_eq!(o.get_bool("verbose", false), Ok(true));
+        assert_eq!(o.get_u64("missing", 7), Ok(7));
+        assert!(o.get_u64("pool", 0).unwrap_err().contains("'pool=false' is not an unsigned integer"));
+        let e = o.check_known("p", &["alignment", "pool"]).unwrap_err();
+        assert_eq!(e, "p: unknown option 'verbose' (accepted: alignment, pool)");
+        assert!(PassOptions::parse("a=1 a=2").unwrap_err().contains("given twice"));
+        assert!(PassOptions::parse("").unwrap().is_empty());
+    }
+}

@@ -550,3 +550,82 @@ macro_rules! hip_ep_plugin_lib_dir {
         concat!(env!("OUT_DIR"), "/plugins/", stringify!($id), "/lib")
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noop(_: Op<'_>, _: &PassOptions) -> Result<(), PassError> {
+        Ok(())
+    }
+
+    fn pass(name: &'static str) -> PassDefinition {
+        PassDefinition {
+            argument: name,
+            description: "",
+            anchor: PassAnchor::Module,
+            options: &[],
+            run: noop,
+        }
+    }
+
+    #[test]
+    fn names_taken_by_mlir_the_host_or_a_plugin_are_refused() {
+        let store = crate::dispatch_plugin_registrations_once();
+        let mut r = HipEpPluginRegistry::new("tester", store);
+        let e = r.register_pass(pass("canonicalize")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "pass name 'canonicalize' from plugin 'tester' refused: already registered in MLIR's pass registry"
+        );
+        let e = r.register_pass(pass("convert-onnx-to-hip")).unwrap_err();
+        assert!(e.to_string().ends_with("already registered by plugin 'hip-ep'"), "{e}");
+        r.register_pass(pass("tester-pass")).unwrap();
+        let e = r.register_pass(pass("tester-pass")).unwrap_err();
+        assert!(e.to_string().ends_with("already registered by plugin 'tester'"), "{e}");
+        let e = r.register_pass(pass("Bad Name")).unwrap_err();
+        assert!(matches!(e, RegistryError::BadName { .. }), "{e}");
+        assert_eq!(r.staged.refused.len(), 4);
+        assert_eq!(r.staged.passes.len(), 1);
+    }
+
+    #[test]
+    fn runtime_bitcode_is_copied_and_empty_is_ignored() {
+        let committed = Contributions::default();
+        let mut r = HipEpPluginRegistry::new("tester", &committed);
+        let mut bytes = vec![1u8, 2, 3];
+        r.add_runtime_bitcode(&bytes);
+        bytes[0] = 9;
+        r.add_runtime_bitcode(&[]);
+        assert_eq!(r.staged.bitcode.len(), 1);
+        assert_eq!(r.staged.bitcode[0].value, [1, 2, 3]);
+    }
+
+    #[test]
+    fn slots_are_append_only_and_numbered() {
+        let numbers: Vec<u32> = PipelineSlot::ALL.iter().map(|s| *s as u32).collect();
+        assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(PipelineSlot::AfterGenerateInterface.to_string(), "AfterGenerateInterface");
+        assert_eq!(HIP_EP_PLUGIN_API_VERSION, 3);
+    }
+
+    #[test]
+    fn the_registrar_dispatched_exactly_the_selected_plugins() {
+        let selected: Vec<&str> = env!("HIP_EP_SELECTED_PLUGINS")
+            .split(';')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let store = crate::dispatch_plugin_registrations_once();
+        assert_eq!(crate::selected_plugins(), selected);
+        assert_eq!(store.dispatched_plugins(), selected.as_slice());
+        if selected.is_empty() {
+            // No plugin: every hook is a no-op.
+            assert!(store.slot_requests().is_empty());
+            assert!(store.plugin_dialect_registrations().is_empty());
+            assert!(store.plugin_bitcode_buffers().is_empty());
+            assert!(store.plugin_library_paths().is_empty());
+            assert!(store.plugin_libraries().is_empty());
+            assert!(store.passes().iter().all(|p| p.plugin == crate::IN_TREE_ID));
+        }
+    }
+}

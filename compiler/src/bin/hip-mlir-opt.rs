@@ -62,7 +62,8 @@ fn main() -> ExitCode {
         }
     };
     let context = hip_ep_compiler::dialects::create_context();
-    let mut module = match parse_module(&context, &source) {
+    let name = args.input.display().to_string();
+    let mut module = match parse_module(&context, &source, &name) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("hip-mlir-opt: {e}");

@@ -1,0 +1,111 @@
+//! The static registrar with the sample plugins selected (`vendor;vendor_override`): every
+//! contribution recorded, in list order.
+
+use hip_ep_compiler::plugin::{DialectRegistration, PipelineSlot, RegistryError, RuntimeCall};
+
+fn store() -> &'static hip_ep_compiler::plugin::Contributions {
+    let store = hip_ep_compiler::dispatch_plugin_registrations_once();
+    assert_eq!(
+        hip_ep_compiler::selected_plugins(),
+        ["vendor", "vendor_override"],
+        "these tests need HIPDNN_EP_COMPILER_PLUGINS=vendor;vendor_override (scripts/test.sh sets it)"
+    );
+    store
+}
+
+#[test]
+fn dispatch_is_idempotent_and_in_list_order() {
+    let first = store() as *const _;
+    let second = hip_ep_compiler::dispatch_plugin_registrations_once() as *const _;
+    assert_eq!(first, second);
+    assert_eq!(store().dispatched_plugins(), ["vendor", "vendor_override"]);
+    assert!(store().failed_plugins().is_empty());
+}
+
+#[test]
+fn every_sample_contribution_is_recorded() {
+    let store = store();
+    let passes: Vec<(&str, &str)> = store
+        .passes()
+        .iter()
+        .filter(|c| c.plugin != hip_ep_compiler::IN_TREE_ID)
+        .map(|c| (c.plugin, c.value.argument))
+        .collect();
+    assert_eq!(
+        passes,
+        [
+            ("vendor", "vendor-introduce-add"),
+            ("vendor", "vendor-trace"),
+            ("vendor_override", "vendor-override-trace"),
+        ]
+    );
+    let pipelines: Vec<&str> = store
+        .pipelines()
+        .iter()
+        .filter(|c| c.plugin == "vendor")
+        .map(|c| c.value.name)
+        .collect();
+    assert_eq!(pipelines, ["vendor-offload"]);
+
+    let at_simplify: Vec<(&str, &str)> = store
+        .plugin_passes_for_slot(PipelineSlot::AfterSimplifyOnnx)
+        .iter()
+        .map(|r| (r.plugin, r.pass_name.as_str()))
+        .collect();
+    assert_eq!(
+        at_simplify,
+        [
+            ("vendor", "vendor-introduce-add"),
+            ("vendor", "vendor-trace"),
+            ("vendor_override", "vendor-override-trace"),
+        ]
+    );
+    for slot in PipelineSlot::ALL {
+        assert!(
+            store
+                .plugin_passes_for_slot(slot)
+                .iter()
+                .any(|r| r.pass_name == "vendor-trace"),
+            "vendor-trace requested at {slot}"
+        );
+    }
+
+    let dialects = store.plugin_dialect_registrations();
+    assert_eq!(dialects.len(), 1);
+    assert_eq!(dialects[0].plugin, "vendor");
+    assert!(matches!(dialects[0].value, DialectRegistration::Irdl(text) if text.contains("irdl.dialect @vendor")));
+
+    let models = store.plugin_op_models();
+    assert_eq!(models.len(), 1);
+    assert_eq!(models[0].value.op_name, "vendor.add");
+    assert_eq!(models[0].value.lowering, RuntimeCall::PointersAndCount("hip_ep_vendor_add"));
+
+    let bitcode: Vec<(&str, bool)> = store
+        .plugin_bitcode_buffers()
+        .iter()
+        .map(|c| (c.plugin, c.value.starts_with(b"BC\xc0\xde")))
+        .collect();
+    assert_eq!(bitcode, [("vendor", true), ("vendor_override", true)]);
+
+    let paths: Vec<&str> = store.plugin_library_paths().iter().map(|c| c.plugin).collect();
+    assert_eq!(paths, ["vendor", "vendor_override"]);
+    for p in store.plugin_library_paths() {
+        assert!(p.value.is_dir(), "{} exists", p.value.display());
+    }
+    let libs: Vec<(&str, &str)> = store
+        .plugin_libraries()
+        .iter()
+        .map(|c| (c.plugin, c.value.as_str()))
+        .collect();
+    assert_eq!(libs, [("vendor", "vendor_kernels"), ("vendor_override", "vendor_override_kernels")]);
+}
+
+#[test]
+fn the_duplicate_name_was_refused_before_mlir() {
+    let refused = store().refused();
+    assert_eq!(refused.len(), 1);
+    assert!(matches!(
+        &refused[0],
+        RegistryError::DuplicateName { name, plugin, .. } if name == "vendor-trace" && plugin == "vendor_override"
+    ));
+}
