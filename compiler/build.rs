@@ -102,7 +102,10 @@ fn main() {
     )
     .unwrap();
     fs::write(out_dir.join("static_plugins.rs"), generated).unwrap();
-    println!("cargo:rustc-env=HIP_EP_SELECTED_PLUGINS={}", selected.join(";"));
+    println!(
+        "cargo:rustc-env=HIP_EP_SELECTED_PLUGINS={}",
+        selected.join(";")
+    );
 }
 
 fn fail(message: &str) -> ! {
@@ -114,7 +117,11 @@ fn fail(message: &str) -> ! {
 fn selected_ids() -> Vec<String> {
     let raw = env::var("HIPDNN_EP_COMPILER_PLUGINS").unwrap_or_default();
     let mut ids: Vec<String> = Vec::new();
-    for id in raw.split([';', ',']).map(str::trim).filter(|s| !s.is_empty()) {
+    for id in raw
+        .split([';', ','])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         if !is_identifier(id) {
             fail(&format!(
                 "HIPDNN_EP_COMPILER_PLUGINS: '{id}' is not a plugin id (letters, digits and '_', \
@@ -224,7 +231,15 @@ fn run(cmd: &mut Command) {
 fn compile_bitcode(clang: &str, src: &Path, out: &Path) {
     fs::create_dir_all(out.parent().unwrap()).unwrap();
     run(Command::new(clang)
-        .args(["-O2", "-fPIC", "-std=c11", "-Wall", "-Werror", "-emit-llvm", "-c"])
+        .args([
+            "-O2",
+            "-fPIC",
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            "-emit-llvm",
+            "-c",
+        ])
         .arg(src)
         .arg("-o")
         .arg(out));

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# All tests: installs the few system tools the tests use (scripts/setup-debian.sh), then
-# runs the workspace's tests. This is the README's test command; .ci/run calls it.
+# All tests: installs the system packages the tests use (scripts/setup-debian.sh: C tools,
+# valgrind, LLVM/MLIR 22), then runs the workspace's tests and the compiler's. This is the README's test command; .ci/run calls it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup-debian.sh
 cargo test --workspace --locked "$@"
+
+# The compiler (compiler/, its own workspace: it links LLVM/MLIR 22). First built with no
+# plugin selected (every plugin hook is a no-op; the unit tests compile and run a model),
+# then with the two sample plugins selected, which the integration tests exercise.
+HIPDNN_EP_COMPILER_PLUGINS= cargo test --manifest-path compiler/Cargo.toml --locked --lib "$@"
+HIPDNN_EP_COMPILER_PLUGINS="vendor;vendor_override" \
+    cargo test --manifest-path compiler/Cargo.toml --locked "$@"

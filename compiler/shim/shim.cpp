@@ -69,12 +69,17 @@ void hip_ep_register_pipeline(MlirStringRef argument, MlirStringRef description,
       [](llvm::function_ref<void(const mlir::detail::PassOptions &)>) {});
 }
 
-/// Links `src` into `dst` and consumes `src` (also on failure). With `override_from_src`, a
-/// symbol defined in both takes `src`'s definition. Returns false on failure (the reason goes
+/// Links the definitions of `src` that `dst` needs into `dst` and consumes `src` (also on
+/// failure). With `override_from_src`, a symbol defined in both takes `src`'s definition. Returns false on failure (the reason goes
 /// to the LLVM context's diagnostic handler).
 bool hip_ep_link_modules(LLVMModuleRef dst, LLVMModuleRef src, bool override_from_src) {
   std::unique_ptr<llvm::Module> owned(llvm::unwrap(src));
-  unsigned flags = override_from_src ? llvm::Linker::Flags::OverrideFromSrc : llvm::Linker::Flags::None;
+  // Only definitions the model references are pulled in (a runtime library's unused wrappers
+  // would otherwise be compiled by every JIT); with override, a needed definition of `src`
+  // replaces the one already linked.
+  unsigned flags = llvm::Linker::Flags::LinkOnlyNeeded;
+  if (override_from_src)
+    flags |= llvm::Linker::Flags::OverrideFromSrc;
   return !llvm::Linker::linkModules(*llvm::unwrap(dst), std::move(owned), flags);
 }
 

@@ -15,7 +15,7 @@ use melior::{
 
 use crate::error::CompileError;
 use crate::ir::Op;
-use crate::llvm::{IN_TREE_RUNTIME_BITCODE, Jit, LinkInputs, LlvmModule};
+use crate::llvm::{Codegen, IN_TREE_RUNTIME_BITCODE, Jit, LinkInputs, LlvmModule};
 use crate::passes::lower::{INTERFACE_SYMBOL, Interface};
 use crate::pipeline::{PIPELINE_ENV, PipelineChoice};
 
@@ -24,15 +24,19 @@ use crate::pipeline::{PIPELINE_ENV, PipelineChoice};
 pub struct CompileOptions {
     /// The MLIR pipeline.
     pub pipeline: PipelineChoice,
-    /// Run LLVM's `default<O2>` after linking the runtime (inlines the wrappers).
+    /// Run LLVM's `default<O2>` on the linked module (inlines the wrappers into the model).
+    /// Off by default: the runtime bitcode is optimised already and O2 costs ~50 ms.
     pub optimize: bool,
+    /// Code generation of the JIT (the native shared object always uses `Optimized`).
+    pub jit_codegen: Codegen,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
         Self {
             pipeline: PipelineChoice::Default,
-            optimize: true,
+            optimize: false,
+            jit_codegen: Codegen::Fast,
         }
     }
 }
@@ -86,7 +90,11 @@ impl Drop for Diagnostics<'_> {
 
 /// Parses MLIR text in `context`; diagnostics locations name `source_name` (a file name, or
 /// `-`). A single top-level op other than `builtin.module` is wrapped in one.
-pub fn parse_module<'c>(context: &'c Context, source: &str, source_name: &str) -> Result<Module<'c>, CompileError> {
+pub fn parse_module<'c>(
+    context: &'c Context,
+    source: &str,
+    source_name: &str,
+) -> Result<Module<'c>, CompileError> {
     let diagnostics = Diagnostics::capture(context);
     // SAFETY: live context; both strings are valid for the call (MLIR copies what it keeps).
     let raw = unsafe {
@@ -102,7 +110,8 @@ pub fn parse_module<'c>(context: &'c Context, source: &str, source_name: &str) -
     // SAFETY: a freshly parsed, owned top-level operation.
     let op = unsafe { melior::ir::Operation::from_raw(raw) };
     if op.name().as_string_ref().as_str() == Ok("builtin.module") {
-        return Module::from_operation(op).ok_or_else(|| CompileError::Parse("not a module".into()));
+        return Module::from_operation(op)
+            .ok_or_else(|| CompileError::Parse("not a module".into()));
     }
     let module = Module::new(melior::ir::Location::unknown(context));
     module.body().append_operation(op);
@@ -110,34 +119,53 @@ pub fn parse_module<'c>(context: &'c Context, source: &str, source_name: &str) -
 }
 
 /// Runs pipeline text (a pass list, optionally wrapped in `builtin.module(...)`) on `module`.
-pub fn run_pass_pipeline(context: &Context, module: &mut Module<'_>, pipeline: &str) -> Result<(), CompileError> {
+pub fn run_pass_pipeline(
+    context: &Context,
+    module: &mut Module<'_>,
+    pipeline: &str,
+) -> Result<(), CompileError> {
     crate::dispatch_plugin_registrations_once();
     let diagnostics = Diagnostics::capture(context);
     let pm = PassManager::new(context);
     let inner = crate::pipeline::strip_module_wrapper(pipeline);
-    parse_pass_pipeline(pm.as_operation_pass_manager(), &format!("builtin.module({inner})"))
-        .map_err(|e| {
-            let extra = diagnostics.take();
-            CompileError::Pipeline(if extra.is_empty() { e.to_string() } else { format!("{e}\n{extra}") })
-        })?;
+    parse_pass_pipeline(
+        pm.as_operation_pass_manager(),
+        &format!("builtin.module({inner})"),
+    )
+    .map_err(|e| {
+        let extra = diagnostics.take();
+        CompileError::Pipeline(if extra.is_empty() {
+            e.to_string()
+        } else {
+            format!("{e}\n{extra}")
+        })
+    })?;
     let _span = tracing::debug_span!("pipeline", pipeline = inner).entered();
-    pm.run(module).map_err(|_| CompileError::PassFailed(diagnostics.take()))
+    pm.run(module)
+        .map_err(|_| CompileError::PassFailed(diagnostics.take()))
 }
 
 /// True when the module defines `inference_compute` (as `llvm.func` or `func.func`).
 pub fn has_interface(module: &Module<'_>) -> bool {
-    Op::new(module.as_operation()).body_ops().into_iter().any(|op| {
-        matches!(op.name(), "llvm.func" | "func.func")
-            && op
-                .attr("sym_name")
-                .and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok())
-                .is_some_and(|s| s.value() == INTERFACE_SYMBOL)
-    })
+    Op::new(module.as_operation())
+        .body_ops()
+        .into_iter()
+        .any(|op| {
+            matches!(op.name(), "llvm.func" | "func.func")
+                && op
+                    .attr("sym_name")
+                    .and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok())
+                    .is_some_and(|s| s.value() == INTERFACE_SYMBOL)
+        })
 }
 
 /// Runs the chosen pipeline: the built-in one, or an override (which warns once when plugin
 /// slot requests are pending and must produce `inference_compute`).
-pub fn run_pipeline(context: &Context, module: &mut Module<'_>, choice: &PipelineChoice) -> Result<(), CompileError> {
+pub fn run_pipeline(
+    context: &Context,
+    module: &mut Module<'_>,
+    choice: &PipelineChoice,
+) -> Result<(), CompileError> {
     let store = crate::dispatch_plugin_registrations_once();
     if let PipelineChoice::Override(_) = choice {
         crate::pipeline::warn_pending_slots_once(store);
@@ -145,7 +173,9 @@ pub fn run_pipeline(context: &Context, module: &mut Module<'_>, choice: &Pipelin
     let text = choice.pass_list();
     match run_pass_pipeline(context, module, &text) {
         Err(CompileError::Pipeline(e)) if matches!(choice, PipelineChoice::Override(_)) => {
-            return Err(CompileError::Override(format!("cannot parse '{text}': {e}")));
+            return Err(CompileError::Override(format!(
+                "cannot parse '{text}': {e}"
+            )));
         }
         other => other?,
     }
@@ -163,6 +193,7 @@ pub struct CompiledModel {
     llvm: LlvmModule,
     interface: Interface,
     link: LinkInputs,
+    jit_codegen: Codegen,
 }
 
 /// Compiles MLIR text (ONNX dialect ops in one public function) to linked LLVM IR.
@@ -172,27 +203,48 @@ pub fn compile(source: &str, options: &CompileOptions) -> Result<CompiledModel, 
     let mut module = parse_module(&context, source, "model.mlir")?;
     run_pipeline(&context, &mut module, &options.pipeline)?;
     let interface = Interface::read(Op::new(module.as_operation())).ok_or_else(|| {
-        CompileError::PassFailed("no hip.interface attribute after the pipeline (hip-bufferize did not run)".into())
+        CompileError::PassFailed(
+            "no hip.interface attribute after the pipeline (hip-bufferize did not run)".into(),
+        )
     })?;
     Op::new(module.as_operation()).remove_attr(crate::passes::bufferize::INTERFACE_ATTR);
     let diagnostics = Diagnostics::capture(&context);
     let mut llvm = LlvmModule::from_mlir(&module).map_err(|e| match e {
-        CompileError::Translate(m) => CompileError::Translate(format!("{m}\n{}", diagnostics.take())),
+        CompileError::Translate(m) => {
+            CompileError::Translate(format!("{m}\n{}", diagnostics.take()))
+        }
         other => other,
     })?;
     drop(diagnostics);
     llvm.link_bitcode(IN_TREE_RUNTIME_BITCODE, "the in-tree runtime", false)?;
     for bitcode in store.plugin_bitcode_buffers() {
-        llvm.link_bitcode(&bitcode.value, &format!("plugin '{}' runtime bitcode", bitcode.plugin), true)?;
+        llvm.link_bitcode(
+            &bitcode.value,
+            &format!("plugin '{}' runtime bitcode", bitcode.plugin),
+            true,
+        )?;
     }
     if options.optimize {
         llvm.optimize()?;
     }
     let link = LinkInputs {
-        library_paths: store.plugin_library_paths().iter().map(|c| c.value.clone()).collect(),
-        libraries: store.plugin_libraries().iter().map(|c| c.value.clone()).collect(),
+        library_paths: store
+            .plugin_library_paths()
+            .iter()
+            .map(|c| c.value.clone())
+            .collect(),
+        libraries: store
+            .plugin_libraries()
+            .iter()
+            .map(|c| c.value.clone())
+            .collect(),
     };
-    Ok(CompiledModel { llvm, interface, link })
+    Ok(CompiledModel {
+        llvm,
+        interface,
+        link,
+        jit_codegen: options.jit_codegen,
+    })
 }
 
 impl CompiledModel {
@@ -219,11 +271,12 @@ impl CompiledModel {
     }
     /// JIT-compiles the model in this process.
     pub fn jit(self) -> Result<JitModel, CompileError> {
-        let jit = self.llvm.into_jit(&self.link)?;
+        let jit = self.llvm.into_jit(&self.link, self.jit_codegen)?;
         let address = jit.lookup(INTERFACE_SYMBOL)?;
         // SAFETY: generate-interface emits `i32 inference_compute(ptr, ptr)`; the address
         // stays valid while `jit` lives, which JitModel owns.
-        let entry: InferenceCompute = unsafe { std::mem::transmute::<usize, InferenceCompute>(address as usize) };
+        let entry: InferenceCompute =
+            unsafe { std::mem::transmute::<usize, InferenceCompute>(address as usize) };
         Ok(JitModel {
             _jit: jit,
             entry,
@@ -252,27 +305,47 @@ impl JitModel {
     /// Runs `inference_compute` after checking the buffer counts and sizes against the
     /// interface (dense row-major f32).
     pub fn run(&self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> Result<(), CompileError> {
-        let check = |kind: &str, shapes: &[Vec<i64>], lens: Vec<usize>| -> Result<(), CompileError> {
-            if shapes.len() != lens.len() {
-                return Err(CompileError::Run(format!("the model takes {} {kind}, got {}", shapes.len(), lens.len())));
-            }
-            for (i, (shape, len)) in shapes.iter().zip(lens).enumerate() {
-                let want: i64 = shape.iter().product();
-                if want as usize != len {
-                    return Err(CompileError::Run(format!("{kind} #{i} needs {want} f32 values (shape {shape:?}), got {len}")));
+        let check =
+            |kind: &str, shapes: &[Vec<i64>], lens: Vec<usize>| -> Result<(), CompileError> {
+                if shapes.len() != lens.len() {
+                    return Err(CompileError::Run(format!(
+                        "the model takes {} {kind}, got {}",
+                        shapes.len(),
+                        lens.len()
+                    )));
                 }
-            }
-            Ok(())
-        };
-        check("inputs", &self.interface.inputs, inputs.iter().map(|s| s.len()).collect())?;
-        check("outputs", &self.interface.outputs, outputs.iter().map(|s| s.len()).collect())?;
-        let ins: Vec<*mut c_void> = inputs.iter().map(|s| s.as_ptr().cast_mut().cast()).collect();
+                for (i, (shape, len)) in shapes.iter().zip(lens).enumerate() {
+                    let want: i64 = shape.iter().product();
+                    if want as usize != len {
+                        return Err(CompileError::Run(format!(
+                            "{kind} #{i} needs {want} f32 values (shape {shape:?}), got {len}"
+                        )));
+                    }
+                }
+                Ok(())
+            };
+        check(
+            "inputs",
+            &self.interface.inputs,
+            inputs.iter().map(|s| s.len()).collect(),
+        )?;
+        check(
+            "outputs",
+            &self.interface.outputs,
+            outputs.iter().map(|s| s.len()).collect(),
+        )?;
+        let ins: Vec<*mut c_void> = inputs
+            .iter()
+            .map(|s| s.as_ptr().cast_mut().cast())
+            .collect();
         let outs: Vec<*mut c_void> = outputs.iter_mut().map(|s| s.as_mut_ptr().cast()).collect();
         // SAFETY: the code was generated for exactly these buffer counts and sizes (checked
         // above); inputs are only read, outputs written within their lengths.
         let status = unsafe { (self.entry)(ins.as_ptr(), outs.as_ptr()) };
         if status != 0 {
-            return Err(CompileError::Run(format!("{INTERFACE_SYMBOL} returned {status}")));
+            return Err(CompileError::Run(format!(
+                "{INTERFACE_SYMBOL} returned {status}"
+            )));
         }
         Ok(())
     }
@@ -300,15 +373,22 @@ func.func @main_graph(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
   %2 = "onnx.Add"(%1, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %2 : tensor<3xf32>
 }"#;
-        let jit = compile(model, &CompileOptions::default()).unwrap().jit().unwrap();
+        let jit = compile(model, &CompileOptions::default())
+            .unwrap()
+            .jit()
+            .unwrap();
         let mut out = [0.0f32; 3];
-        jit.run(&[&[1.0, 2.0, 3.0], &[2.0, 2.0, 2.0]], &mut [&mut out]).unwrap();
+        jit.run(&[&[1.0, 2.0, 3.0], &[2.0, 2.0, 2.0]], &mut [&mut out])
+            .unwrap();
         assert_eq!(out, [2.0, 2.0, 3.0]);
     }
 
     #[test]
     fn override_wrapper_is_stripped() {
-        assert_eq!(crate::pipeline::strip_module_wrapper(" builtin.module(a, b) "), "a, b");
+        assert_eq!(
+            crate::pipeline::strip_module_wrapper(" builtin.module(a, b) "),
+            "a, b"
+        );
         assert_eq!(crate::pipeline::strip_module_wrapper("a,b"), "a,b");
         assert_eq!(
             PipelineChoice::Override("builtin.module(x)".into()).pass_list(),

@@ -64,4 +64,3 @@ pub(crate) fn mlir_name_registered(name: &str) -> bool {
     // SAFETY: the string ref is valid for the call; the shim only reads it.
     unsafe { hip_ep_mlir_name_registered(string_ref(name)) }
 }
-

@@ -285,7 +285,10 @@ impl<'c> Op<'c> {
         // ownership of `new` moves into the block.
         unsafe {
             let block = mlirOperationGetBlock(self.raw);
-            assert!(!block.ptr.is_null(), "insert_before on a top-level operation");
+            assert!(
+                !block.ptr.is_null(),
+                "insert_before on a top-level operation"
+            );
             let raw = new.into_raw();
             mlirBlockInsertOwnedOperationBefore(block, self.raw, raw);
             Op {
@@ -342,11 +345,15 @@ pub unsafe fn context_from_raw<'c>(raw: mlir_sys::MlirContext) -> &'c Context {
     static TABLE: Mutex<Option<HashMap<usize, usize>>> = Mutex::new(None);
     let key = raw.ptr as usize;
     let mut table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
-    let address = *table.get_or_insert_with(HashMap::new).entry(key).or_insert_with(|| {
-        // SAFETY: the leaked ContextRef only holds the raw pointer.
-        let leaked: &'static ContextRef<'static> = Box::leak(Box::new(unsafe { ContextRef::from_raw(raw) }));
-        leaked as *const ContextRef<'static> as usize
-    });
+    let address = *table
+        .get_or_insert_with(HashMap::new)
+        .entry(key)
+        .or_insert_with(|| {
+            // SAFETY: the leaked ContextRef only holds the raw pointer.
+            let leaked: &'static ContextRef<'static> =
+                Box::leak(Box::new(unsafe { ContextRef::from_raw(raw) }));
+            leaked as *const ContextRef<'static> as usize
+        });
     // SAFETY: `address` is a leaked, never-freed ContextRef for `raw`; `to_ref` reinterprets
     // it as the `Context` it stands for, live for `'c` by the caller's guarantee.
     unsafe {
@@ -424,7 +431,11 @@ pub fn static_shape(ty: Type<'_>) -> Option<StaticShape<'_>> {
 
 /// The static shape of `value`'s type when it is an f32 tensor/memref; otherwise an error
 /// naming `op` and the operand role.
-pub fn f32_shape<'c>(op: Op<'c>, value: Value<'c, '_>, role: &str) -> Result<StaticShape<'c>, PassError> {
+pub fn f32_shape<'c>(
+    op: Op<'c>,
+    value: Value<'c, '_>,
+    role: &str,
+) -> Result<StaticShape<'c>, PassError> {
     let ty = value.r#type();
     match static_shape(ty) {
         Some(shape) if shape.element == Type::float32(op.ctx()) => Ok(shape),
@@ -440,7 +451,8 @@ pub fn f32_shape<'c>(op: Op<'c>, value: Value<'c, '_>, role: &str) -> Result<Sta
 
 /// Parses a type in `op`'s context.
 pub fn parse_type<'c>(op: Op<'c>, text: &str) -> Type<'c> {
-    Type::parse(op.ctx(), text).unwrap_or_else(|| panic!("internal type text does not parse: {text}"))
+    Type::parse(op.ctx(), text)
+        .unwrap_or_else(|| panic!("internal type text does not parse: {text}"))
 }
 
 /// Parses an attribute in `op`'s context.

@@ -49,7 +49,10 @@
 #![deny(missing_docs)]
 
 // Plugin sources are compiled into this crate and name the API `hip_ep_compiler::…`.
-#[allow(unused_extern_crates, reason = "plugins compiled into the crate use this name")]
+#[allow(
+    unused_extern_crates,
+    reason = "plugins compiled into the crate use this name"
+)]
 extern crate self as hip_ep_compiler;
 
 pub mod dialects;

@@ -22,11 +22,13 @@ use llvm_sys::{
     error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage},
     orc2::{
         LLVMOrcCreateDynamicLibrarySearchGeneratorForPath,
-        LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess, LLVMOrcCreateNewThreadSafeContextFromLLVMContext,
-        LLVMOrcCreateNewThreadSafeModule, LLVMOrcDisposeThreadSafeContext, LLVMOrcExecutorAddress,
-        LLVMOrcJITDylibAddGenerator,
+        LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess,
+        LLVMOrcCreateNewThreadSafeContextFromLLVMContext, LLVMOrcCreateNewThreadSafeModule,
+        LLVMOrcDisposeThreadSafeContext, LLVMOrcExecutorAddress, LLVMOrcJITDylibAddGenerator,
+        LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine,
         lljit::{
-            LLVMOrcCreateLLJIT, LLVMOrcDisposeLLJIT, LLVMOrcLLJITAddLLVMIRModule,
+            LLVMOrcCreateLLJIT, LLVMOrcCreateLLJITBuilder, LLVMOrcDisposeLLJIT,
+            LLVMOrcLLJITAddLLVMIRModule, LLVMOrcLLJITBuilderSetJITTargetMachineBuilder,
             LLVMOrcLLJITGetGlobalPrefix, LLVMOrcLLJITGetMainJITDylib, LLVMOrcLLJITLookup,
             LLVMOrcLLJITRef,
         },
@@ -50,7 +52,8 @@ use llvm_sys::{
 use crate::error::CompileError;
 
 /// The in-tree runtime (`runtime/hip_runtime.c`, compiled by build.rs).
-pub const IN_TREE_RUNTIME_BITCODE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hip_runtime.bc"));
+pub const IN_TREE_RUNTIME_BITCODE: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/hip_runtime.bc"));
 
 fn initialize_native_target() {
     static ONCE: Once = Once::new();
@@ -159,7 +162,9 @@ impl LlvmModule {
             let failed = LLVMParseBitcodeInContext2(self.context, buffer, &mut module);
             LLVMDisposeMemoryBuffer(buffer);
             if failed != 0 || module.is_null() {
-                return Err(CompileError::Link(format!("{what}: not valid LLVM bitcode")));
+                return Err(CompileError::Link(format!(
+                    "{what}: not valid LLVM bitcode"
+                )));
             }
             Ok(module)
         }
@@ -167,14 +172,21 @@ impl LlvmModule {
 
     /// Links bitcode into the model; with `override_from_src`, its definitions replace
     /// existing ones of the same name.
-    pub fn link_bitcode(&mut self, bitcode: &[u8], what: &str, override_from_src: bool) -> Result<(), CompileError> {
+    pub fn link_bitcode(
+        &mut self,
+        bitcode: &[u8],
+        what: &str,
+        override_from_src: bool,
+    ) -> Result<(), CompileError> {
         let src = self.parse_bitcode(bitcode, what)?;
         // SAFETY: both modules live in this context; the shim consumes `src`.
         let ok = unsafe { crate::ffi::hip_ep_link_modules(self.module, src, override_from_src) };
         if ok {
             Ok(())
         } else {
-            Err(CompileError::Link(format!("linking {what} failed (see the LLVM diagnostics above)")))
+            Err(CompileError::Link(format!(
+                "linking {what} failed (see the LLVM diagnostics above)"
+            )))
         }
     }
 
@@ -194,7 +206,10 @@ impl LlvmModule {
             let error = LLVMRunPasses(self.module, c"default<O2>".as_ptr(), tm.raw, options);
             LLVMDisposePassBuilderOptions(options);
             if !error.is_null() {
-                return Err(CompileError::Link(format!("LLVM optimisation failed: {}", take_error(error))));
+                return Err(CompileError::Link(format!(
+                    "LLVM optimisation failed: {}",
+                    take_error(error)
+                )));
             }
         }
         Ok(())
@@ -285,14 +300,19 @@ impl LlvmModule {
 
     /// Hands the module to a new ORC JIT that resolves external symbols in the process and in
     /// the given libraries.
-    pub fn into_jit(mut self, libs: &LinkInputs) -> Result<Jit, CompileError> {
+    pub fn into_jit(mut self, libs: &LinkInputs, codegen: Codegen) -> Result<Jit, CompileError> {
         initialize_native_target();
         let mut jit: LLVMOrcLLJITRef = ptr::null_mut();
         // SAFETY: ORC objects are created, transferred and disposed per the LLVM-C contracts:
         // the thread-safe context takes our context, the thread-safe module takes our module,
         // and LLJIT takes the thread-safe module.
         unsafe {
-            let error = LLVMOrcCreateLLJIT(&mut jit, ptr::null_mut());
+            let builder = LLVMOrcCreateLLJITBuilder();
+            let tm = TargetMachine::host_with_level(codegen.level())?;
+            let jtmb = LLVMOrcJITTargetMachineBuilderCreateFromTargetMachine(tm.raw);
+            std::mem::forget(tm);
+            LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(builder, jtmb);
+            let error = LLVMOrcCreateLLJIT(&mut jit, builder);
             if !error.is_null() {
                 return Err(CompileError::Jit(take_error(error)));
             }
@@ -310,8 +330,9 @@ impl LlvmModule {
             }
             LLVMOrcJITDylibAddGenerator(dylib, generator);
             for lib in libs.resolve()? {
-                let path = CString::new(lib.to_string_lossy().as_bytes())
-                    .map_err(|_| CompileError::Jit(format!("{}: nul byte in path", lib.display())))?;
+                let path = CString::new(lib.to_string_lossy().as_bytes()).map_err(|_| {
+                    CompileError::Jit(format!("{}: nul byte in path", lib.display()))
+                })?;
                 let mut generator = ptr::null_mut();
                 let error = LLVMOrcCreateDynamicLibrarySearchGeneratorForPath(
                     &mut generator,
@@ -321,7 +342,11 @@ impl LlvmModule {
                     ptr::null_mut(),
                 );
                 if !error.is_null() {
-                    return Err(CompileError::Jit(format!("{}: {}", lib.display(), take_error(error))));
+                    return Err(CompileError::Jit(format!(
+                        "{}: {}",
+                        lib.display(),
+                        take_error(error)
+                    )));
                 }
                 LLVMOrcJITDylibAddGenerator(dylib, generator);
             }
@@ -344,8 +369,34 @@ struct TargetMachine {
     raw: LLVMTargetMachineRef,
 }
 
+/// How hard the code generator works (the JIT's and the native object's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Codegen {
+    /// Fast instruction selection, no machine-level optimisation: the JIT default. The
+    /// runtime bitcode is already optimised IR (clang -O2), so this mostly costs register
+    /// allocation quality, and saves most of the JIT time (about 5 vs 30 ms for the small
+    /// model in BENCHMARKS.md).
+    #[default]
+    Fast,
+    /// LLVM's default code generation level (`-O2`): the native shared object's.
+    Optimized,
+}
+
+impl Codegen {
+    fn level(self) -> LLVMCodeGenOptLevel {
+        match self {
+            Codegen::Fast => LLVMCodeGenOptLevel::LLVMCodeGenLevelNone,
+            Codegen::Optimized => LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
+        }
+    }
+}
+
 impl TargetMachine {
     fn host() -> Result<Self, CompileError> {
+        Self::host_with_level(LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault)
+    }
+
+    fn host_with_level(level: LLVMCodeGenOptLevel) -> Result<Self, CompileError> {
         initialize_native_target();
         // SAFETY: LLVM-C target queries; every returned string is disposed.
         unsafe {
@@ -354,7 +405,10 @@ impl TargetMachine {
             let mut message = ptr::null_mut();
             if LLVMGetTargetFromTriple(triple, &mut target, &mut message) != 0 {
                 LLVMDisposeMessage(triple);
-                return Err(CompileError::Jit(format!("no LLVM target for the host: {}", take_message(message))));
+                return Err(CompileError::Jit(format!(
+                    "no LLVM target for the host: {}",
+                    take_message(message)
+                )));
             }
             let cpu = LLVMGetHostCPUName();
             let features = LLVMGetHostCPUFeatures();
@@ -363,7 +417,7 @@ impl TargetMachine {
                 triple,
                 cpu,
                 features,
-                LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
+                level,
                 LLVMRelocMode::LLVMRelocPIC,
                 LLVMCodeModel::LLVMCodeModelDefault,
             );
@@ -434,13 +488,15 @@ unsafe impl Sync for Jit {}
 impl Jit {
     /// The address of a JIT-compiled symbol (compiles on first lookup).
     pub fn lookup(&self, name: &str) -> Result<LLVMOrcExecutorAddress, CompileError> {
-        let cname = CString::new(name).map_err(|_| CompileError::Jit("nul byte in symbol name".into()))?;
+        let cname =
+            CString::new(name).map_err(|_| CompileError::Jit("nul byte in symbol name".into()))?;
         let mut address: LLVMOrcExecutorAddress = 0;
         // SAFETY: live JIT; the name is nul-terminated.
         let error = unsafe { LLVMOrcLLJITLookup(self.raw, &mut address, cname.as_ptr()) };
         if !error.is_null() {
             // SAFETY: a live error, consumed.
-            return Err(CompileError::Jit(format!("looking up {name}: {}", unsafe { take_error(error) })));
+            let message = unsafe { take_error(error) };
+            return Err(CompileError::Jit(format!("looking up {name}: {message}")));
         }
         Ok(address)
     }

@@ -32,9 +32,7 @@ use mlir_sys::{
 
 use crate::ffi::{self, string_ref};
 use crate::ir::Op;
-use crate::plugin::{
-    Contributions, PassAnchor, PassDefinition, PipelineDefinition, PipelineSlot,
-};
+use crate::plugin::{Contributions, PassAnchor, PassDefinition, PipelineDefinition, PipelineSlot};
 
 /// The built-in pipeline, as pipeline text. Slot injection is on only here: the registered
 /// pipelines default to `plugin-slots=false`, so a pipeline written by hand (an override,
@@ -197,12 +195,7 @@ unsafe extern "C" fn pipeline_builder(
 ) -> bool {
     // SAFETY: `user` is a `&'static PipelineDefinition` (see `register_with_mlir`); the
     // option text is valid for the call.
-    let (def, options) = unsafe {
-        (
-            &*user.cast::<PipelineDefinition>(),
-            ffi::to_string(options),
-        )
-    };
+    let (def, options) = unsafe { (&*user.cast::<PipelineDefinition>(), ffi::to_string(options)) };
     let result = std::panic::catch_unwind(|| {
         let options = PassOptions::parse(&options).map_err(|e| format!("{}: {e}", def.name))?;
         let mut builder = PipelineBuilder { pm, slots: false };
@@ -271,6 +264,7 @@ impl PipelineBuilder {
         unsafe extern "C" fn collect(s: MlirStringRef, data: *mut c_void) {
             // SAFETY: `data` is the Option below, alive for the call; `s` is valid for it.
             let out = unsafe { &mut *data.cast::<Option<String>>() };
+            // SAFETY: MLIR passes a valid string ref for the call.
             let piece = unsafe { ffi::to_string(s) };
             out.get_or_insert_with(String::new).push_str(&piece);
         }
@@ -306,7 +300,9 @@ impl PipelineBuilder {
         unsafe {
             let target = match registered.def.anchor {
                 PassAnchor::Module => self.pm,
-                PassAnchor::Func => mlirOpPassManagerGetNestedUnder(self.pm, string_ref("func.func")),
+                PassAnchor::Func => {
+                    mlirOpPassManagerGetNestedUnder(self.pm, string_ref("func.func"))
+                }
             };
             mlirOpPassManagerAddOwnedPass(target, pass.to_raw());
         }
@@ -380,7 +376,10 @@ impl PipelineChoice {
 /// `builtin.module(a,b)` → `a,b`; anything else unchanged (trimmed).
 pub fn strip_module_wrapper(text: &str) -> &str {
     let t = text.trim();
-    if let Some(inner) = t.strip_prefix("builtin.module(").and_then(|r| r.strip_suffix(')')) {
+    if let Some(inner) = t
+        .strip_prefix("builtin.module(")
+        .and_then(|r| r.strip_suffix(')'))
+    {
         inner.trim()
     } else {
         t
@@ -419,7 +418,10 @@ fn pipeline_onnx_to_hip(b: &mut PipelineBuilder, options: &PassOptions) -> Resul
 }
 
 fn pipeline_hip_to_llvm(b: &mut PipelineBuilder, options: &PassOptions) -> Result<(), String> {
-    options.check_known("hip-to-llvm-pipeline", &["pool", "pool-alignment", "plugin-slots"])?;
+    options.check_known(
+        "hip-to-llvm-pipeline",
+        &["pool", "pool-alignment", "plugin-slots"],
+    )?;
     b.slots = options.get_bool("plugin-slots", false)?;
     let pool = options.get_bool("pool", true)?;
     let alignment = options.get_u64("pool-alignment", 64)?;
@@ -474,10 +476,18 @@ mod tests {
         assert_eq!(o.get_bool("pool", true), Ok(false));
         assert_eq!(o.get_bool("verbose", false), Ok(true));
         assert_eq!(o.get_u64("missing", 7), Ok(7));
-        assert!(o.get_u64("pool", 0).unwrap_err().contains("'pool=false' is not an unsigned integer"));
+        assert!(
+            o.get_u64("pool", 0)
+                .unwrap_err()
+                .contains("'pool=false' is not an unsigned integer")
+        );
         let e = o.check_known("p", &["alignment", "pool"]).unwrap_err();
         assert_eq!(e, "p: unknown option 'verbose' (accepted: alignment, pool)");
-        assert!(PassOptions::parse("a=1 a=2").unwrap_err().contains("given twice"));
+        assert!(
+            PassOptions::parse("a=1 a=2")
+                .unwrap_err()
+                .contains("given twice")
+        );
         assert!(PassOptions::parse("").unwrap().is_empty());
     }
 }

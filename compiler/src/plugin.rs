@@ -7,7 +7,7 @@
 //! [`dispatch_plugin_registrations_once`](crate::dispatch_plugin_registrations_once). The
 //! entry point is defined with [`hip_ep_define_plugin!`](crate::hip_ep_define_plugin):
 //!
-//! ```ignore
+//! ```text
 //! use hip_ep_compiler::plugin::{HipEpPluginRegistry, PipelineSlot};
 //!
 //! hip_ep_compiler::hip_ep_define_plugin!(myvendor, |r: &mut HipEpPluginRegistry| {
@@ -245,7 +245,10 @@ impl Contributions {
     }
     /// Plugin passes requested at `slot`, in registration order.
     pub fn plugin_passes_for_slot(&self, slot: PipelineSlot) -> Vec<&SlotRequest> {
-        self.slot_requests.iter().filter(|r| r.slot == slot).collect()
+        self.slot_requests
+            .iter()
+            .filter(|r| r.slot == slot)
+            .collect()
     }
     /// All slot requests.
     pub fn slot_requests(&self) -> &[SlotRequest] {
@@ -473,7 +476,8 @@ pub(crate) fn dispatch(entries: &[(&'static str, PluginEntry)], store: &mut Cont
             continue;
         }
         let mut registry = HipEpPluginRegistry::new(id, store);
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry(&mut registry)));
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry(&mut registry)));
         match result {
             Ok(()) => {
                 let staged = registry.staged;
@@ -507,7 +511,7 @@ pub(crate) fn dispatch(entries: &[(&'static str, PluginEntry)], store: &mut Cont
 /// design) in the plugin's module; the generated registrar calls it and fails the build when
 /// `id` differs from the plugin's directory name. The body is a non-capturing closure.
 ///
-/// ```ignore
+/// ```text
 /// hip_ep_compiler::hip_ep_define_plugin!(myvendor, |r| {
 ///     r.add_library("vendor_kernels");
 /// });
@@ -579,10 +583,18 @@ mod tests {
             "pass name 'canonicalize' from plugin 'tester' refused: already registered in MLIR's pass registry"
         );
         let e = r.register_pass(pass("convert-onnx-to-hip")).unwrap_err();
-        assert!(e.to_string().ends_with("already registered by plugin 'hip-ep'"), "{e}");
+        assert!(
+            e.to_string()
+                .ends_with("already registered by plugin 'hip-ep'"),
+            "{e}"
+        );
         r.register_pass(pass("tester-pass")).unwrap();
         let e = r.register_pass(pass("tester-pass")).unwrap_err();
-        assert!(e.to_string().ends_with("already registered by plugin 'tester'"), "{e}");
+        assert!(
+            e.to_string()
+                .ends_with("already registered by plugin 'tester'"),
+            "{e}"
+        );
         let e = r.register_pass(pass("Bad Name")).unwrap_err();
         assert!(matches!(e, RegistryError::BadName { .. }), "{e}");
         assert_eq!(r.staged.refused.len(), 4);
@@ -605,7 +617,10 @@ mod tests {
     fn slots_are_append_only_and_numbered() {
         let numbers: Vec<u32> = PipelineSlot::ALL.iter().map(|s| *s as u32).collect();
         assert_eq!(numbers, [0, 1, 2, 3, 4, 5, 6]);
-        assert_eq!(PipelineSlot::AfterGenerateInterface.to_string(), "AfterGenerateInterface");
+        assert_eq!(
+            PipelineSlot::AfterGenerateInterface.to_string(),
+            "AfterGenerateInterface"
+        );
         assert_eq!(HIP_EP_PLUGIN_API_VERSION, 3);
     }
 

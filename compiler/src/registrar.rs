@@ -12,7 +12,10 @@ mod static_plugins {
 /// The id in-tree contributions are recorded under.
 pub const IN_TREE_ID: &str = "hip-ep";
 
-#[allow(dead_code, reason = "used by the generated registrar when a plugin is selected")]
+#[allow(
+    dead_code,
+    reason = "used by the generated registrar when a plugin is selected"
+)]
 /// Byte equality usable in the generated registrar's compile-time id check.
 pub(crate) const fn same_id(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -31,7 +34,10 @@ pub(crate) const fn same_id(a: &str, b: &str) -> bool {
 
 /// The plugins selected into this build, in dispatch order.
 pub fn selected_plugins() -> Vec<&'static str> {
-    static_plugins::STATIC_PLUGINS.iter().map(|(id, _)| *id).collect()
+    static_plugins::STATIC_PLUGINS
+        .iter()
+        .map(|(id, _)| *id)
+        .collect()
 }
 
 /// Registers MLIR's own passes, the in-tree passes and pipelines, and every selected plugin's
@@ -83,16 +89,28 @@ mod tests {
     #[test]
     fn panicking_plugin_is_skipped_with_nothing_kept() {
         let mut store = Contributions::default();
-        dispatch(&[("first", good), ("broken", panics), ("last", good)], &mut store);
+        dispatch(
+            &[("first", good), ("broken", panics), ("last", good)],
+            &mut store,
+        );
         assert_eq!(store.dispatched_plugins(), ["first", "last"]);
         assert_eq!(store.failed_plugins().len(), 1);
         assert_eq!(store.failed_plugins()[0].0, "broken");
         assert!(store.failed_plugins()[0].1.contains("registration blew up"));
-        let libs: Vec<_> = store.plugin_libraries().iter().map(|c| (c.plugin, c.value.as_str())).collect();
+        let libs: Vec<_> = store
+            .plugin_libraries()
+            .iter()
+            .map(|c| (c.plugin, c.value.as_str()))
+            .collect();
         assert_eq!(libs, [("first", "good"), ("last", "good")]);
         // Empty bitcode is warned about and not recorded.
         assert!(store.plugin_bitcode_buffers().is_empty());
-        assert_eq!(store.plugin_passes_for_slot(PipelineSlot::AfterPoolAllocs).len(), 2);
+        assert_eq!(
+            store
+                .plugin_passes_for_slot(PipelineSlot::AfterPoolAllocs)
+                .len(),
+            2
+        );
     }
 
     #[test]

@@ -28,9 +28,9 @@ struct Args {
     /// What to produce.
     #[arg(long, value_enum, default_value_t = Mode::Llvm)]
     mode: Mode,
-    /// Skip LLVM's O2 pipeline after linking the runtime.
-    #[arg(long)]
-    no_opt: bool,
+    /// Run LLVM's O2 pipeline on the linked module (cross-module inlining of the wrappers).
+    #[arg(long = "O2")]
+    optimize: bool,
     /// Print the linked LLVM IR to stdout as well.
     #[arg(long)]
     print_llvm: bool,
@@ -44,7 +44,10 @@ fn main() -> ExitCode {
     let args = Args::parse();
     if args.list_plugins {
         let store = hip_ep_compiler::dispatch_plugin_registrations_once();
-        println!("plugin API version {}", hip_ep_compiler::plugin::HIP_EP_PLUGIN_API_VERSION);
+        println!(
+            "plugin API version {}",
+            hip_ep_compiler::plugin::HIP_EP_PLUGIN_API_VERSION
+        );
         for id in hip_ep_compiler::selected_plugins() {
             println!("plugin {id}");
             for p in store.passes().iter().filter(|c| c.plugin == id) {
@@ -56,10 +59,18 @@ fn main() -> ExitCode {
             for r in store.slot_requests().iter().filter(|r| r.plugin == id) {
                 println!("  slot {} -> {}", r.slot, r.pass_name);
             }
-            for b in store.plugin_bitcode_buffers().iter().filter(|c| c.plugin == id) {
+            for b in store
+                .plugin_bitcode_buffers()
+                .iter()
+                .filter(|c| c.plugin == id)
+            {
                 println!("  bitcode {} bytes", b.value.len());
             }
-            for l in store.plugin_library_paths().iter().filter(|c| c.plugin == id) {
+            for l in store
+                .plugin_library_paths()
+                .iter()
+                .filter(|c| c.plugin == id)
+            {
                 println!("  library path {}", l.value.display());
             }
             for l in store.plugin_libraries().iter().filter(|c| c.plugin == id) {
@@ -85,7 +96,7 @@ fn main() -> ExitCode {
         }
     };
     let options = CompileOptions {
-        optimize: !args.no_opt,
+        optimize: args.optimize,
         ..CompileOptions::from_env()
     };
     let compiled = match compile(&source, &options) {

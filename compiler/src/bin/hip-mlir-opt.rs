@@ -38,10 +38,19 @@ fn main() -> ExitCode {
     let store = hip_ep_compiler::dispatch_plugin_registrations_once();
     if args.list_passes {
         for p in store.passes() {
-            println!("pass {} [{}] ({}): {}", p.value.argument, p.value.anchor.op_name(), p.plugin, p.value.description);
+            println!(
+                "pass {} [{}] ({}): {}",
+                p.value.argument,
+                p.value.anchor.op_name(),
+                p.plugin,
+                p.value.description
+            );
         }
         for p in store.pipelines() {
-            println!("pipeline {} ({}): {}", p.value.name, p.plugin, p.value.description);
+            println!(
+                "pipeline {} ({}): {}",
+                p.value.name, p.plugin, p.value.description
+            );
         }
         return ExitCode::SUCCESS;
     }

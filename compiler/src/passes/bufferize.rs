@@ -57,7 +57,9 @@ pub(crate) fn entry_function<'c>(module: Op<'c>) -> Result<Op<'c>, PassError> {
         .collect();
     match candidates[..] {
         [one] => Ok(one),
-        [] => Err(PassError::new("no public func.func with a body (the model's entry point)")),
+        [] => Err(PassError::new(
+            "no public func.func with a body (the model's entry point)",
+        )),
         _ => Err(PassError::new(format!(
             "{} public functions with bodies; the model must have exactly one entry point",
             candidates.len()
@@ -71,7 +73,10 @@ fn memref_of<'c>(shape: &StaticShape<'c>) -> Type<'c> {
 }
 
 /// `array<i32: a, b, …, 0>` → `array<i32: a, b, …, 1>`.
-fn with_output_segment<'c>(op: Op<'c>, sizes: melior::ir::Attribute<'c>) -> melior::ir::Attribute<'c> {
+fn with_output_segment<'c>(
+    op: Op<'c>,
+    sizes: melior::ir::Attribute<'c>,
+) -> melior::ir::Attribute<'c> {
     let text = sizes.to_string();
     let inner = text.trim_start_matches("array<i32:").trim_end_matches('>');
     let mut parts: Vec<String> = inner.split(',').map(|p| p.trim().to_string()).collect();
@@ -118,16 +123,23 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
 
     let body = func.body_ops();
     let Some(ret) = body.last().copied().filter(|op| op.name() == "func.return") else {
-        return Err(PassError::at(func, "the entry function must end with func.return"));
+        return Err(PassError::at(
+            func,
+            "the entry function must end with func.return",
+        ));
     };
     let returned = ret.operands();
     let mut output_shapes = Vec::new();
     for (j, v) in returned.iter().enumerate() {
-        let Some(shape) = ir::static_shape(v.r#type()).filter(|s| !s.is_memref && s.element == f32t)
+        let Some(shape) =
+            ir::static_shape(v.r#type()).filter(|s| !s.is_memref && s.element == f32t)
         else {
             return Err(PassError::at(
                 ret,
-                format!("result #{j} has type {}; only static f32 tensors are supported", v.r#type()),
+                format!(
+                    "result #{j} has type {}; only static f32 tensors are supported",
+                    v.r#type()
+                ),
             ));
         };
         output_shapes.push(shape);
@@ -136,11 +148,15 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
     // Arguments.
     let mut input_shapes = Vec::new();
     for (i, arg) in block_args(block).into_iter().enumerate() {
-        let Some(shape) = ir::static_shape(arg.r#type()).filter(|s| !s.is_memref && s.element == f32t)
+        let Some(shape) =
+            ir::static_shape(arg.r#type()).filter(|s| !s.is_memref && s.element == f32t)
         else {
             return Err(PassError::at(
                 func,
-                format!("entry argument #{i} has type {}; only static f32 tensors are supported", arg.r#type()),
+                format!(
+                    "entry argument #{i} has type {}; only static f32 tensors are supported",
+                    arg.r#type()
+                ),
             ));
         };
         // SAFETY: live block argument; the new type is a memref of the same shape.
@@ -153,7 +169,11 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
         let memref = memref_of(shape);
         // SAFETY: live block; the location comes from the function.
         let arg = unsafe {
-            Value::from_raw(mlirBlockAddArgument(block, memref.to_raw(), func.location().to_raw()))
+            Value::from_raw(mlirBlockAddArgument(
+                block,
+                memref.to_raw(),
+                func.location().to_raw(),
+            ))
         };
         output_args.push(arg);
     }
@@ -184,7 +204,10 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
         if modelled(name) {
             let results = op.results();
             if results.len() != 1 {
-                return Err(PassError::at(op, format!("{name}: a modelled op must have exactly one tensor result")));
+                return Err(PassError::at(
+                    op,
+                    format!("{name}: a modelled op must have exactly one tensor result"),
+                ));
             }
             let shape = ir::f32_shape(op, results[0], "the result")?;
             let key = results[0].to_raw().ptr as usize;
@@ -210,7 +233,10 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
                 if !v.r#type().is_mem_ref() {
                     return Err(PassError::at(
                         op,
-                        format!("{name}: operand #{i} of type {} has no buffer (produced by an op without a bufferization model)", v.r#type()),
+                        format!(
+                            "{name}: operand #{i} of type {} has no buffer (produced by an op without a bufferization model)",
+                            v.r#type()
+                        ),
                     ));
                 }
             }
@@ -232,11 +258,18 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
                 .add_operands(&operands)
                 .add_attributes(&attributes)
                 .build()
-                .map_err(|e| PassError::at(op, format!("cannot build buffer form of {name}: {e}")))?;
+                .map_err(|e| {
+                    PassError::at(op, format!("cannot build buffer form of {name}: {e}"))
+                })?;
             op.insert_before(new);
             ir::replace_all_uses(results[0], dest);
             op.erase();
-        } else if name == "arith.constant" && op.results().first().is_some_and(|r| r.r#type().is_ranked_tensor()) {
+        } else if name == "arith.constant"
+            && op
+                .results()
+                .first()
+                .is_some_and(|r| r.r#type().is_ranked_tensor())
+        {
             let result = op.results()[0];
             let shape = ir::f32_shape(op, result, "the constant")?;
             let value = op.attr("value").expect("arith.constant has a value");
@@ -245,17 +278,32 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
             let memref = memref_of(&shape);
             let global = OperationBuilder::new("memref.global", op.location())
                 .add_attributes(&[
-                    (ir::identifier(ctx, "sym_name"), StringAttribute::new(ctx, &sym).into()),
-                    (ir::identifier(ctx, "sym_visibility"), StringAttribute::new(ctx, "private").into()),
-                    (ir::identifier(ctx, "type"), TypeAttribute::new(memref).into()),
+                    (
+                        ir::identifier(ctx, "sym_name"),
+                        StringAttribute::new(ctx, &sym).into(),
+                    ),
+                    (
+                        ir::identifier(ctx, "sym_visibility"),
+                        StringAttribute::new(ctx, "private").into(),
+                    ),
+                    (
+                        ir::identifier(ctx, "type"),
+                        TypeAttribute::new(memref).into(),
+                    ),
                     (ir::identifier(ctx, "initial_value"), value),
-                    (ir::identifier(ctx, "constant"), melior::ir::Attribute::unit(ctx)),
+                    (
+                        ir::identifier(ctx, "constant"),
+                        melior::ir::Attribute::unit(ctx),
+                    ),
                 ])
                 .build()
                 .map_err(|e| PassError::at(op, format!("memref.global: {e}")))?;
             func.insert_before(global);
             let get = OperationBuilder::new("memref.get_global", op.location())
-                .add_attributes(&[(ir::identifier(ctx, "name"), ir::parse_attr(op, &format!("@{sym}")))])
+                .add_attributes(&[(
+                    ir::identifier(ctx, "name"),
+                    ir::parse_attr(op, &format!("@{sym}")),
+                )])
                 .add_results(&[memref])
                 .build()
                 .map_err(|e| PassError::at(op, format!("memref.get_global: {e}")))?;
@@ -278,7 +326,10 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
     // Copies for outputs that are not written in place, then the frees, then the return.
     for (src, out) in &needs_copy {
         if !src.r#type().is_mem_ref() {
-            return Err(PassError::at(ret, format!("a returned value of type {} has no buffer", src.r#type())));
+            return Err(PassError::at(
+                ret,
+                format!("a returned value of type {} has no buffer", src.r#type()),
+            ));
         }
         let copy = OperationBuilder::new("memref.copy", ret.location())
             .add_operands(&[*src, *out])
@@ -444,9 +495,6 @@ pub(crate) fn hip_pool_allocs(func: Op<'_>, options: &PassOptions) -> Result<(),
         .build()
         .map_err(|e| PassError::at(terminator, format!("memref.dealloc: {e}")))?;
     terminator.insert_before(dealloc);
-    func.set_attr(
-        "hip.pool_bytes",
-        IntegerAttribute::new(i64t, total).into(),
-    );
+    func.set_attr("hip.pool_bytes", IntegerAttribute::new(i64t, total).into());
     Ok(())
 }

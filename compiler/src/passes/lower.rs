@@ -4,10 +4,12 @@
 use std::collections::HashMap;
 
 use melior::ir::{
-    Module, Type, TypeLike, Value, ValueLike, attribute::AttributeLike, block::BlockLike,
+    Module, Type, TypeLike, Value, ValueLike,
+    attribute::AttributeLike,
     attribute::{
         DenseI64ArrayAttribute, FloatAttribute, IntegerAttribute, StringAttribute, TypeAttribute,
     },
+    block::BlockLike,
     operation::OperationBuilder,
     r#type::{FunctionType, IntegerType},
 };
@@ -37,9 +39,18 @@ impl<'c> CallBuilder<'c> {
         }
     }
 
-    fn emit(&self, name: &str, operands: &[Value<'c, 'c>], result: Type<'c>, attrs: &[(&str, melior::ir::Attribute<'c>)]) -> Result<Value<'c, 'c>, PassError> {
+    fn emit(
+        &self,
+        name: &str,
+        operands: &[Value<'c, 'c>],
+        result: Type<'c>,
+        attrs: &[(&str, melior::ir::Attribute<'c>)],
+    ) -> Result<Value<'c, 'c>, PassError> {
         let ctx = self.op.ctx();
-        let attrs: Vec<_> = attrs.iter().map(|(n, a)| (ir::identifier(ctx, n), *a)).collect();
+        let attrs: Vec<_> = attrs
+            .iter()
+            .map(|(n, a)| (ir::identifier(ctx, n), *a))
+            .collect();
         let new = OperationBuilder::new(name, self.op.location())
             .add_operands(operands)
             .add_results(&[result])
@@ -51,7 +62,12 @@ impl<'c> CallBuilder<'c> {
 
     fn ptr(&mut self, buffer: Value<'c, 'c>) -> Result<(), PassError> {
         let ctx = self.op.ctx();
-        let index = self.emit("memref.extract_aligned_pointer_as_index", &[buffer], Type::index(ctx), &[])?;
+        let index = self.emit(
+            "memref.extract_aligned_pointer_as_index",
+            &[buffer],
+            Type::index(ctx),
+            &[],
+        )?;
         let i64t: Type<'c> = IntegerType::new(ctx, 64).into();
         let int = self.emit("arith.index_cast", &[index], i64t, &[])?;
         let ptr_type = ir::parse_type(self.op, "!llvm.ptr");
@@ -71,7 +87,12 @@ impl<'c> CallBuilder<'c> {
 
     fn int(&mut self, v: i64) -> Result<(), PassError> {
         let i64t: Type<'c> = IntegerType::new(self.op.ctx(), 64).into();
-        let c = self.emit("arith.constant", &[], i64t, &[("value", IntegerAttribute::new(i64t, v).into())])?;
+        let c = self.emit(
+            "arith.constant",
+            &[],
+            i64t,
+            &[("value", IntegerAttribute::new(i64t, v).into())],
+        )?;
         self.args.push(c);
         self.types.push(i64t);
         Ok(())
@@ -80,7 +101,12 @@ impl<'c> CallBuilder<'c> {
     fn float(&mut self, v: f64) -> Result<(), PassError> {
         let ctx = self.op.ctx();
         let f32t = Type::float32(ctx);
-        let c = self.emit("arith.constant", &[], f32t, &[("value", FloatAttribute::new(ctx, f32t, v).into())])?;
+        let c = self.emit(
+            "arith.constant",
+            &[],
+            f32t,
+            &[("value", FloatAttribute::new(ctx, f32t, v).into())],
+        )?;
         self.args.push(c);
         self.types.push(f32t);
         Ok(())
@@ -104,29 +130,42 @@ pub(crate) fn hip_lower_to_runtime_calls(module: Op<'_>, _: &PassOptions) -> Res
     let mut declared: HashMap<String, Type<'_>> = HashMap::new();
     for op in module.body_ops() {
         if op.name() == "func.func"
-            && let Some(name) = op.attr("sym_name").and_then(|a| StringAttribute::try_from(a).ok())
-            && let Some(ty) = op.attr("function_type").and_then(|a| TypeAttribute::try_from(a).ok())
+            && let Some(name) = op
+                .attr("sym_name")
+                .and_then(|a| StringAttribute::try_from(a).ok())
+            && let Some(ty) = op
+                .attr("function_type")
+                .and_then(|a| TypeAttribute::try_from(a).ok())
         {
             declared.insert(name.value().to_string(), ty.value());
         }
     }
-    let first_func = module.body_ops().into_iter().find(|o| o.name() == "func.func");
+    let first_func = module
+        .body_ops()
+        .into_iter()
+        .find(|o| o.name() == "func.func");
     for op in module.nested_ops() {
         let Some(lowering) = super::lowering_for(store, op.name()) else {
             continue;
         };
         let operands = op.operands();
-        if op.results().len() != 0 || operands.iter().any(|v| !v.r#type().is_mem_ref()) {
+        if !op.results().is_empty() || operands.iter().any(|v| !v.r#type().is_mem_ref()) {
             return Err(PassError::at(
                 op,
-                format!("{}: expected the buffer form (memref operands, no results); run hip-bufferize first", op.name()),
+                format!(
+                    "{}: expected the buffer form (memref operands, no results); run hip-bufferize first",
+                    op.name()
+                ),
             ));
         }
         let mut call = CallBuilder::new(op);
         let symbol: String = match lowering {
             Lowering::Binary(symbol) => {
                 let [a, b, out] = operands[..] else {
-                    return Err(PassError::at(op, format!("{}: expects 3 buffers", op.name())));
+                    return Err(PassError::at(
+                        op,
+                        format!("{}: expects 3 buffers", op.name()),
+                    ));
                 };
                 call.ptr(a)?;
                 call.int(numel(op, a, "lhs")?)?;
@@ -138,7 +177,10 @@ pub(crate) fn hip_lower_to_runtime_calls(module: Op<'_>, _: &PassOptions) -> Res
             }
             Lowering::Unary(symbol) => {
                 let [x, out] = operands[..] else {
-                    return Err(PassError::at(op, format!("{}: expects 2 buffers", op.name())));
+                    return Err(PassError::at(
+                        op,
+                        format!("{}: expects 2 buffers", op.name()),
+                    ));
                 };
                 call.ptr(x)?;
                 call.ptr(out)?;
@@ -203,7 +245,9 @@ pub(crate) fn hip_lower_to_runtime_calls(module: Op<'_>, _: &PassOptions) -> Res
                 for v in &operands {
                     call.ptr(*v)?;
                 }
-                let out = *operands.last().ok_or_else(|| PassError::at(op, "no operands"))?;
+                let out = *operands
+                    .last()
+                    .ok_or_else(|| PassError::at(op, "no operands"))?;
                 call.int(numel(op, out, "out")?)?;
                 symbol.to_string()
             }
@@ -213,28 +257,43 @@ pub(crate) fn hip_lower_to_runtime_calls(module: Op<'_>, _: &PassOptions) -> Res
             Some(existing) if *existing != fn_type => {
                 return Err(PassError::at(
                     op,
-                    format!("runtime function @{symbol} is already declared as {existing}, not {fn_type}"),
+                    format!(
+                        "runtime function @{symbol} is already declared as {existing}, not {fn_type}"
+                    ),
                 ));
             }
             Some(_) => {}
             None => {
                 let decl = OperationBuilder::new("func.func", op.location())
                     .add_attributes(&[
-                        (ir::identifier(ctx, "sym_name"), StringAttribute::new(ctx, &symbol).into()),
-                        (ir::identifier(ctx, "sym_visibility"), StringAttribute::new(ctx, "private").into()),
-                        (ir::identifier(ctx, "function_type"), TypeAttribute::new(fn_type).into()),
+                        (
+                            ir::identifier(ctx, "sym_name"),
+                            StringAttribute::new(ctx, &symbol).into(),
+                        ),
+                        (
+                            ir::identifier(ctx, "sym_visibility"),
+                            StringAttribute::new(ctx, "private").into(),
+                        ),
+                        (
+                            ir::identifier(ctx, "function_type"),
+                            TypeAttribute::new(fn_type).into(),
+                        ),
                     ])
                     .add_regions([melior::ir::Region::new()])
                     .build()
                     .map_err(|e| PassError::at(op, format!("declaration of @{symbol}: {e}")))?;
-                let anchor = first_func.ok_or_else(|| PassError::at(op, "no function in the module"))?;
+                let anchor =
+                    first_func.ok_or_else(|| PassError::at(op, "no function in the module"))?;
                 anchor.insert_before(decl);
                 declared.insert(symbol.clone(), fn_type);
             }
         }
         let new = OperationBuilder::new("func.call", op.location())
             .add_operands(&call.args)
-            .add_attributes(&[(ir::identifier(ctx, "callee"), ir::parse_attr(op, &format!("@{symbol}")))])
+            .add_attributes(&[(
+                ir::identifier(ctx, "callee"),
+                ir::parse_attr(op, &format!("@{symbol}")),
+            )])
             .build()
             .map_err(|e| PassError::at(op, format!("func.call @{symbol}: {e}")))?;
         op.insert_before(new);
@@ -265,10 +324,9 @@ impl Interface {
                 if !mlir_sys::mlirAttributeIsADictionary(raw) {
                     return None;
                 }
-                melior::ir::Attribute::from_option_raw(mlir_sys::mlirDictionaryAttrGetElementByName(
-                    raw,
-                    crate::ffi::string_ref(name),
-                ))
+                melior::ir::Attribute::from_option_raw(
+                    mlir_sys::mlirDictionaryAttrGetElementByName(raw, crate::ffi::string_ref(name)),
+                )
             }
         };
         let shapes = |name: &str| -> Option<Vec<Vec<i64>>> {
@@ -281,7 +339,10 @@ impl Interface {
                 .collect()
         };
         Some(Interface {
-            entry: StringAttribute::try_from(field("entry")?).ok()?.value().to_string(),
+            entry: StringAttribute::try_from(field("entry")?)
+                .ok()?
+                .value()
+                .to_string(),
             inputs: shapes("inputs")?,
             outputs: shapes("outputs")?,
         })
@@ -296,14 +357,22 @@ impl Interface {
 pub(crate) fn generate_interface(module: Op<'_>, _: &PassOptions) -> Result<(), PassError> {
     let ctx = module.ctx();
     let Some(interface) = Interface::read(module) else {
-        return Err(PassError::at(module, format!("no {INTERFACE_ATTR} attribute on the module (hip-bufferize records it)")));
+        return Err(PassError::at(
+            module,
+            format!("no {INTERFACE_ATTR} attribute on the module (hip-bufferize records it)"),
+        ));
     };
     let mut entry = None;
     for op in module.body_ops() {
-        let name = op.attr("sym_name").and_then(|a| StringAttribute::try_from(a).ok());
+        let name = op
+            .attr("sym_name")
+            .and_then(|a| StringAttribute::try_from(a).ok());
         let Some(name) = name else { continue };
         if name.value() == INTERFACE_SYMBOL {
-            return Err(PassError::at(op, format!("the module already defines @{INTERFACE_SYMBOL}")));
+            return Err(PassError::at(
+                op,
+                format!("the module already defines @{INTERFACE_SYMBOL}"),
+            ));
         }
         if name.value() == interface.entry {
             entry = Some(op);
@@ -312,7 +381,10 @@ pub(crate) fn generate_interface(module: Op<'_>, _: &PassOptions) -> Result<(), 
     let Some(entry) = entry.filter(|op| op.name() == "llvm.func") else {
         return Err(PassError::at(
             module,
-            format!("@{} is not an llvm.func yet (run convert-hip-to-llvm before generate-interface)", interface.entry),
+            format!(
+                "@{} is not an llvm.func yet (run convert-hip-to-llvm before generate-interface)",
+                interface.entry
+            ),
         ));
     };
 
@@ -323,22 +395,52 @@ pub(crate) fn generate_interface(module: Op<'_>, _: &PassOptions) -> Result<(), 
         .iter()
         .enumerate()
         .map(|(i, s)| ("%inputs", i, s))
-        .chain(interface.outputs.iter().enumerate().map(|(i, s)| ("%outputs", i, s)))
+        .chain(
+            interface
+                .outputs
+                .iter()
+                .enumerate()
+                .map(|(i, s)| ("%outputs", i, s)),
+        )
         .collect();
-    writeln!(text, "llvm.func @{INTERFACE_SYMBOL}(%inputs: !llvm.ptr, %outputs: !llvm.ptr) -> i32 {{").unwrap();
+    writeln!(
+        text,
+        "llvm.func @{INTERFACE_SYMBOL}(%inputs: !llvm.ptr, %outputs: !llvm.ptr) -> i32 {{"
+    )
+    .unwrap();
     writeln!(text, "  %null = llvm.mlir.zero : !llvm.ptr").unwrap();
     writeln!(text, "  %ok = llvm.mlir.constant(0 : i32) : i32").unwrap();
     writeln!(text, "  %bad = llvm.mlir.constant(1 : i32) : i32").unwrap();
-    writeln!(text, "  %in_null = llvm.icmp \"eq\" %inputs, %null : !llvm.ptr").unwrap();
-    writeln!(text, "  %out_null = llvm.icmp \"eq\" %outputs, %null : !llvm.ptr").unwrap();
+    writeln!(
+        text,
+        "  %in_null = llvm.icmp \"eq\" %inputs, %null : !llvm.ptr"
+    )
+    .unwrap();
+    writeln!(
+        text,
+        "  %out_null = llvm.icmp \"eq\" %outputs, %null : !llvm.ptr"
+    )
+    .unwrap();
     writeln!(text, "  %arrays_null = llvm.or %in_null, %out_null : i1").unwrap();
     writeln!(text, "  llvm.cond_br %arrays_null, ^fail, ^load").unwrap();
     writeln!(text, "^load:").unwrap();
     writeln!(text, "  %any0 = llvm.mlir.constant(false) : i1").unwrap();
     for (j, (array, index, _)) in buffers.iter().enumerate() {
-        writeln!(text, "  %slot{j} = llvm.getelementptr {array}[{index}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr").unwrap();
-        writeln!(text, "  %p{j} = llvm.load %slot{j} : !llvm.ptr -> !llvm.ptr").unwrap();
-        writeln!(text, "  %isnull{j} = llvm.icmp \"eq\" %p{j}, %null : !llvm.ptr").unwrap();
+        writeln!(
+            text,
+            "  %slot{j} = llvm.getelementptr {array}[{index}] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr"
+        )
+        .unwrap();
+        writeln!(
+            text,
+            "  %p{j} = llvm.load %slot{j} : !llvm.ptr -> !llvm.ptr"
+        )
+        .unwrap();
+        writeln!(
+            text,
+            "  %isnull{j} = llvm.icmp \"eq\" %p{j}, %null : !llvm.ptr"
+        )
+        .unwrap();
         writeln!(text, "  %any{} = llvm.or %any{j}, %isnull{j} : i1", j + 1).unwrap();
     }
     writeln!(text, "  llvm.cond_br %any{}, ^fail, ^run", buffers.len()).unwrap();
@@ -388,7 +490,10 @@ pub(crate) fn generate_interface(module: Op<'_>, _: &PassOptions) -> Result<(), 
     writeln!(text, "llvm.func @{}({})", interface.entry, types.join(", ")).unwrap();
 
     let parsed = Module::parse(ctx, &text).ok_or_else(|| {
-        PassError::at(module, "internal error: the generated inference_compute does not parse")
+        PassError::at(
+            module,
+            "internal error: the generated inference_compute does not parse",
+        )
     })?;
     let wrapper = parsed
         .body()

@@ -1,13 +1,13 @@
 //! ONNX-level passes: `simplify-onnx`, `onnx-loop-outline`, `convert-onnx-to-hip`.
 
 use melior::ir::{
-    Attribute, TypeLike, Value, ValueLike, attribute::AttributeLike, attribute::FloatAttribute, attribute::IntegerAttribute,
-    operation::OperationBuilder, r#type::IntegerType,
+    Attribute, TypeLike, Value, ValueLike, attribute::AttributeLike, attribute::FloatAttribute,
+    attribute::IntegerAttribute, operation::OperationBuilder, r#type::IntegerType,
 };
 use mlir_sys::{
-    mlirAttributeIsAFloat, mlirAttributeIsAInteger, mlirFloatAttrGetValueDouble,
-    mlirIntegerAttrGetValueInt, mlirIntegerAttrGetValueSInt, mlirIntegerTypeIsSigned,
-    mlirAttributeGetType, mlirOpResultGetOwner, mlirValueIsAOpResult,
+    mlirAttributeGetType, mlirAttributeIsAFloat, mlirAttributeIsAInteger,
+    mlirFloatAttrGetValueDouble, mlirIntegerAttrGetValueInt, mlirIntegerAttrGetValueSInt,
+    mlirIntegerTypeIsSigned, mlirOpResultGetOwner, mlirValueIsAOpResult,
 };
 
 use crate::ir::{self, Op, PassError, StaticShape};
@@ -56,7 +56,10 @@ pub(crate) fn simplify_onnx(func: Op<'_>, _: &PassOptions) -> Result<(), PassErr
             "onnx.Identity" => {
                 let (operands, results) = (op.operands(), op.results());
                 if operands.len() != 1 || results.len() != 1 {
-                    return Err(PassError::at(op, "onnx.Identity takes one operand and has one result"));
+                    return Err(PassError::at(
+                        op,
+                        "onnx.Identity takes one operand and has one result",
+                    ));
                 }
                 ir::replace_all_uses(results[0], operands[0]);
                 op.erase();
@@ -75,9 +78,7 @@ pub(crate) fn simplify_onnx(func: Op<'_>, _: &PassOptions) -> Result<(), PassErr
     }
     // Dead ONNX ops (ONNX ops are side-effect free), last to first so chains go at once.
     for op in func.nested_ops().into_iter().rev() {
-        if op.dialect() == "onnx"
-            && op.results().into_iter().all(ir::has_no_uses)
-        {
+        if op.dialect() == "onnx" && op.results().into_iter().all(ir::has_no_uses) {
             op.erase();
         }
     }
@@ -92,7 +93,10 @@ pub(crate) fn onnx_loop_outline(module: Op<'_>, _: &PassOptions) -> Result<(), P
         if matches!(op.name(), "onnx.Loop" | "onnx.If" | "onnx.Scan") {
             return Err(PassError::at(
                 op,
-                format!("{} (ONNX control flow) is not supported by this compiler", op.name()),
+                format!(
+                    "{} (ONNX control flow) is not supported by this compiler",
+                    op.name()
+                ),
             ));
         }
     }
@@ -177,7 +181,10 @@ fn convert_one(op: Op<'_>) -> Result<(), PassError> {
             let x = ir::f32_shape(op, operands[0], "the input")?;
             let out = ir::f32_shape(op, results[0], "the result")?;
             if x.dims != out.dims {
-                return Err(PassError::at(op, "onnx.Relu: input and result shapes differ"));
+                return Err(PassError::at(
+                    op,
+                    "onnx.Relu: input and result shapes differ",
+                ));
             }
             build(op, "hip.relu", &operands, &[])?
         }
@@ -186,7 +193,9 @@ fn convert_one(op: Op<'_>) -> Result<(), PassError> {
             let a = ir::f32_shape(op, operands[0], "A")?;
             let b = ir::f32_shape(op, operands[1], "B")?;
             let out = ir::f32_shape(op, results[0], "the result")?;
-            if a.dims.len() != 2 || b.dims.len() != 2 || a.dims[1] != b.dims[0]
+            if a.dims.len() != 2
+                || b.dims.len() != 2
+                || a.dims[1] != b.dims[0]
                 || out.dims != [a.dims[0], b.dims[1]]
             {
                 return Err(PassError::at(
@@ -215,8 +224,16 @@ fn convert_one(op: Op<'_>) -> Result<(), PassError> {
             if a.dims.len() != 2 || b.dims.len() != 2 || out.dims.len() != 2 {
                 return Err(bad("A, B and the result must be 2-D"));
             }
-            let (m, k) = if trans_a { (a.dims[1], a.dims[0]) } else { (a.dims[0], a.dims[1]) };
-            let (kb, n) = if trans_b { (b.dims[1], b.dims[0]) } else { (b.dims[0], b.dims[1]) };
+            let (m, k) = if trans_a {
+                (a.dims[1], a.dims[0])
+            } else {
+                (a.dims[0], a.dims[1])
+            };
+            let (kb, n) = if trans_b {
+                (b.dims[1], b.dims[0])
+            } else {
+                (b.dims[0], b.dims[1])
+            };
             if k != kb || out.dims != [m, n] {
                 return Err(bad(&format!(
                     "shapes A [{}] B [{}] (transA={trans_a}, transB={trans_b}) do not give the result [{}]",

@@ -32,7 +32,10 @@ fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
 fn assert_close(got: &[f32], want: &[f32]) {
     assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-5 * (1.0 + w.abs()), "element {i}: got {g}, want {w}");
+        assert!(
+            (g - w).abs() <= 1e-5 * (1.0 + w.abs()),
+            "element {i}: got {g}, want {w}"
+        );
     }
 }
 
@@ -57,7 +60,11 @@ struct Reference {
 fn reference() -> Reference {
     let (x, w, b, s) = (data(32, 1), data(48, 2), data(6, 3), data(24, 4));
     let mm = matmul(&x, &w, 4, 8, 6);
-    let relu: Vec<f32> = mm.iter().enumerate().map(|(i, v)| (v + b[i % 6]).max(0.0)).collect();
+    let relu: Vec<f32> = mm
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v + b[i % 6]).max(0.0))
+        .collect();
     let out: Vec<f32> = relu
         .iter()
         .enumerate()
@@ -82,7 +89,8 @@ fn override_calls() -> i64 {
     // SAFETY: a test library with a plain C counter function.
     unsafe {
         let lib = libloading::Library::new(&dir).unwrap();
-        let f: libloading::Symbol<'_, unsafe extern "C" fn() -> i64> = lib.get(b"vendor_override_calls").unwrap();
+        let f: libloading::Symbol<'_, unsafe extern "C" fn() -> i64> =
+            lib.get(b"vendor_override_calls").unwrap();
         f()
     }
 }
@@ -92,8 +100,14 @@ fn model_with_vendor_add_runs_in_the_jit_and_the_override_wins() {
     let r = reference();
     let compiled = compile(MODEL, &CompileOptions::default()).unwrap();
     let ir = compiled.llvm().to_ir_text();
-    assert!(ir.contains("vendor_override_kernel_add"), "the override's wrapper is linked");
-    assert!(!ir.contains("@vendor_kernel_add("), "the first plugin's wrapper was replaced:\n{ir}");
+    assert!(
+        ir.contains("vendor_override_kernel_add"),
+        "the override's wrapper is linked"
+    );
+    assert!(
+        !ir.contains("@vendor_kernel_add("),
+        "the first plugin's wrapper was replaced:\n{ir}"
+    );
     let jit = compiled.jit().unwrap();
     let before = override_calls();
     let mut out0 = vec![0.0f32; 24];
@@ -102,12 +116,19 @@ fn model_with_vendor_add_runs_in_the_jit_and_the_override_wins() {
     jit.run(&inputs, &mut [&mut out0, &mut out1]).unwrap();
     assert_close(&out0, &r.outputs[0]);
     assert_close(&out1, &r.outputs[1]);
-    assert_eq!(override_calls(), before + 1, "vendor.add ran through the overriding wrapper");
+    assert_eq!(
+        override_calls(),
+        before + 1,
+        "vendor.add ran through the overriding wrapper"
+    );
 }
 
 #[test]
 fn jit_refuses_wrong_buffers_before_running() {
-    let jit = compile(MODEL, &CompileOptions::default()).unwrap().jit().unwrap();
+    let jit = compile(MODEL, &CompileOptions::default())
+        .unwrap()
+        .jit()
+        .unwrap();
     let x = vec![0.0f32; 32];
     let mut out = vec![0.0f32; 24];
     let e = jit.run(&[&x], &mut [&mut out]).unwrap_err().to_string();
@@ -115,7 +136,10 @@ fn jit_refuses_wrong_buffers_before_running() {
     let r = reference();
     let inputs: Vec<&[f32]> = r.inputs.iter().map(Vec::as_slice).collect();
     let mut short = vec![0.0f32; 23];
-    let e = jit.run(&inputs, &mut [&mut out, &mut short]).unwrap_err().to_string();
+    let e = jit
+        .run(&inputs, &mut [&mut out, &mut short])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("outputs #1 needs 24 f32 values"), "{e}");
     // The raw entry point refuses null arrays and pointers.
     let entry = jit.entry();
@@ -141,7 +165,10 @@ func.func @main_graph(%a: tensor<5x3xf32>, %b: tensor<4x5xf32>, %c: tensor<4xf32
             want[i * 4 + j] = 0.5 * acc + 2.0 * c[j];
         }
     }
-    let jit = compile(model, &CompileOptions::default()).unwrap().jit().unwrap();
+    let jit = compile(model, &CompileOptions::default())
+        .unwrap()
+        .jit()
+        .unwrap();
     let mut out = vec![0.0f32; 12];
     jit.run(&[&a, &b, &c], &mut [&mut out]).unwrap();
     assert_close(&out, &want);
@@ -157,7 +184,10 @@ func.func @main_graph(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x2xf3
   return %0 : tensor<2x2xf32>
 }"#;
     let (a, b) = (data(6, 11), data(6, 12));
-    let jit = compile(model, &CompileOptions::default()).unwrap().jit().unwrap();
+    let jit = compile(model, &CompileOptions::default())
+        .unwrap()
+        .jit()
+        .unwrap();
     let mut out = vec![0.0f32; 4];
     jit.run(&[&a, &b], &mut [&mut out]).unwrap();
     assert_close(&out, &matmul(&a, &b, 2, 3, 2));
@@ -172,7 +202,10 @@ func.func @main_graph(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>)
   return %0, %x : tensor<2x2xf32>, tensor<2x2xf32>
 }"#;
     let x = [1.0f32, 0.0, 0.0, 2.0];
-    let jit = compile(model, &CompileOptions::default()).unwrap().jit().unwrap();
+    let jit = compile(model, &CompileOptions::default())
+        .unwrap()
+        .jit()
+        .unwrap();
     let (mut out0, mut out1) = ([0.0f32; 4], [0.0f32; 4]);
     jit.run(&[&x], &mut [&mut out0, &mut out1]).unwrap();
     assert_eq!(out0, [1.0, 2.0, 6.0, 8.0]);
@@ -196,7 +229,11 @@ fn native_shared_object_exports_inference_compute() {
             lib.get(b"inference_compute").unwrap();
         let mut out0 = vec![0.0f32; 24];
         let mut out1 = vec![0.0f32; 24];
-        let ins: Vec<*mut std::ffi::c_void> = r.inputs.iter().map(|v| v.as_ptr().cast_mut().cast()).collect();
+        let ins: Vec<*mut std::ffi::c_void> = r
+            .inputs
+            .iter()
+            .map(|v| v.as_ptr().cast_mut().cast())
+            .collect();
         let outs = [out0.as_mut_ptr().cast(), out1.as_mut_ptr().cast()];
         assert_eq!(entry(ins.as_ptr(), outs.as_ptr()), 0);
         assert_close(&out0, &r.outputs[0]);
@@ -238,7 +275,9 @@ fn errors_name_the_op_and_nothing_is_produced() {
         ("func.func @main_graph(", "cannot parse the input module"),
     ];
     for (model, expected) in cases {
-        let e = compile(model, &CompileOptions::default()).unwrap_err().to_string();
+        let e = compile(model, &CompileOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(expected), "expected '{expected}' in: {e}");
     }
 }
@@ -250,7 +289,9 @@ fn an_override_that_composes_the_registered_pipelines_still_runs() {
         pipeline: PipelineChoice::Override(
             "builtin.module(onnx-to-hip-pipeline, hip-to-llvm-pipeline{pool-alignment=128})".into(),
         ),
-        optimize: false,
+        // The non-default paths: LLVM O2 on the linked module, optimized JIT codegen.
+        optimize: true,
+        jit_codegen: hip_ep_compiler::llvm::Codegen::Optimized,
     };
     let jit = compile(MODEL, &options).unwrap().jit().unwrap();
     let mut out0 = vec![0.0f32; 24];

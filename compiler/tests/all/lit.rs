@@ -87,6 +87,10 @@ fn lit_files() {
             }
         }
     }
-    eprintln!("lit: {count} RUN lines in {} files, {} failed", files.len(), failures.len());
+    eprintln!(
+        "lit: {count} RUN lines in {} files, {} failed",
+        files.len(),
+        failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

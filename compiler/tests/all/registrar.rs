@@ -73,12 +73,17 @@ fn every_sample_contribution_is_recorded() {
     let dialects = store.plugin_dialect_registrations();
     assert_eq!(dialects.len(), 1);
     assert_eq!(dialects[0].plugin, "vendor");
-    assert!(matches!(dialects[0].value, DialectRegistration::Irdl(text) if text.contains("irdl.dialect @vendor")));
+    assert!(
+        matches!(dialects[0].value, DialectRegistration::Irdl(text) if text.contains("irdl.dialect @vendor"))
+    );
 
     let models = store.plugin_op_models();
     assert_eq!(models.len(), 1);
     assert_eq!(models[0].value.op_name, "vendor.add");
-    assert_eq!(models[0].value.lowering, RuntimeCall::PointersAndCount("hip_ep_vendor_add"));
+    assert_eq!(
+        models[0].value.lowering,
+        RuntimeCall::PointersAndCount("hip_ep_vendor_add")
+    );
 
     let bitcode: Vec<(&str, bool)> = store
         .plugin_bitcode_buffers()
@@ -87,7 +92,11 @@ fn every_sample_contribution_is_recorded() {
         .collect();
     assert_eq!(bitcode, [("vendor", true), ("vendor_override", true)]);
 
-    let paths: Vec<&str> = store.plugin_library_paths().iter().map(|c| c.plugin).collect();
+    let paths: Vec<&str> = store
+        .plugin_library_paths()
+        .iter()
+        .map(|c| c.plugin)
+        .collect();
     assert_eq!(paths, ["vendor", "vendor_override"]);
     for p in store.plugin_library_paths() {
         assert!(p.value.is_dir(), "{} exists", p.value.display());
@@ -97,7 +106,13 @@ fn every_sample_contribution_is_recorded() {
         .iter()
         .map(|c| (c.plugin, c.value.as_str()))
         .collect();
-    assert_eq!(libs, [("vendor", "vendor_kernels"), ("vendor_override", "vendor_override_kernels")]);
+    assert_eq!(
+        libs,
+        [
+            ("vendor", "vendor_kernels"),
+            ("vendor_override", "vendor_override_kernels")
+        ]
+    );
 }
 
 #[test]

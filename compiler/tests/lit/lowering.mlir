@@ -14,7 +14,7 @@
 // RUN: hip-mlir-opt %s --pass-pipeline='builtin.module(vendor-offload{min-elements=8})' | FileCheck %s --check-prefix=BIG
 // BIG: "vendor.add"
 
-// RUN: hip-compiler %s -o %t.bc --no-opt && llvm-dis %t.bc -o - | FileCheck %s --check-prefix=BC
+// RUN: hip-compiler %s -o %t.bc && llvm-dis %t.bc -o - | FileCheck %s --check-prefix=BC
 // BC-DAG: define{{.*}} i32 @inference_compute(ptr {{.*}}, ptr {{.*}})
 // BC-DAG: define{{.*}} void @hip_ep_vendor_add(
 // BC-DAG: call void @vendor_override_kernel_add(
