@@ -69,17 +69,19 @@ void hip_ep_register_pipeline(MlirStringRef argument, MlirStringRef description,
       [](llvm::function_ref<void(const mlir::detail::PassOptions &)>) {});
 }
 
-/// Links the definitions of `src` that `dst` needs into `dst` and consumes `src` (also on
-/// failure). With `override_from_src`, a symbol defined in both takes `src`'s definition. Returns false on failure (the reason goes
+/// Links `src` into `dst` and consumes `src` (also on failure): without `override_from_src`
+/// only the definitions `dst` needs; with it, all of them, a symbol defined in both taking
+/// `src`'s definition. Returns false on failure (the reason goes
 /// to the LLVM context's diagnostic handler).
 bool hip_ep_link_modules(LLVMModuleRef dst, LLVMModuleRef src, bool override_from_src) {
   std::unique_ptr<llvm::Module> owned(llvm::unwrap(src));
-  // Only definitions the model references are pulled in (a runtime library's unused wrappers
-  // would otherwise be compiled by every JIT); with override, a needed definition of `src`
-  // replaces the one already linked.
-  unsigned flags = llvm::Linker::Flags::LinkOnlyNeeded;
-  if (override_from_src)
-    flags |= llvm::Linker::Flags::OverrideFromSrc;
+  // Without override (the in-tree runtime), only definitions the model references are pulled
+  // in: unused wrappers would otherwise be compiled by every JIT. With override (plugin
+  // bitcode), everything is linked and `src`'s definitions replace existing ones; combined
+  // with LinkOnlyNeeded, an already defined symbol would not count as needed and would not
+  // be overridden.
+  unsigned flags = override_from_src ? llvm::Linker::Flags::OverrideFromSrc
+                                     : llvm::Linker::Flags::LinkOnlyNeeded;
   return !llvm::Linker::linkModules(*llvm::unwrap(dst), std::move(owned), flags);
 }
 
