@@ -124,3 +124,45 @@ fn the_duplicate_name_was_refused_before_mlir() {
         RegistryError::DuplicateName { name, plugin, .. } if name == "vendor-trace" && plugin == "vendor_override"
     ));
 }
+
+#[test]
+fn the_pass_menu_lists_every_in_tree_name_and_nothing_else() {
+    let menu = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/pipeline_pass_menu.md"),
+    )
+    .unwrap();
+    let store = store();
+    let in_tree: Vec<&str> = store
+        .passes()
+        .iter()
+        .filter(|c| c.plugin == hip_ep_compiler::IN_TREE_ID)
+        .map(|c| c.value.argument)
+        .chain(
+            store
+                .pipelines()
+                .iter()
+                .filter(|c| c.plugin == hip_ep_compiler::IN_TREE_ID)
+                .map(|c| c.value.name),
+        )
+        .collect();
+    for name in &in_tree {
+        assert!(
+            menu.contains(&format!("| `{name}` |")),
+            "docs/pipeline_pass_menu.md has no table row for `{name}`"
+        );
+    }
+    // Every row of the pass and pipeline tables names a registered pass or pipeline.
+    let all: Vec<&str> = store
+        .passes()
+        .iter()
+        .map(|c| c.value.argument)
+        .chain(store.pipelines().iter().map(|c| c.value.name))
+        .collect();
+    for line in menu.lines().filter(|l| l.starts_with("| `")) {
+        let name = line.trim_start_matches("| `").split('`').next().unwrap();
+        assert!(all.contains(&name), "the menu lists `{name}`, which is not registered");
+    }
+    for slot in PipelineSlot::ALL {
+        assert!(menu.contains(slot.name()), "the menu does not mention slot {slot}");
+    }
+}
