@@ -11,86 +11,56 @@ use melior::{
 
 use crate::plugin::DialectRegistration;
 
-/// The in-tree `hip` dialect. Each op exists in a tensor form (`%r = hip.add %a, %b`) and,
-/// after `hip-bufferize`, a destination-passing buffer form (`hip.add %a, %b, %out`). Each
-/// operand has its own constraint variable: IRDL makes operands sharing one have equal types.
-/// `hip.gemm` has two optional operands (C, the output buffer), hence `operandSegmentSizes`.
-pub const HIP_DIALECT_IRDL: &str = r#"
-irdl.dialect @hip {
-  irdl.operation @add {
-    %lhs_t = irdl.base "!builtin.tensor"
-    %lhs_m = irdl.base "!builtin.memref"
-    %lhs = irdl.any_of(%lhs_t, %lhs_m)
-    %rhs_t = irdl.base "!builtin.tensor"
-    %rhs_m = irdl.base "!builtin.memref"
-    %rhs = irdl.any_of(%rhs_t, %rhs_m)
-    %out = irdl.base "!builtin.memref"
-    %result = irdl.base "!builtin.tensor"
-    irdl.operands(lhs: %lhs, rhs: %rhs, out: optional %out)
-    irdl.results(result: optional %result)
-  }
-  irdl.operation @sub {
-    %lhs_t = irdl.base "!builtin.tensor"
-    %lhs_m = irdl.base "!builtin.memref"
-    %lhs = irdl.any_of(%lhs_t, %lhs_m)
-    %rhs_t = irdl.base "!builtin.tensor"
-    %rhs_m = irdl.base "!builtin.memref"
-    %rhs = irdl.any_of(%rhs_t, %rhs_m)
-    %out = irdl.base "!builtin.memref"
-    %result = irdl.base "!builtin.tensor"
-    irdl.operands(lhs: %lhs, rhs: %rhs, out: optional %out)
-    irdl.results(result: optional %result)
-  }
-  irdl.operation @mul {
-    %lhs_t = irdl.base "!builtin.tensor"
-    %lhs_m = irdl.base "!builtin.memref"
-    %lhs = irdl.any_of(%lhs_t, %lhs_m)
-    %rhs_t = irdl.base "!builtin.tensor"
-    %rhs_m = irdl.base "!builtin.memref"
-    %rhs = irdl.any_of(%rhs_t, %rhs_m)
-    %out = irdl.base "!builtin.memref"
-    %result = irdl.base "!builtin.tensor"
-    irdl.operands(lhs: %lhs, rhs: %rhs, out: optional %out)
-    irdl.results(result: optional %result)
-  }
-  irdl.operation @relu {
-    %x_t = irdl.base "!builtin.tensor"
-    %x_m = irdl.base "!builtin.memref"
-    %x = irdl.any_of(%x_t, %x_m)
-    %out = irdl.base "!builtin.memref"
-    %result = irdl.base "!builtin.tensor"
-    irdl.operands(x: %x, out: optional %out)
-    irdl.results(result: optional %result)
-  }
-  irdl.operation @matmul {
-    %a_t = irdl.base "!builtin.tensor"
-    %a_m = irdl.base "!builtin.memref"
-    %a = irdl.any_of(%a_t, %a_m)
-    %b_t = irdl.base "!builtin.tensor"
-    %b_m = irdl.base "!builtin.memref"
-    %b = irdl.any_of(%b_t, %b_m)
-    %out = irdl.base "!builtin.memref"
-    %result = irdl.base "!builtin.tensor"
-    irdl.operands(a: %a, b: %b, out: optional %out)
-    irdl.results(result: optional %result)
-  }
-  irdl.operation @gemm {
-    %a_t = irdl.base "!builtin.tensor"
-    %a_m = irdl.base "!builtin.memref"
-    %a = irdl.any_of(%a_t, %a_m)
-    %b_t = irdl.base "!builtin.tensor"
-    %b_m = irdl.base "!builtin.memref"
-    %b = irdl.any_of(%b_t, %b_m)
-    %c_t = irdl.base "!builtin.tensor"
-    %c_m = irdl.base "!builtin.memref"
-    %c = irdl.any_of(%c_t, %c_m)
-    %out = irdl.base "!builtin.memref"
-    %result = irdl.base "!builtin.tensor"
-    irdl.operands(a: %a, b: %b, c: optional %c, out: optional %out)
-    irdl.results(result: optional %result)
-  }
+/// IRDL for one op with a tensor form (`%r = op(ins…)`) and a destination-passing buffer
+/// form (`op(ins…, %out)`, no result): each named input is a tensor or a memref, followed by
+/// optional inputs and the optional output buffer; the result is an optional tensor. Each
+/// operand gets its own constraint variable (operands sharing one must have equal types).
+/// With more than one optional operand the op carries `operandSegmentSizes`.
+pub fn destination_passing_op_irdl(
+    name: &str,
+    inputs: &[&str],
+    optional_inputs: &[&str],
+) -> String {
+    let mut text = format!("  irdl.operation @{name} {{\n");
+    let mut operands = Vec::new();
+    for (input, optional) in inputs
+        .iter()
+        .map(|i| (i, false))
+        .chain(optional_inputs.iter().map(|i| (i, true)))
+    {
+        text.push_str(&format!(
+            "    %{input}_t = irdl.base \"!builtin.tensor\"\n    %{input}_m = irdl.base \"!builtin.memref\"\n    %{input} = irdl.any_of(%{input}_t, %{input}_m)\n"
+        ));
+        operands.push(format!(
+            "{input}: {}%{input}",
+            if optional { "optional " } else { "" }
+        ));
+    }
+    text.push_str(
+        "    %out = irdl.base \"!builtin.memref\"\n    %result = irdl.base \"!builtin.tensor\"\n",
+    );
+    operands.push("out: optional %out".to_string());
+    text.push_str(&format!(
+        "    irdl.operands({})\n    irdl.results(result: optional %result)\n  }}\n",
+        operands.join(", ")
+    ));
+    text
 }
-"#;
+
+/// The in-tree `hip` dialect in IRDL. Each op exists in a tensor form (`%r = hip.add %a, %b`)
+/// and, after `hip-bufferize`, a destination-passing buffer form (`hip.add %a, %b, %out`);
+/// `hip.gemm`'s `C` is optional.
+pub fn hip_dialect_irdl() -> String {
+    let ops = [
+        destination_passing_op_irdl("add", &["lhs", "rhs"], &[]),
+        destination_passing_op_irdl("sub", &["lhs", "rhs"], &[]),
+        destination_passing_op_irdl("mul", &["lhs", "rhs"], &[]),
+        destination_passing_op_irdl("relu", &["x"], &[]),
+        destination_passing_op_irdl("matmul", &["a", "b"], &[]),
+        destination_passing_op_irdl("gemm", &["a", "b"], &["c"]),
+    ];
+    format!("irdl.dialect @hip {{\n{}}}\n", ops.concat())
+}
 
 /// A context with every dialect the pipeline uses and every plugin dialect, all loaded, with
 /// unregistered dialects allowed (for `onnx.*`). Dispatches plugin registrations first.
@@ -108,18 +78,18 @@ pub fn create_context() -> Context {
     ] {
         handle.insert_dialect(&registry);
     }
-    let mut irdl_sources = vec![HIP_DIALECT_IRDL];
+    let mut irdl_sources = vec![hip_dialect_irdl()];
     for registration in store.plugin_dialect_registrations() {
         match &registration.value {
             DialectRegistration::Upstream(register) => register(&registry),
-            DialectRegistration::Irdl(source) => irdl_sources.push(source),
+            DialectRegistration::Irdl(source) => irdl_sources.push(source.clone()),
         }
     }
     let context = Context::new_with_registry(&registry, false);
     context.load_all_available_dialects();
     context.set_allow_unregistered_dialects(true);
     register_all_llvm_translations(&context);
-    for source in irdl_sources {
+    for source in &irdl_sources {
         let module = Module::parse(&context, source)
             .unwrap_or_else(|| panic!("an IRDL dialect definition does not parse:\n{source}"));
         assert!(

@@ -88,6 +88,18 @@ impl Drop for Diagnostics<'_> {
     }
 }
 
+/// Reads a tool's input: a file, or stdin for `-`.
+pub fn read_input(path: &Path) -> Result<String, CompileError> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+            .map_err(|e| CompileError::Io(format!("reading stdin: {e}")))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path)
+        .map_err(|e| CompileError::Io(format!("reading {}: {e}", path.display())))
+}
+
 /// Parses MLIR text in `context`; diagnostics locations name `source_name` (a file name, or
 /// `-`). A single top-level op other than `builtin.module` is wrapped in one.
 pub fn parse_module<'c>(

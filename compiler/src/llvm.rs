@@ -35,14 +35,15 @@ use llvm_sys::{
     },
     prelude::{LLVMContextRef, LLVMModuleRef},
     target::{
-        LLVMInitializeX86AsmParser, LLVMInitializeX86AsmPrinter, LLVMInitializeX86Target,
-        LLVMInitializeX86TargetInfo, LLVMInitializeX86TargetMC,
+        LLVMDisposeTargetData, LLVMInitializeX86AsmParser, LLVMInitializeX86AsmPrinter,
+        LLVMInitializeX86Target, LLVMInitializeX86TargetInfo, LLVMInitializeX86TargetMC,
+        LLVMSetModuleDataLayout,
     },
     target_machine::{
-        LLVMCodeGenFileType, LLVMCodeGenOptLevel, LLVMCodeModel, LLVMCreateTargetMachine,
-        LLVMDisposeTargetMachine, LLVMGetDefaultTargetTriple, LLVMGetHostCPUFeatures,
-        LLVMGetHostCPUName, LLVMGetTargetFromTriple, LLVMRelocMode, LLVMTargetMachineEmitToFile,
-        LLVMTargetMachineRef,
+        LLVMCodeGenFileType, LLVMCodeGenOptLevel, LLVMCodeModel, LLVMCreateTargetDataLayout,
+        LLVMCreateTargetMachine, LLVMDisposeTargetMachine, LLVMGetDefaultTargetTriple,
+        LLVMGetHostCPUFeatures, LLVMGetHostCPUName, LLVMGetTargetFromTriple, LLVMRelocMode,
+        LLVMTargetMachineEmitToFile, LLVMTargetMachineRef,
     },
     transforms::pass_builder::{
         LLVMCreatePassBuilderOptions, LLVMDisposePassBuilderOptions, LLVMRunPasses,
@@ -248,6 +249,9 @@ impl LlvmModule {
             let triple = LLVMGetDefaultTargetTriple();
             LLVMSetTarget(self.module, triple);
             LLVMDisposeMessage(triple);
+            let layout = LLVMCreateTargetDataLayout(tm.raw);
+            LLVMSetModuleDataLayout(self.module, layout);
+            LLVMDisposeTargetData(layout);
             let failed = LLVMTargetMachineEmitToFile(
                 tm.raw,
                 self.module,

@@ -152,8 +152,10 @@ pub enum DialectRegistration {
     /// Inserts upstream MLIR dialects (e.g. `DialectHandle::math().insert_dialect(r)`).
     Upstream(fn(&DialectRegistry)),
     /// A dialect defined at run time in IRDL (the text of a module of `irdl.dialect` ops).
-    /// IRDL verifies operand/result counts and the constraints written in it.
-    Irdl(&'static str),
+    /// IRDL verifies operand/result counts and the constraints written in it;
+    /// [`destination_passing_op_irdl`](crate::dialects::destination_passing_op_irdl) writes
+    /// an op that bufferizes like the in-tree ones.
+    Irdl(String),
 }
 
 /// How the host treats a plugin op in bufferization and in `convert-hip-to-llvm`: the Rust

@@ -22,22 +22,6 @@ use hip_ep_compiler::plugin::{
     PipelineDefinition, PipelineSlot, RuntimeCall,
 };
 
-const VENDOR_DIALECT: &str = r#"
-irdl.dialect @vendor {
-  irdl.operation @add {
-    %lhs_t = irdl.base "!builtin.tensor"
-    %lhs_m = irdl.base "!builtin.memref"
-    %lhs = irdl.any_of(%lhs_t, %lhs_m)
-    %rhs_t = irdl.base "!builtin.tensor"
-    %rhs_m = irdl.base "!builtin.memref"
-    %rhs = irdl.any_of(%rhs_t, %rhs_m)
-    %out = irdl.base "!builtin.memref"
-    %result = irdl.base "!builtin.tensor"
-    irdl.operands(lhs: %lhs, rhs: %rhs, out: optional %out)
-    irdl.results(result: optional %result)
-  }
-}
-"#;
 
 fn introduce_add(func: Op<'_>, options: &PassOptions) -> Result<(), PassError> {
     let min_elements = options.get_u64("min-elements", 0).map_err(PassError::new)? as i64;
@@ -133,7 +117,10 @@ hip_ep_compiler::hip_ep_define_plugin!(vendor, |r: &mut HipEpPluginRegistry<'_>|
     for slot in PipelineSlot::ALL {
         r.request_pipeline_slot(slot, "vendor-trace");
     }
-    r.add_dialect_registration(DialectRegistration::Irdl(VENDOR_DIALECT));
+    let add = hip_ep_compiler::dialects::destination_passing_op_irdl("add", &["lhs", "rhs"], &[]);
+    r.add_dialect_registration(DialectRegistration::Irdl(format!(
+        "irdl.dialect @vendor {{\n{add}}}\n"
+    )));
     r.add_op_model(OpModel {
         op_name: "vendor.add",
         lowering: RuntimeCall::PointersAndCount("hip_ep_vendor_add"),

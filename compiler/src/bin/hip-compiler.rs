@@ -79,20 +79,11 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let source = if args.input.as_os_str() == "-" {
-        let mut s = String::new();
-        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
-            eprintln!("hip-compiler: reading stdin: {e}");
+    let source = match hip_ep_compiler::driver::read_input(&args.input) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hip-compiler: {e}");
             return ExitCode::FAILURE;
-        }
-        s
-    } else {
-        match std::fs::read_to_string(&args.input) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("hip-compiler: reading {}: {e}", args.input.display());
-                return ExitCode::FAILURE;
-            }
         }
     };
     let options = CompileOptions {

@@ -54,20 +54,11 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let source = if args.input.as_os_str() == "-" {
-        let mut s = String::new();
-        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
-            eprintln!("hip-mlir-opt: reading stdin: {e}");
+    let source = match hip_ep_compiler::driver::read_input(&args.input) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hip-mlir-opt: {e}");
             return ExitCode::FAILURE;
-        }
-        s
-    } else {
-        match std::fs::read_to_string(&args.input) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("hip-mlir-opt: reading {}: {e}", args.input.display());
-                return ExitCode::FAILURE;
-            }
         }
     };
     let context = hip_ep_compiler::dialects::create_context();

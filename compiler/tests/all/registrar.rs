@@ -74,7 +74,7 @@ fn every_sample_contribution_is_recorded() {
     assert_eq!(dialects.len(), 1);
     assert_eq!(dialects[0].plugin, "vendor");
     assert!(
-        matches!(dialects[0].value, DialectRegistration::Irdl(text) if text.contains("irdl.dialect @vendor"))
+        matches!(dialects[0].value, DialectRegistration::Irdl(ref text) if text.contains("irdl.dialect @vendor"))
     );
 
     let models = store.plugin_op_models();
@@ -160,9 +160,15 @@ fn the_pass_menu_lists_every_in_tree_name_and_nothing_else() {
         .collect();
     for line in menu.lines().filter(|l| l.starts_with("| `")) {
         let name = line.trim_start_matches("| `").split('`').next().unwrap();
-        assert!(all.contains(&name), "the menu lists `{name}`, which is not registered");
+        assert!(
+            all.contains(&name),
+            "the menu lists `{name}`, which is not registered"
+        );
     }
     for slot in PipelineSlot::ALL {
-        assert!(menu.contains(slot.name()), "the menu does not mention slot {slot}");
+        assert!(
+            menu.contains(slot.name()),
+            "the menu does not mention slot {slot}"
+        );
     }
 }
