@@ -309,6 +309,51 @@ pub struct JitModel {
 }
 
 impl JitModel {
+    /// JIT-loads a `model.bc` written by `hip-compiler` (or [`CompiledModel::write_bitcode`]),
+    /// resolving external symbols in this process and in the library paths and libraries of
+    /// the plugins compiled into it. The buffer shapes come from the `inference_interface`
+    /// string the model carries.
+    pub fn load_bitcode(bitcode: &[u8], codegen: Codegen) -> Result<JitModel, CompileError> {
+        let store = crate::dispatch_plugin_registrations_once();
+        let llvm = LlvmModule::from_bitcode(bitcode, "model bitcode")?;
+        if !llvm.has_function(INTERFACE_SYMBOL) {
+            return Err(CompileError::Link(format!(
+                "the bitcode does not define {INTERFACE_SYMBOL}"
+            )));
+        }
+        let link = LinkInputs {
+            library_paths: store
+                .plugin_library_paths()
+                .iter()
+                .map(|c| c.value.clone())
+                .collect(),
+            libraries: store
+                .plugin_libraries()
+                .iter()
+                .map(|c| c.value.clone())
+                .collect(),
+        };
+        let jit = llvm.into_jit(&link, codegen)?;
+        let description = jit.lookup(crate::passes::lower::INTERFACE_DESCRIPTION_SYMBOL)?;
+        // SAFETY: generate-interface emits the description as a NUL-terminated constant
+        // array; its address stays valid while `jit` lives.
+        let text =
+            unsafe { std::ffi::CStr::from_ptr(description as usize as *const std::ffi::c_char) }
+                .to_string_lossy()
+                .into_owned();
+        let interface = Interface::parse(&text)
+            .ok_or_else(|| CompileError::Link(format!("malformed inference_interface '{text}'")))?;
+        let address = jit.lookup(INTERFACE_SYMBOL)?;
+        // SAFETY: as in `CompiledModel::jit`.
+        let entry: InferenceCompute =
+            unsafe { std::mem::transmute::<usize, InferenceCompute>(address as usize) };
+        Ok(JitModel {
+            _jit: jit,
+            entry,
+            interface,
+        })
+    }
+
     /// The entry point's buffers.
     pub fn interface(&self) -> &Interface {
         &self.interface

@@ -67,7 +67,7 @@ pub mod plugin;
 mod registrar;
 
 pub use melior;
-pub use passes::lower::{INTERFACE_SYMBOL, Interface};
+pub use passes::lower::{INTERFACE_DESCRIPTION_SYMBOL, INTERFACE_SYMBOL, Interface};
 pub use registrar::{IN_TREE_ID, dispatch_plugin_registrations_once, selected_plugins};
 
 /// Where Debian's LLVM/MLIR 22 live (tools such as clang for the native link).

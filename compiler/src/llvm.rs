@@ -5,19 +5,21 @@
 //! Each [`LlvmModule`] owns its own LLVM context, so modules may be built on different
 //! threads; an LLVM context (and its module) is used by one thread at a time.
 
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::{CStr, CString, c_char, c_void};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::ptr;
-use std::sync::Once;
+use std::sync::{Mutex, Once};
 
 use llvm_sys::{
+    LLVMDiagnosticSeverity,
     bit_reader::LLVMParseBitcodeInContext2,
     bit_writer::LLVMWriteBitcodeToMemoryBuffer,
     core::{
-        LLVMContextCreate, LLVMContextDispose, LLVMCreateMemoryBufferWithMemoryRangeCopy,
-        LLVMDisposeMemoryBuffer, LLVMDisposeMessage, LLVMDisposeModule, LLVMGetBufferSize,
-        LLVMGetBufferStart, LLVMGetNamedFunction, LLVMPrintModuleToString, LLVMSetTarget,
+        LLVMContextCreate, LLVMContextDispose, LLVMContextSetDiagnosticHandler,
+        LLVMCreateMemoryBufferWithMemoryRangeCopy, LLVMDisposeMemoryBuffer, LLVMDisposeMessage,
+        LLVMDisposeModule, LLVMGetBufferSize, LLVMGetBufferStart, LLVMGetDiagInfoDescription,
+        LLVMGetDiagInfoSeverity, LLVMGetNamedFunction, LLVMPrintModuleToString, LLVMSetTarget,
     },
     error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage},
     orc2::{
@@ -33,7 +35,7 @@ use llvm_sys::{
             LLVMOrcLLJITRef,
         },
     },
-    prelude::{LLVMContextRef, LLVMModuleRef},
+    prelude::{LLVMContextRef, LLVMDiagnosticInfoRef, LLVMModuleRef},
     target::{
         LLVMDisposeTargetData, LLVMInitializeX86AsmParser, LLVMInitializeX86AsmPrinter,
         LLVMInitializeX86Target, LLVMInitializeX86TargetInfo, LLVMInitializeX86TargetMC,
@@ -103,6 +105,30 @@ unsafe fn take_error(error: LLVMErrorRef) -> String {
 pub struct LlvmModule {
     context: LLVMContextRef,
     module: LLVMModuleRef,
+    /// Error diagnostics of the context, collected by [`collect_diagnostic`] (boxed: its
+    /// address is the handler's user data).
+    diagnostics: Box<Mutex<Vec<String>>>,
+}
+
+/// The context's diagnostic handler: LLVM's default one exits the process on an error (a
+/// bad bitcode signature, a symbol defined twice); this one collects errors for the
+/// `CompileError` and logs the rest.
+extern "C" fn collect_diagnostic(info: LLVMDiagnosticInfoRef, data: *mut c_void) {
+    // SAFETY: LLVM passes a live diagnostic for the call; its description is ours to free.
+    let (text, severity) = unsafe {
+        (
+            take_message(LLVMGetDiagInfoDescription(info)),
+            LLVMGetDiagInfoSeverity(info),
+        )
+    };
+    if severity != LLVMDiagnosticSeverity::LLVMDSError || data.is_null() {
+        tracing::debug!("LLVM: {text}");
+        return;
+    }
+    // SAFETY: non-null `data` is the `Mutex` boxed in the LlvmModule that owns the context,
+    // alive while the context is (the handler is reset before the context is handed on).
+    let sink = unsafe { &*data.cast::<Mutex<Vec<String>>>() };
+    sink.lock().unwrap_or_else(|e| e.into_inner()).push(text);
 }
 
 // SAFETY: the module and its context are owned exclusively by this value and only touched
@@ -124,6 +150,34 @@ impl Drop for LlvmModule {
 }
 
 impl LlvmModule {
+    /// Wraps a fresh context (and module, if any), installing the diagnostic handler.
+    ///
+    /// # Safety
+    /// `context` is a fresh, owned context; `module` is null or owned and of that context.
+    unsafe fn own(context: LLVMContextRef, module: LLVMModuleRef) -> Self {
+        let diagnostics: Box<Mutex<Vec<String>>> = Box::default();
+        // SAFETY: the handler's data is the boxed Mutex, which lives as long as `Self`.
+        unsafe {
+            LLVMContextSetDiagnosticHandler(
+                context,
+                Some(collect_diagnostic),
+                (&*diagnostics as *const Mutex<Vec<String>>)
+                    .cast_mut()
+                    .cast(),
+            )
+        };
+        Self {
+            context,
+            module,
+            diagnostics,
+        }
+    }
+
+    /// Takes the collected error diagnostics, `; `-separated.
+    fn take_diagnostics(&self) -> String {
+        std::mem::take(&mut *self.diagnostics.lock().unwrap_or_else(|e| e.into_inner())).join("; ")
+    }
+
     /// Translates an MLIR module in the LLVM dialect into LLVM IR.
     pub fn from_mlir(module: &melior::ir::Module<'_>) -> Result<Self, CompileError> {
         // SAFETY: a fresh context; the translation reads the live MLIR module. mlir-sys and
@@ -141,11 +195,16 @@ impl LlvmModule {
                         .into(),
                 ));
             }
-            Ok(Self {
-                context,
-                module: raw.cast(),
-            })
+            Ok(Self::own(context, raw.cast()))
         }
+    }
+
+    /// Parses a bitcode file's bytes (e.g. `model.bc`) into a module with its own context.
+    pub fn from_bitcode(bitcode: &[u8], what: &str) -> Result<Self, CompileError> {
+        // SAFETY: a fresh context, owned by the result (disposed with it on failure).
+        let mut shell = unsafe { Self::own(LLVMContextCreate(), ptr::null_mut()) };
+        shell.module = shell.parse_bitcode(bitcode, what)?;
+        Ok(shell)
     }
 
     /// Parses bitcode into a module of this context.
@@ -164,7 +223,8 @@ impl LlvmModule {
             LLVMDisposeMemoryBuffer(buffer);
             if failed != 0 || module.is_null() {
                 return Err(CompileError::Link(format!(
-                    "{what}: not valid LLVM bitcode"
+                    "{what}: not valid LLVM bitcode ({})",
+                    self.take_diagnostics()
                 )));
             }
             Ok(module)
@@ -186,7 +246,8 @@ impl LlvmModule {
             Ok(())
         } else {
             Err(CompileError::Link(format!(
-                "linking {what} failed (see the LLVM diagnostics above)"
+                "linking {what} failed: {}",
+                self.take_diagnostics()
             )))
         }
     }
@@ -354,6 +415,12 @@ impl LlvmModule {
                 }
                 LLVMOrcJITDylibAddGenerator(dylib, generator);
             }
+            // The JIT outlives our diagnostics box: later diagnostics are only logged.
+            LLVMContextSetDiagnosticHandler(
+                self.context,
+                Some(collect_diagnostic),
+                ptr::null_mut(),
+            );
             let tsc = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(self.context);
             self.context = ptr::null_mut();
             let tsm = LLVMOrcCreateNewThreadSafeModule(self.module, tsc);

@@ -9,7 +9,6 @@ use melior::ir::{
     attribute::{
         DenseI64ArrayAttribute, FloatAttribute, IntegerAttribute, StringAttribute, TypeAttribute,
     },
-    block::BlockLike,
     operation::OperationBuilder,
     r#type::{FunctionType, IntegerType},
 };
@@ -23,6 +22,10 @@ use crate::pipeline::PassOptions;
 
 /// The entry point `generate-interface` emits.
 pub const INTERFACE_SYMBOL: &str = "inference_compute";
+
+/// The NUL-terminated string constant `generate-interface` emits next to the entry point:
+/// the buffers' shapes as `inputs=[4,8][8];outputs=[4,8]` (see [`Interface::parse`]).
+pub const INTERFACE_DESCRIPTION_SYMBOL: &str = "inference_interface";
 
 struct CallBuilder<'c> {
     op: Op<'c>,
@@ -314,6 +317,52 @@ pub struct Interface {
 }
 
 impl Interface {
+    /// `inputs=[4,8][8];outputs=[4,8]` (a rank-0 buffer is `[]`).
+    pub fn describe(&self) -> String {
+        let list = |shapes: &[Vec<i64>]| -> String {
+            shapes
+                .iter()
+                .map(|s| {
+                    let dims: Vec<String> = s.iter().map(i64::to_string).collect();
+                    format!("[{}]", dims.join(","))
+                })
+                .collect()
+        };
+        format!(
+            "inputs={};outputs={}",
+            list(&self.inputs),
+            list(&self.outputs)
+        )
+    }
+
+    /// Parses [`Interface::describe`]'s form (the entry is `inference_compute`'s callee,
+    /// unknown after compilation: `entry` is left empty).
+    pub fn parse(text: &str) -> Option<Interface> {
+        let shapes = |part: &str, key: &str| -> Option<Vec<Vec<i64>>> {
+            let body = part.strip_prefix(key)?.strip_prefix('=')?;
+            if body.is_empty() {
+                return Some(Vec::new());
+            }
+            body.strip_prefix('[')?
+                .strip_suffix(']')?
+                .split("][")
+                .map(|dims| {
+                    if dims.is_empty() {
+                        Some(Vec::new())
+                    } else {
+                        dims.split(',').map(|d| d.parse().ok()).collect()
+                    }
+                })
+                .collect()
+        };
+        let (inputs, outputs) = text.split_once(';')?;
+        Some(Interface {
+            entry: String::new(),
+            inputs: shapes(inputs, "inputs")?,
+            outputs: shapes(outputs, "outputs")?,
+        })
+    }
+
     /// Reads `hip.interface` from a module op.
     pub fn read(module: Op<'_>) -> Option<Interface> {
         let dict = module.attr(INTERFACE_ATTR)?;
@@ -487,6 +536,14 @@ pub(crate) fn generate_interface(module: Op<'_>, _: &PassOptions) -> Result<(), 
     writeln!(text, "  llvm.return %bad : i32").unwrap();
     writeln!(text, "}}").unwrap();
     // A declaration so the text verifies on its own; only the wrapper moves over.
+    // The buffers' shapes, for loaders of model.bc or model.so (`Interface::parse`).
+    let described = interface.describe();
+    writeln!(
+        text,
+        "llvm.mlir.global external constant @{INTERFACE_DESCRIPTION_SYMBOL}(\"{described}\\00\") : !llvm.array<{} x i8>",
+        described.len() + 1
+    )
+    .unwrap();
     writeln!(text, "llvm.func @{}({})", interface.entry, types.join(", ")).unwrap();
 
     let parsed = Module::parse(ctx, &text).ok_or_else(|| {
@@ -495,19 +552,48 @@ pub(crate) fn generate_interface(module: Op<'_>, _: &PassOptions) -> Result<(), 
             "internal error: the generated inference_compute does not parse",
         )
     })?;
-    let wrapper = parsed
-        .body()
-        .first_operation()
-        .expect("the generated module holds the wrapper");
-    let raw = wrapper.to_raw();
-    // SAFETY: `raw` is a live op of `parsed`; after removal it is owned by nobody until it
-    // is appended to the module's body, which takes ownership. Both are of the same context.
-    unsafe {
-        mlir_sys::mlirOperationRemoveFromParent(raw);
-        let module_op = mlir_sys::mlirModuleFromOperation(module.to_raw());
-        mlirBlockAppendOwnedOperation(mlirModuleGetBody(module_op), raw);
+    // The wrapper and the description move over; the declaration stays behind.
+    let moved: Vec<_> = Op::new(parsed.as_operation())
+        .body_ops()
+        .into_iter()
+        .take(2)
+        .collect();
+    for op in moved {
+        let raw = op.to_raw();
+        // SAFETY: `raw` is a live op of `parsed`; after removal it is owned by nobody until
+        // it is appended to the module's body, which takes ownership. Same context.
+        unsafe {
+            mlir_sys::mlirOperationRemoveFromParent(raw);
+            let module_op = mlir_sys::mlirModuleFromOperation(module.to_raw());
+            mlirBlockAppendOwnedOperation(mlirModuleGetBody(module_op), raw);
+        }
     }
     drop(parsed);
     entry.set_attr("linkage", ir::parse_attr(entry, "#llvm.linkage<internal>"));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interface_description_round_trips() {
+        let i = Interface {
+            entry: String::new(),
+            inputs: vec![vec![4, 8], vec![], vec![8]],
+            outputs: vec![vec![4, 8]],
+        };
+        assert_eq!(i.describe(), "inputs=[4,8][][8];outputs=[4,8]");
+        assert_eq!(Interface::parse(&i.describe()), Some(i));
+        assert_eq!(
+            Interface::parse("inputs=;outputs=[1]")
+                .unwrap()
+                .inputs
+                .len(),
+            0
+        );
+        assert_eq!(Interface::parse("inputs=[x];outputs=[1]"), None);
+        assert_eq!(Interface::parse("garbage"), None);
+    }
 }

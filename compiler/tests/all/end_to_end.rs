@@ -301,3 +301,40 @@ fn an_override_that_composes_the_registered_pipelines_still_runs() {
     assert_close(&out0, &r.outputs[0]);
     assert_close(&out1, &r.outputs[1]);
 }
+
+#[test]
+fn model_bc_from_hip_compiler_runs_in_the_jit() {
+    let r = reference();
+    let dir = tempfile::tempdir().unwrap();
+    let (model, bc) = (dir.path().join("model.mlir"), dir.path().join("model.bc"));
+    std::fs::write(&model, MODEL).unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hip-compiler"))
+        .arg(&model)
+        .arg("-o")
+        .arg(&bc)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let jit = hip_ep_compiler::driver::JitModel::load_bitcode(
+        &std::fs::read(&bc).unwrap(),
+        hip_ep_compiler::llvm::Codegen::Fast,
+    )
+    .unwrap();
+    assert_eq!(
+        jit.interface().inputs,
+        [vec![4, 8], vec![8, 6], vec![6], vec![4, 6]]
+    );
+    assert_eq!(jit.interface().outputs, [vec![4, 6], vec![4, 6]]);
+    let before = override_calls();
+    let mut out0 = vec![0.0f32; 24];
+    let mut out1 = vec![0.0f32; 24];
+    let inputs: Vec<&[f32]> = r.inputs.iter().map(Vec::as_slice).collect();
+    jit.run(&inputs, &mut [&mut out0, &mut out1]).unwrap();
+    assert_close(&out0, &r.outputs[0]);
+    assert_close(&out1, &r.outputs[1]);
+    assert_eq!(override_calls(), before + 1);
+    let e = hip_ep_compiler::driver::JitModel::load_bitcode(b"not bitcode", Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not valid LLVM bitcode"), "{e}");
+}
