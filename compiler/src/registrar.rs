@@ -71,9 +71,82 @@ pub fn dispatch_plugin_registrations_once() -> &'static Contributions {
 }
 
 #[cfg(test)]
+#[path = "../build_support.rs"]
+mod build_support;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::plugin::{HipEpPluginRegistry, PipelineSlot};
+
+    #[test]
+    fn selection_parses_ids_in_order_and_refuses_bad_ones() {
+        assert_eq!(
+            build_support::parse_selection("a; b,c;;"),
+            Ok(vec!["a".into(), "b".into(), "c".into()])
+        );
+        assert_eq!(build_support::parse_selection(""), Ok(vec![]));
+        assert!(
+            build_support::parse_selection("a;a")
+                .unwrap_err()
+                .contains("selects 'a' twice")
+        );
+        assert!(
+            build_support::parse_selection("9lives")
+                .unwrap_err()
+                .contains("'9lives' is not a plugin id")
+        );
+    }
+
+    #[test]
+    fn discovery_resolution_and_the_generated_registrar() {
+        let tmp = std::env::temp_dir().join(format!("hip-ep-build-support-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let tree = tmp.join("tree");
+        for dir in [
+            tree.join("alpha"),
+            tree.join("beta"),
+            tmp.join("solo"),
+            tree.join("not-an-id"),
+        ] {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("plugin.rs"), "").unwrap();
+        }
+        std::fs::create_dir_all(tree.join("no_plugin_rs")).unwrap();
+        // A directory of plugins and a plugin directory itself (HIPDNN_EP_COMPILER_PLUGIN_PATHS).
+        let found = build_support::discover(&[tree.clone(), tmp.join("solo")]).unwrap();
+        assert_eq!(found.keys().collect::<Vec<_>>(), ["alpha", "beta", "solo"]);
+        let dup = build_support::discover(&[tree.clone(), tree.clone()]).unwrap_err();
+        assert!(dup.contains("plugin id 'alpha' is provided twice"), "{dup}");
+
+        let selected = vec!["solo".to_string(), "alpha".to_string()];
+        let plugins = build_support::resolve(&selected, &found).unwrap();
+        assert_eq!(
+            plugins
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .collect::<Vec<_>>(),
+            ["solo", "alpha"]
+        );
+        let unknown = build_support::resolve(&["gamma".to_string()], &found).unwrap_err();
+        assert!(unknown.contains("selects plugin 'gamma', but no plugin directory of that name was found (known: [alpha, beta, solo]"), "{unknown}");
+
+        let source = build_support::registrar_source(&plugins);
+        let solo = source
+            .find("(\"solo\", plugin_solo::hip_ep_register_plugin)")
+            .unwrap();
+        let alpha = source
+            .find("(\"alpha\", plugin_alpha::hip_ep_register_plugin)")
+            .unwrap();
+        assert!(solo < alpha, "entries in selection order");
+        assert!(source.contains(
+            &format!("{:?}", build_support::plugin_file(&tmp.join("solo")).display().to_string())
+        ));
+        assert!(source.contains("same_id(plugin_alpha::HIP_EP_PLUGIN_ID, \"alpha\")"));
+        let empty = build_support::registrar_source(&[]);
+        assert!(empty.contains("STATIC_PLUGINS: &[(&str, crate::plugin::PluginEntry)] = &[\n];"));
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
 
     fn good(r: &mut HipEpPluginRegistry<'_>) {
         r.request_pipeline_slot(PipelineSlot::AfterPoolAllocs, "good-pass");
