@@ -402,7 +402,8 @@ impl Interface {
 /// `i32 inference_compute(void *const *inputs, void *const *outputs)`, which reads one
 /// pointer per input and output buffer (dense row-major f32, shapes from `hip.interface`),
 /// returns 1 when an array or a pointer is null, else calls the model function with a memref
-/// descriptor per buffer and returns 0. The model function becomes internal.
+/// descriptor per buffer and returns 0. The model function becomes internal. Also emits the
+/// constant string `inference_interface` ([`Interface::describe`]) for loaders of the output.
 pub(crate) fn generate_interface(module: Op<'_>, _: &PassOptions) -> Result<(), PassError> {
     let ctx = module.ctx();
     let Some(interface) = Interface::read(module) else {
