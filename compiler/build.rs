@@ -68,6 +68,11 @@ fn main() {
     if let Ok(paths) = env::var("HIPDNN_EP_COMPILER_PLUGIN_PATHS") {
         for p in paths.split(';').map(str::trim).filter(|s| !s.is_empty()) {
             let path = PathBuf::from(p);
+            if path.is_relative() {
+                fail(&format!(
+                    "HIPDNN_EP_COMPILER_PLUGIN_PATHS: '{p}' must be an absolute path (build scripts do not run in your directory; use \"$PWD/{p}\")"
+                ));
+            }
             if !path.is_dir() {
                 fail(&format!(
                     "HIPDNN_EP_COMPILER_PLUGIN_PATHS: '{p}' is not a directory"

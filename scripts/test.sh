@@ -8,7 +8,10 @@ cargo test --workspace --locked "$@"
 
 # The compiler (compiler/, its own workspace: it links LLVM/MLIR 22). First built with no
 # plugin selected (every plugin hook is a no-op; the unit tests compile and run a model),
-# then with the two sample plugins selected, which the integration tests exercise.
+# then with the two sample plugins selected, which the integration tests exercise: `vendor`
+# (in-tree, compiler/plugins) and `vendor_override` (found out of tree, through
+# HIPDNN_EP_COMPILER_PLUGIN_PATHS).
 HIPDNN_EP_COMPILER_PLUGINS= cargo test --manifest-path compiler/Cargo.toml --locked --lib "$@"
-HIPDNN_EP_COMPILER_PLUGINS="vendor;vendor_override" \
+HIPDNN_EP_COMPILER_PLUGIN_PATHS="$PWD/compiler/tests/plugins" \
+    HIPDNN_EP_COMPILER_PLUGINS="vendor;vendor_override" \
     cargo test --manifest-path compiler/Cargo.toml --locked "$@"

@@ -3,7 +3,7 @@
 //! ORC JIT + one run of `inference_compute` (default fast codegen; optimized codegen; LLVM O2
 //! on the linked module plus optimized codegen). Goal: registration + everything < 50 ms.
 //!
-//! `HIPDNN_EP_COMPILER_PLUGINS="vendor;vendor_override" cargo bench --manifest-path compiler/Cargo.toml`
+//! `HIPDNN_EP_COMPILER_PLUGIN_PATHS=$PWD/compiler/tests/plugins HIPDNN_EP_COMPILER_PLUGINS="vendor;vendor_override" cargo bench --manifest-path compiler/Cargo.toml --bench compile`
 
 use std::time::Instant;
 

@@ -85,7 +85,7 @@ fn override_calls() -> i64 {
         .iter()
         .find(|c| c.plugin == "vendor_override")
         .map(|c| Path::new(&c.value).join("libvendor_override_kernels.so"))
-        .expect("these tests need HIPDNN_EP_COMPILER_PLUGINS=vendor;vendor_override (scripts/test.sh sets it)");
+        .expect("these tests need HIPDNN_EP_COMPILER_PLUGIN_PATHS=$PWD/compiler/tests/plugins and HIPDNN_EP_COMPILER_PLUGINS=vendor;vendor_override (scripts/test.sh sets them)");
     // SAFETY: a test library with a plain C counter function.
     unsafe {
         let lib = libloading::Library::new(&dir).unwrap();

@@ -8,7 +8,7 @@ fn store() -> &'static hip_ep_compiler::plugin::Contributions {
     assert_eq!(
         hip_ep_compiler::selected_plugins(),
         ["vendor", "vendor_override"],
-        "these tests need HIPDNN_EP_COMPILER_PLUGINS=vendor;vendor_override (scripts/test.sh sets it)"
+        "these tests need HIPDNN_EP_COMPILER_PLUGIN_PATHS=$PWD/compiler/tests/plugins and HIPDNN_EP_COMPILER_PLUGINS=vendor;vendor_override (scripts/test.sh sets them)"
     );
     store
 }

@@ -1,4 +1,6 @@
-//! A second plugin, selected after `vendor`, to prove ordering and override:
+//! A second plugin, selected after `vendor`, to prove ordering and override. It lives outside
+//! `compiler/plugins`, so the build finds it only through `HIPDNN_EP_COMPILER_PLUGIN_PATHS`
+//! (as a downstream team's plugin would be):
 //!
 //! * `vendor-override-trace` at `AfterSimplifyOnnx` runs after the `vendor` plugin's passes at
 //!   that slot (registration order) and records itself in `vendor.trace`;
