@@ -13,8 +13,10 @@
 //!   attribute `vendor.trace`, so tests can check that each slot runs where it says.
 //! * `vendor-offload{min-elements=N}`: a registered pipeline builder with options, running
 //!   `vendor-introduce-add` only on adds of at least N elements.
+//! * Dialects: `vendor` in IRDL, and the upstream `scf` dialect.
 
 use hip_ep_compiler::ir::{self, Op, PassError};
+use hip_ep_compiler::melior::dialect::DialectHandle;
 use hip_ep_compiler::melior::ir::{ValueLike, operation::OperationBuilder};
 use hip_ep_compiler::pipeline::{PassOptions, PipelineBuilder};
 use hip_ep_compiler::plugin::{
@@ -117,6 +119,10 @@ hip_ep_compiler::hip_ep_define_plugin!(vendor, |r: &mut HipEpPluginRegistry<'_>|
     for slot in PipelineSlot::ALL {
         r.request_pipeline_slot(slot, "vendor-trace");
     }
+    // Upstream dialects the vendor's rewrites may create (here: structured control flow).
+    r.add_dialect_registration(DialectRegistration::Upstream(|registry| {
+        DialectHandle::scf().insert_dialect(registry)
+    }));
     let add = hip_ep_compiler::dialects::destination_passing_op_irdl("add", &["lhs", "rhs"], &[]);
     r.add_dialect_registration(DialectRegistration::Irdl(format!(
         "irdl.dialect @vendor {{\n{add}}}\n"

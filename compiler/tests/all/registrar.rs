@@ -71,11 +71,20 @@ fn every_sample_contribution_is_recorded() {
     }
 
     let dialects = store.plugin_dialect_registrations();
-    assert_eq!(dialects.len(), 1);
-    assert_eq!(dialects[0].plugin, "vendor");
+    assert_eq!(dialects.len(), 2);
+    assert!(dialects.iter().all(|d| d.plugin == "vendor"));
+    assert!(matches!(
+        dialects[0].value,
+        DialectRegistration::Upstream(_)
+    ));
     assert!(
-        matches!(dialects[0].value, DialectRegistration::Irdl(ref text) if text.contains("irdl.dialect @vendor"))
+        matches!(dialects[1].value, DialectRegistration::Irdl(ref text) if text.contains("irdl.dialect @vendor"))
     );
+    // Both reach every compiler context.
+    let context = hip_ep_compiler::dialects::create_context();
+    assert!(context.is_registered_operation("scf.for"));
+    assert!(context.is_registered_operation("vendor.add"));
+    assert!(context.is_registered_operation("hip.gemm"));
 
     let models = store.plugin_op_models();
     assert_eq!(models.len(), 1);
