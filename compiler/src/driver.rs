@@ -199,6 +199,30 @@ pub fn run_pipeline(
     Ok(())
 }
 
+/// The plugins' library paths and libraries, in contribution order.
+fn plugin_link_inputs(store: &crate::plugin::Contributions) -> LinkInputs {
+    LinkInputs {
+        library_paths: store
+            .plugin_library_paths()
+            .iter()
+            .map(|c| c.value.clone())
+            .collect(),
+        libraries: store
+            .plugin_libraries()
+            .iter()
+            .map(|c| c.value.clone())
+            .collect(),
+    }
+}
+
+/// `inference_compute` in a JIT holding a model made by `generate-interface`.
+fn entry_point(jit: &Jit) -> Result<InferenceCompute, CompileError> {
+    let address = jit.lookup(INTERFACE_SYMBOL)?;
+    // SAFETY: generate-interface emits `i32 inference_compute(ptr, ptr)`; the address stays
+    // valid while `jit` lives, which every JitModel owns next to the pointer.
+    Ok(unsafe { std::mem::transmute::<usize, InferenceCompute>(address as usize) })
+}
+
 /// A compiled model: linked LLVM IR plus what running it needs.
 #[derive(Debug)]
 pub struct CompiledModel {
@@ -239,18 +263,7 @@ pub fn compile(source: &str, options: &CompileOptions) -> Result<CompiledModel, 
     if options.optimize {
         llvm.optimize()?;
     }
-    let link = LinkInputs {
-        library_paths: store
-            .plugin_library_paths()
-            .iter()
-            .map(|c| c.value.clone())
-            .collect(),
-        libraries: store
-            .plugin_libraries()
-            .iter()
-            .map(|c| c.value.clone())
-            .collect(),
-    };
+    let link = plugin_link_inputs(store);
     Ok(CompiledModel {
         llvm,
         interface,
@@ -284,11 +297,7 @@ impl CompiledModel {
     /// JIT-compiles the model in this process.
     pub fn jit(self) -> Result<JitModel, CompileError> {
         let jit = self.llvm.into_jit(&self.link, self.jit_codegen)?;
-        let address = jit.lookup(INTERFACE_SYMBOL)?;
-        // SAFETY: generate-interface emits `i32 inference_compute(ptr, ptr)`; the address
-        // stays valid while `jit` lives, which JitModel owns.
-        let entry: InferenceCompute =
-            unsafe { std::mem::transmute::<usize, InferenceCompute>(address as usize) };
+        let entry = entry_point(&jit)?;
         Ok(JitModel {
             _jit: jit,
             entry,
@@ -321,18 +330,7 @@ impl JitModel {
                 "the bitcode does not define {INTERFACE_SYMBOL}"
             )));
         }
-        let link = LinkInputs {
-            library_paths: store
-                .plugin_library_paths()
-                .iter()
-                .map(|c| c.value.clone())
-                .collect(),
-            libraries: store
-                .plugin_libraries()
-                .iter()
-                .map(|c| c.value.clone())
-                .collect(),
-        };
+        let link = plugin_link_inputs(store);
         let jit = llvm.into_jit(&link, codegen)?;
         let description = jit.lookup(crate::passes::lower::INTERFACE_DESCRIPTION_SYMBOL)?;
         // SAFETY: generate-interface emits the description as a NUL-terminated constant
@@ -343,10 +341,7 @@ impl JitModel {
                 .into_owned();
         let interface = Interface::parse(&text)
             .ok_or_else(|| CompileError::Link(format!("malformed inference_interface '{text}'")))?;
-        let address = jit.lookup(INTERFACE_SYMBOL)?;
-        // SAFETY: as in `CompiledModel::jit`.
-        let entry: InferenceCompute =
-            unsafe { std::mem::transmute::<usize, InferenceCompute>(address as usize) };
+        let entry = entry_point(&jit)?;
         Ok(JitModel {
             _jit: jit,
             entry,
