@@ -11,7 +11,7 @@
 //! use hip_ep_compiler::plugin::{HipEpPluginRegistry, PipelineSlot};
 //!
 //! hip_ep_compiler::hip_ep_define_plugin!(myvendor, |r: &mut HipEpPluginRegistry| {
-//!     r.register_pass(MY_PASS);
+//!     let _ = r.register_pass(MY_PASS); // a refused name is logged and returned as Err
 //!     r.request_pipeline_slot(PipelineSlot::AfterConvertOnnxToHip, "my-vendor-lowering");
 //!     r.add_runtime_bitcode(hip_ep_compiler::hip_ep_plugin_bitcode!(myvendor, "wrap_my_op"));
 //!     r.add_library("vendor_kernels");
@@ -20,8 +20,8 @@
 //!
 //! Contributions are staged while the entry point runs and committed when it returns; a
 //! plugin whose entry point panics is logged and skipped, and none of its contributions is
-//! kept. Passes and pipelines are registered by name in MLIR's pass registry at commit, so
-//! textual pipelines (`HIPDNN_EP_PIPELINE`, `hip-mlir-opt --pass-pipeline`) resolve them.
+//! kept. Passes and pipelines are registered by name in MLIR's pass registry once every plugin
+//! has been dispatched, so textual pipelines (`HIPDNN_EP_PIPELINE`, `hip-mlir-opt --pass-pipeline`) resolve them.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -469,8 +469,9 @@ impl<'a> HipEpPluginRegistry<'a> {
 }
 
 /// Runs each entry point once, in order, committing what each contributed; a panicking entry
-/// point is logged and skipped with nothing kept. Returns the newly committed passes and
-/// pipelines' index ranges so the caller registers them with MLIR.
+/// point is logged and skipped with nothing kept. The caller registers the committed passes
+/// and pipelines with MLIR afterwards (`pipeline::register_with_mlir`). An id listed twice
+/// runs once.
 pub(crate) fn dispatch(entries: &[(&'static str, PluginEntry)], store: &mut Contributions) {
     let mut seen = HashSet::new();
     for &(id, entry) in entries {
