@@ -21,7 +21,8 @@ enum Mode {
 #[command(name = "hip-compiler", version)]
 struct Args {
     /// The model: MLIR text with one public function of `onnx.*` ops (`-` for stdin).
-    input: PathBuf,
+    #[arg(required_unless_present = "list_plugins")]
+    input: Option<PathBuf>,
     /// Output file (default `model.bc`, or `model.so` with `--mode native`).
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
@@ -79,7 +80,8 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let source = match hip_ep_compiler::driver::read_input(&args.input) {
+    let input = args.input.unwrap_or_else(|| "-".into());
+    let source = match hip_ep_compiler::driver::read_input(&input) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("hip-compiler: {e}");
