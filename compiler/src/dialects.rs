@@ -5,7 +5,7 @@
 use melior::{
     Context,
     dialect::{DialectHandle, DialectRegistry},
-    ir::{Location, Module},
+    ir::Module,
     utility::{load_irdl_dialects, register_all_llvm_translations},
 };
 
@@ -97,6 +97,5 @@ pub fn create_context() -> Context {
             "an IRDL dialect definition does not load:\n{source}"
         );
     }
-    let _ = Location::unknown(&context);
     context
 }

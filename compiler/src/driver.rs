@@ -17,7 +17,7 @@ use crate::error::CompileError;
 use crate::ir::Op;
 use crate::llvm::{Codegen, IN_TREE_RUNTIME_BITCODE, Jit, LinkInputs, LlvmModule};
 use crate::passes::lower::{INTERFACE_SYMBOL, Interface};
-use crate::pipeline::{PIPELINE_ENV, PipelineChoice};
+use crate::pipeline::PipelineChoice;
 
 /// How to compile.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,10 +164,7 @@ pub fn has_interface(module: &Module<'_>) -> bool {
         .into_iter()
         .any(|op| {
             matches!(op.name(), "llvm.func" | "func.func")
-                && op
-                    .attr("sym_name")
-                    .and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok())
-                    .is_some_and(|s| s.value() == INTERFACE_SYMBOL)
+                && op.symbol_name() == Some(INTERFACE_SYMBOL)
         })
 }
 
@@ -407,9 +404,6 @@ impl JitModel {
         self.entry
     }
 }
-
-/// The env variable name of the override (re-exported for tools).
-pub const PIPELINE_OVERRIDE_ENV: &str = PIPELINE_ENV;
 
 #[cfg(test)]
 mod tests {

@@ -147,6 +147,44 @@ impl<'c> Op<'c> {
         }
     }
 
+    /// The symbol name (`sym_name`), for functions and globals.
+    pub fn symbol_name(self) -> Option<&'c str> {
+        self.attr("sym_name")
+            .and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok())
+            .map(|s| s.value())
+    }
+
+    /// The strings of an array-of-strings attribute (empty when absent).
+    pub fn string_array_attr(self, name: &str) -> Vec<&'c str> {
+        use melior::ir::attribute::{ArrayAttribute, StringAttribute};
+        let Some(array) = self
+            .attr(name)
+            .and_then(|a| ArrayAttribute::try_from(a).ok())
+        else {
+            return Vec::new();
+        };
+        (0..array.len())
+            .filter_map(|i| array.element(i).ok())
+            .filter_map(|a| StringAttribute::try_from(a).ok())
+            .map(|s| s.value())
+            .collect()
+    }
+
+    /// Appends `entry` to an array-of-strings attribute (created when absent); returns the
+    /// new length.
+    pub fn append_string_attr(self, name: &str, entry: &str) -> usize {
+        use melior::ir::attribute::{ArrayAttribute, StringAttribute};
+        let ctx = self.ctx();
+        let mut items: Vec<Attribute<'c>> = self
+            .string_array_attr(name)
+            .into_iter()
+            .map(|s| StringAttribute::new(ctx, s).into())
+            .collect();
+        items.push(StringAttribute::new(ctx, entry).into());
+        self.set_attr(name, ArrayAttribute::new(ctx, &items).into());
+        items.len()
+    }
+
     /// The dialect namespace (the part before the first `.`).
     pub fn dialect(self) -> &'c str {
         let name = self.name();
@@ -473,9 +511,7 @@ mod tests {
     fn static_shape_of_tensor() {
         let ctx = crate::dialects::create_context();
         let ty = Type::parse(&ctx, "tensor<2x3xf32>").unwrap();
-        let s = static_shape(ty);
-        eprintln!("{s:?} f32={}", Type::float32(&ctx));
-        let s = s.unwrap();
+        let s = static_shape(ty).unwrap();
         assert_eq!(s.dims, [2, 3]);
         assert_eq!(s.element, Type::float32(&ctx));
     }

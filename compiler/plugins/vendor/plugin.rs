@@ -62,30 +62,15 @@ fn trace(module: Op<'_>, _: &PassOptions) -> Result<(), PassError> {
         .collect();
     dialects.sort_unstable();
     dialects.dedup();
-    let interface = module.body_ops().into_iter().any(|op| {
-        op.attr("sym_name")
-            .map(|a| a.to_string() == format!("\"{}\"", hip_ep_compiler::INTERFACE_SYMBOL))
-            .unwrap_or(false)
-    });
-    let mut entries: Vec<String> = Vec::new();
-    if let Some(existing) = module.attr("vendor.trace") {
-        let text = existing.to_string();
-        let inner = text.trim_start_matches('[').trim_end_matches(']');
-        entries.extend(
-            inner
-                .split("\", \"")
-                .map(|s| s.trim_matches('"').to_string())
-                .filter(|s| !s.is_empty()),
-        );
-    }
-    entries.push(format!(
-        "#{} ops={} interface={}",
-        entries.len() + 1,
-        dialects.join("+"),
-        interface
-    ));
-    let list: Vec<String> = entries.iter().map(|e| format!("\"{e}\"")).collect();
-    module.set_attr("vendor.trace", ir::parse_attr(module, &format!("[{}]", list.join(", "))));
+    let interface = module
+        .body_ops()
+        .into_iter()
+        .any(|op| op.symbol_name() == Some(hip_ep_compiler::INTERFACE_SYMBOL));
+    let index = module.string_array_attr("vendor.trace").len() + 1;
+    module.append_string_attr(
+        "vendor.trace",
+        &format!("#{index} ops={} interface={interface}", dialects.join("+")),
+    );
     Ok(())
 }
 

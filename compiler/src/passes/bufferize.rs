@@ -77,20 +77,17 @@ fn with_output_segment<'c>(
     op: Op<'c>,
     sizes: melior::ir::Attribute<'c>,
 ) -> melior::ir::Attribute<'c> {
-    let text = sizes.to_string();
-    let inner = text.trim_start_matches("array<i32:").trim_end_matches('>');
-    let mut parts: Vec<String> = inner.split(',').map(|p| p.trim().to_string()).collect();
-    if let Some(last) = parts.last_mut() {
-        *last = "1".to_string();
+    use melior::ir::attribute::DenseI32ArrayAttribute;
+    let Ok(array) = DenseI32ArrayAttribute::try_from(sizes) else {
+        return sizes;
+    };
+    let mut values: Vec<i32> = (0..array.len())
+        .filter_map(|i| array.element(i).ok())
+        .collect();
+    if let Some(last) = values.last_mut() {
+        *last = 1;
     }
-    ir::parse_attr(op, &format!("array<i32: {}>", parts.join(", ")))
-}
-
-fn symbol_name(op: Op<'_>) -> String {
-    op.attr("sym_name")
-        .and_then(|a| StringAttribute::try_from(a).ok())
-        .map(|s| s.value().to_string())
-        .unwrap_or_default()
+    DenseI32ArrayAttribute::new(op.ctx(), &values).into()
 }
 
 fn shape_list(shapes: &[StaticShape<'_>]) -> String {
@@ -355,7 +352,7 @@ pub(crate) fn hip_bufferize(module: Op<'_>, _: &PassOptions) -> Result<(), PassE
         "function_type",
         TypeAttribute::new(FunctionType::new(ctx, &inputs, &[]).into()).into(),
     );
-    let entry = symbol_name(func);
+    let entry = func.symbol_name().unwrap_or_default();
     let interface = format!(
         "{{entry = \"{entry}\", inputs = {}, outputs = {}}}",
         shape_list(&input_shapes),

@@ -133,14 +133,12 @@ pub(crate) fn hip_lower_to_runtime_calls(module: Op<'_>, _: &PassOptions) -> Res
     let mut declared: HashMap<String, Type<'_>> = HashMap::new();
     for op in module.body_ops() {
         if op.name() == "func.func"
-            && let Some(name) = op
-                .attr("sym_name")
-                .and_then(|a| StringAttribute::try_from(a).ok())
+            && let Some(name) = op.symbol_name()
             && let Some(ty) = op
                 .attr("function_type")
                 .and_then(|a| TypeAttribute::try_from(a).ok())
         {
-            declared.insert(name.value().to_string(), ty.value());
+            declared.insert(name.to_string(), ty.value());
         }
     }
     let first_func = module
@@ -414,17 +412,16 @@ pub(crate) fn generate_interface(module: Op<'_>, _: &PassOptions) -> Result<(), 
     };
     let mut entry = None;
     for op in module.body_ops() {
-        let name = op
-            .attr("sym_name")
-            .and_then(|a| StringAttribute::try_from(a).ok());
-        let Some(name) = name else { continue };
-        if name.value() == INTERFACE_SYMBOL {
+        let Some(name) = op.symbol_name() else {
+            continue;
+        };
+        if name == INTERFACE_SYMBOL {
             return Err(PassError::at(
                 op,
                 format!("the module already defines @{INTERFACE_SYMBOL}"),
             ));
         }
-        if name.value() == interface.entry {
+        if name == interface.entry {
             entry = Some(op);
         }
     }

@@ -11,25 +11,13 @@
 //!   `vendor`) and requests a pass nobody registered (warned about when the pipeline is
 //!   built), which the tests check.
 
-use hip_ep_compiler::ir::{self, Op, PassError};
+use hip_ep_compiler::ir::{Op, PassError};
 use hip_ep_compiler::pipeline::PassOptions;
 use hip_ep_compiler::plugin::{HipEpPluginRegistry, PassAnchor, PassDefinition, PipelineSlot};
 
 fn trace(module: Op<'_>, _: &PassOptions) -> Result<(), PassError> {
-    let mut entries: Vec<String> = Vec::new();
-    if let Some(existing) = module.attr("vendor.trace") {
-        let text = existing.to_string();
-        let inner = text.trim_start_matches('[').trim_end_matches(']');
-        entries.extend(
-            inner
-                .split("\", \"")
-                .map(|s| s.trim_matches('"').to_string())
-                .filter(|s| !s.is_empty()),
-        );
-    }
-    entries.push(format!("#{} vendor_override", entries.len() + 1));
-    let list: Vec<String> = entries.iter().map(|e| format!("\"{e}\"")).collect();
-    module.set_attr("vendor.trace", ir::parse_attr(module, &format!("[{}]", list.join(", "))));
+    let index = module.string_array_attr("vendor.trace").len() + 1;
+    module.append_string_attr("vendor.trace", &format!("#{index} vendor_override"));
     Ok(())
 }
 
