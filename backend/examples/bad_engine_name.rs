@@ -29,15 +29,6 @@ impl IEngine for Misnamed {
         Err(PluginError::not_applicable("never applicable"))
     }
 
-    fn workspace_size(
-        &self,
-        _: &Handle,
-        _: &EngineConfig,
-        _: &GraphView<'_>,
-    ) -> PluginResult<usize> {
-        Err(PluginError::not_applicable("never applicable"))
-    }
-
     fn create_plan(
         &self,
         _: &Handle,

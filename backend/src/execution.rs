@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 
-use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
+use hipdnn_data_sdk::{DataType, MemoryKind, engine_id_to_hex, engine_name_or_id_to_id};
 use hipdnn_flatbuffers_sdk::model::{EngineConfig, EngineDetails, Graph, KnobSetting};
 use hipdnn_flatbuffers_sdk::{EngineDetailsView, GraphAndPlanView, GraphView, VerifyLimits};
 use hipdnn_plugin_sdk::abi::{hipdnnEnginePluginExecutionContext_t, hipdnnPluginDeviceBuffer_t};
@@ -176,6 +176,7 @@ pub struct Plan<'h> {
     context: hipdnnEnginePluginExecutionContext_t,
     engine_id: i64,
     engine_name: String,
+    memory: MemoryKind,
     workspace_size: usize,
     graph_name: String,
     tensors: Vec<TensorSlot>,
@@ -224,7 +225,7 @@ impl Handle {
                         }
                     }
                 }
-                Err(error) => tracing::warn!(
+                Err(error) => tracing::error!(
                     "plugin '{}' could not check graph '{}': {error}",
                     plugin.name(),
                     graph.graph().name
@@ -437,6 +438,7 @@ impl Handle {
             context,
             engine_id: id,
             engine_name: name,
+            memory: MemoryKind::from_behavior_notes(&details.behavior_notes),
             workspace_size: 0,
             graph_name: graph.graph().name.clone(),
             tensors: tensor_slots(graph.graph()),
@@ -504,6 +506,14 @@ impl Plan<'_> {
     /// That engine's name.
     pub fn engine_name(&self) -> &str {
         &self.engine_name
+    }
+
+    /// The memory the engine takes its buffers and workspace in (from its details'
+    /// behavior notes: [`HOST_MEMORY_BEHAVIOR_NOTE_EXT`](hipdnn_data_sdk::HOST_MEMORY_BEHAVIOR_NOTE_EXT)
+    /// marks a host engine; without it, device memory). Pass pointers of this kind to
+    /// [`Plan::execute`].
+    pub fn memory_kind(&self) -> MemoryKind {
+        self.memory
     }
 
     /// Workspace bytes [`Plan::execute`] needs.

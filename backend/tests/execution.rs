@@ -10,7 +10,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use hipdnn_backend::execution::ENGINE_ORDER_ENV;
 use hipdnn_backend::status::*;
-use hipdnn_backend::{Handle, LoadingMode, OperationGraph, VariantPack, set_engine_plugin_paths};
+use hipdnn_backend::{
+    Handle, LoadingMode, MemoryKind, OperationGraph, VariantPack, set_engine_plugin_paths,
+};
 use hipdnn_data_sdk::{DataType, engine_name_to_id};
 use hipdnn_flatbuffers_sdk::model::{
     ConvolutionFwdAttributes, Graph, KnobSetting, KnobValue, Node, PointwiseAttributes,
@@ -114,14 +116,16 @@ fn a_graph_runs_through_the_backend_with_knobs() {
 
     let details = handle.engine_details(id, &graph).unwrap();
     let ids: Vec<&str> = details.knobs.iter().map(|k| k.knob_id.as_str()).collect();
-    assert!(
-        ids.contains(&SLOPE) && ids.contains(&"global.deterministic"),
-        "{ids:?}"
+    assert_eq!(ids, [SLOPE]);
+    assert_eq!(
+        MemoryKind::from_behavior_notes(&details.behavior_notes),
+        MemoryKind::Host
     );
 
     // Defaults: slope 0.
     let plan = handle.build_plan(&graph, &[]).unwrap();
     assert_eq!(plan.engine_id(), id);
+    assert_eq!(plan.memory_kind(), MemoryKind::Host);
     assert_eq!(plan.workspace_size(), 0);
     assert_eq!(plan.required_uids().collect::<Vec<_>>(), [1, 2]);
     let (mut x, mut y) = (Aligned(X), Aligned([f32::NAN; 8]));

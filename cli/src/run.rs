@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hipdnn_backend::status::HIPDNN_STATUS_BAD_PARAM;
-use hipdnn_backend::{Handle, OperationGraph, Plan, VariantPack};
+use hipdnn_backend::{Handle, MemoryKind, OperationGraph, Plan, VariantPack};
 use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
 use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, NodeAttributes};
 use hipdnn_test_sdk::data::{decode, encode};
@@ -135,10 +135,19 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
         .map(|p| format!(" from plugin {} {}", p.name(), p.version()))
         .unwrap_or_default();
     println!(
-        "engine: {} ({}){plugin}",
+        "engine: {} ({}){plugin}, {} memory",
         plan.engine_name(),
-        engine_id_to_hex(plan.engine_id())
+        engine_id_to_hex(plan.engine_id()),
+        plan.memory_kind()
     );
+    // Buffers follow the engine's declared memory: this command binds host buffers,
+    // so a device engine needs a device path it does not have.
+    if plan.memory_kind() != MemoryKind::Host {
+        return Err(CliError::failed(format!(
+            "engine {} takes device memory; `hipdnn run` binds host buffers and this build has no device allocator",
+            plan.engine_name()
+        )));
+    }
     let mut workspace = match plan.workspace_size() {
         0 => None,
         size => Some(

@@ -571,3 +571,49 @@ fn json_doc_example_is_the_golden_graph() {
     golden.validate().unwrap();
     assert_eq!(Graph::from_json(example).unwrap(), golden);
 }
+
+#[test]
+fn view_helpers_give_effective_types_packing_and_the_single_node() {
+    let tensor = |uid: i64, dims: &[i64], strides: &[i64], dt: DataType, is_virtual: bool| {
+        TensorAttributes {
+            uid,
+            name: format!("t{uid}"),
+            data_type: dt,
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+            is_virtual,
+            ..TensorAttributes::default()
+        }
+    };
+    let mut graph = graph_with(NodeAttributes::all_samples(false).remove(0));
+    graph.io_data_type = DataType::Half;
+    graph.intermediate_data_type = DataType::Float;
+    graph.tensors = vec![
+        tensor(1, &[2, 3, 4], &[12, 4, 1], DataType::Unset, false),
+        tensor(2, &[2, 3, 4], &[12, 1, 3], DataType::Unset, true),
+        tensor(3, &[2, 3], &[3, 1], DataType::Bfloat16, false),
+        tensor(4, &[2, 3], &[4, 1], DataType::Float, false),
+    ];
+    let bytes = graph.to_bytes();
+    let view = GraphView::from_bytes(&bytes).unwrap();
+    let t = |uid| view.tensor(uid).unwrap();
+    assert_eq!(view.data_type_of(&t(1)), DataType::Half);
+    assert_eq!(view.data_type_of(&t(2)), DataType::Float);
+    assert_eq!(view.data_type_of(&t(3)), DataType::Bfloat16);
+    assert!(t(1).is_packed() && t(3).is_packed());
+    assert!(
+        !t(2).is_packed(),
+        "channels-last strides are not packed in dims order"
+    );
+    assert!(!t(4).is_packed(), "a padded row is not packed");
+    assert_eq!(t(1).element_count(), 24);
+    assert_eq!(view.single_node().unwrap().name(), "n");
+    graph.nodes.push(graph.nodes[0].clone());
+    let bytes = graph.to_bytes();
+    assert!(
+        GraphView::from_bytes(&bytes)
+            .unwrap()
+            .single_node()
+            .is_none()
+    );
+}

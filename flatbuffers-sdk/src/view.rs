@@ -234,6 +234,22 @@ impl<'a> GraphView<'a> {
         self.tensors().find(|t| t.uid() == uid)
     }
 
+    /// The graph's only node, when it has exactly one.
+    pub fn single_node(&self) -> Option<NodeView<'a>> {
+        let mut nodes = self.nodes();
+        (nodes.len() == 1).then(|| nodes.next()).flatten()
+    }
+
+    /// The element type `tensor` has in this graph: its own, or when unset the graph's
+    /// intermediate type (virtual tensors) or I/O type (the others).
+    pub fn data_type_of(&self, tensor: &TensorView<'_>) -> DataType {
+        match tensor.data_type() {
+            DataType::Unset if tensor.is_virtual() => self.intermediate_data_type(),
+            DataType::Unset => self.io_data_type(),
+            own => own,
+        }
+    }
+
     /// Copies the graph into its owned form.
     ///
     /// # Errors
@@ -325,6 +341,24 @@ impl<'a> TensorView<'a> {
     /// Whether the tensor is a virtual intermediate.
     pub fn is_virtual(&self) -> bool {
         self.raw.virtual_()
+    }
+
+    /// Number of elements (the product of the extents; 1 for a scalar).
+    pub fn element_count(&self) -> u64 {
+        self.dims().iter().map(|d| d.max(0) as u64).product()
+    }
+
+    /// Whether the elements are packed in dims order: the last extent has stride 1 and
+    /// each stride is the product of the extents after it (NCHW-style, no gaps).
+    pub fn is_packed(&self) -> bool {
+        let (dims, strides) = (self.dims(), self.strides());
+        let mut expected = 1i64;
+        dims.len() == strides.len()
+            && (0..dims.len()).rev().all(|i| {
+                let ok = strides.get(i) == expected;
+                expected = expected.saturating_mul(dims.get(i));
+                ok
+            })
     }
 
     /// The pass-by-value scalar, if any.

@@ -6,7 +6,7 @@
 //! * `c_abi_execute_op_graph`: `hipdnnEnginePluginExecuteOpGraph` through its
 //!   `extern "C"` symbol, as a host calls it (null checks, the panic boundary, the
 //!   last-error reset, the workspace check, the plan's vtable);
-//! * `direct_iplan_execute`: `IPlan::execute` on a `Handle` and `DeviceBuffers` built by
+//! * `direct_iplan_execute`: `IPlan::execute` on a `Handle` and an `Execution` built by
 //!   hand (the floor: the plan's own cost).
 //!
 //! The difference is the SDK's per-call overhead; the goal is at most 30 ns.
@@ -26,13 +26,8 @@ use hipdnn_plugin_sdk::prelude::*;
 struct Noop;
 
 impl IPlan for Noop {
-    fn execute(
-        &self,
-        handle: &Handle,
-        buffers: &DeviceBuffers<'_>,
-        workspace: Workspace,
-    ) -> PluginResult<()> {
-        black_box((handle.stream(), buffers.as_slice(), workspace));
+    fn execute(&self, handle: &Handle, exec: &Execution<'_>) -> PluginResult<()> {
+        black_box((handle.stream(), exec.buffers().as_slice(), exec.workspace()));
         Ok(())
     }
 }
@@ -157,14 +152,12 @@ fn execute(c: &mut Criterion) {
     group.bench_function("direct_iplan_execute", |b| {
         b.iter(|| {
             let plan: &BoxedPlan = black_box(&plan);
-            plan.execute(
-                black_box(&direct_handle),
-                &DeviceBuffers::new(black_box(&buffers[..])),
-                Workspace {
-                    ptr: black_box(ptr::null_mut()),
-                    size: 0,
-                },
-            )
+            let exec = Execution::new(
+                Buffers::new(black_box(&buffers[..]), MemoryKind::Device),
+                WorkspaceView::new(black_box(ptr::null_mut()), 0, MemoryKind::Device),
+                direct_handle.stream(),
+            );
+            plan.execute(black_box(&direct_handle), &exec)
         });
     });
     group.finish();

@@ -3,33 +3,49 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
+use hipdnn_data_sdk::MemoryKind;
 use hipdnn_flatbuffers_sdk::GraphView;
 use hipdnn_flatbuffers_sdk::model::{EngineConfig, EngineDetails, Knob, KnobSetting, KnobValue};
 
 use crate::abi::*;
-use crate::error::{PluginError, PluginResult};
+use crate::cache::HandleCaches;
+use crate::error::{PluginError, PluginResult, panic_message};
 use crate::knobs;
+use crate::memory::Execution;
 
-/// Per-hipDNN-handle plugin state: the author's `H`, the stream set by the host, and the
+/// Plans a handle keeps when the plugin does not say otherwise
+/// ([`EnginePlugin::PLAN_CACHE_CAPACITY`](crate::EnginePlugin::PLAN_CACHE_CAPACITY)).
+pub const DEFAULT_PLAN_CACHE_CAPACITY: usize = 32;
+
+/// Per-hipDNN-handle plugin state: the author's `H`, the stream set by the host, the
 /// buffers this handle handed out (engine details, serialized plans) until the host
-/// returns them.
+/// returns them, and the applicability and plan caches ([`crate::cache`]).
 #[derive(Debug)]
 pub struct Handle<H = ()> {
     stream: AtomicPtr<ihipStream_t>,
     state: H,
     pub(crate) handed_out: Mutex<HashMap<usize, Box<[u8]>>>,
+    pub(crate) caches: HandleCaches,
 }
 
 impl<H> Handle<H> {
-    /// Wraps the author's state; the stream starts null (HIP's default stream).
+    /// Wraps the author's state; the stream starts null (HIP's default stream) and the
+    /// plan cache holds [`DEFAULT_PLAN_CACHE_CAPACITY`] plans.
     pub fn new(state: H) -> Self {
+        Self::with_plan_cache_capacity(state, DEFAULT_PLAN_CACHE_CAPACITY)
+    }
+
+    /// As [`Handle::new`], keeping at most `plans` built plans (0: none).
+    pub fn with_plan_cache_capacity(state: H, plans: usize) -> Self {
         Self {
             stream: AtomicPtr::new(std::ptr::null_mut()),
             state,
             handed_out: Mutex::new(HashMap::new()),
+            caches: HandleCaches::new(plans),
         }
     }
 
@@ -46,6 +62,11 @@ impl<H> Handle<H> {
     /// The author's state.
     pub fn state(&self) -> &H {
         &self.state
+    }
+
+    /// How many built plans the handle keeps now.
+    pub fn cached_plan_count(&self) -> usize {
+        self.caches.plan_count()
     }
 
     /// Keeps `bytes` alive until [`Handle::take_back`] and returns the span to hand out.
@@ -84,99 +105,21 @@ impl<H> std::ops::Deref for Handle<H> {
     }
 }
 
-/// The tensors' device buffers for one execution, looked up by uid.
-#[derive(Debug, Clone, Copy)]
-pub struct DeviceBuffers<'a> {
-    buffers: &'a [hipdnnPluginDeviceBuffer_t],
-}
-
-impl<'a> DeviceBuffers<'a> {
-    /// Wraps the host's array.
-    pub fn new(buffers: &'a [hipdnnPluginDeviceBuffer_t]) -> Self {
-        Self { buffers }
-    }
-
-    /// The pointer for tensor `uid`, if the host passed one.
-    pub fn get(&self, uid: i64) -> Option<*mut c_void> {
-        self.buffers.iter().find(|b| b.uid == uid).map(|b| b.ptr)
-    }
-
-    /// The pointer for tensor `uid`.
-    ///
-    /// # Errors
-    /// `BAD_PARAM` naming the uid when the host passed no (or a null) pointer for it.
-    pub fn require(&self, uid: i64) -> PluginResult<*mut c_void> {
-        match self.get(uid) {
-            Some(ptr) if !ptr.is_null() => Ok(ptr),
-            Some(_) => Err(PluginError::bad_param(format!(
-                "device buffer for tensor uid {uid} is null"
-            ))),
-            None => Err(PluginError::bad_param(format!(
-                "no device buffer for tensor uid {uid}"
-            ))),
-        }
-    }
-
-    /// The buffer of tensor `uid` as `len` elements in host memory (CPU engines).
-    ///
-    /// # Safety
-    /// The pointer passed for `uid` must address `len` initialised `T`s in host memory,
-    /// aligned for `T`, not written by anyone else during the returned borrow.
-    ///
-    /// # Errors
-    /// As [`DeviceBuffers::require`].
-    pub unsafe fn host_slice<T>(&self, uid: i64, len: usize) -> PluginResult<&'a [T]> {
-        let ptr = self.require(uid)?;
-        // SAFETY: per this function's contract.
-        Ok(unsafe { std::slice::from_raw_parts(ptr.cast::<T>(), len) })
-    }
-
-    /// The buffer of tensor `uid` as `len` writable elements in host memory.
-    ///
-    /// # Safety
-    /// As [`DeviceBuffers::host_slice`], and no other borrow of the same memory may be
-    /// alive (in particular, `uid` must not alias another tensor being read).
-    ///
-    /// # Errors
-    /// As [`DeviceBuffers::require`].
-    pub unsafe fn host_slice_mut<T>(&self, uid: i64, len: usize) -> PluginResult<&'a mut [T]> {
-        let ptr = self.require(uid)?;
-        // SAFETY: per this function's contract.
-        Ok(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<T>(), len) })
-    }
-
-    /// All (uid, pointer) pairs, in the host's order.
-    pub fn as_slice(&self) -> &'a [hipdnnPluginDeviceBuffer_t] {
-        self.buffers
-    }
-}
-
-/// Scratch memory for one execution: `size` bytes at `ptr` (null when `size` is 0).
-#[derive(Debug, Clone, Copy)]
-pub struct Workspace {
-    /// Device pointer.
-    pub ptr: *mut c_void,
-    /// Size the plan asked for.
-    pub size: usize,
-}
-
-/// An executable plan: immutable once built, so one plan may run on many threads.
+/// An executable plan: immutable once built, so one plan may run on many threads (and
+/// the SDK shares one plan between the execution contexts built from the same graph and
+/// knob settings).
 pub trait IPlan<H = ()>: Send + Sync {
-    /// Workspace bytes `execute` needs.
+    /// Workspace bytes `execute` needs (in the engine's memory).
     fn workspace_size(&self) -> usize {
         0
     }
 
-    /// Runs the plan on the handle's stream.
+    /// Runs the plan: a device engine enqueues its work on `exec.stream()` (the plugin
+    /// handle's stream) and returns; a host engine computes on the calling thread.
     ///
     /// # Errors
-    /// Whatever the kernels report; missing buffers (`DeviceBuffers::require`).
-    fn execute(
-        &self,
-        handle: &Handle<H>,
-        buffers: &DeviceBuffers<'_>,
-        workspace: Workspace,
-    ) -> PluginResult<()>;
+    /// Whatever the kernels report; missing buffers ([`Buffers::require`](crate::Buffers::require)).
+    fn execute(&self, handle: &Handle<H>, exec: &Execution<'_>) -> PluginResult<()>;
 }
 
 /// The usual execution context: any plan, boxed.
@@ -187,13 +130,8 @@ impl<H> IPlan<H> for Box<dyn IPlan<H>> {
         (**self).workspace_size()
     }
 
-    fn execute(
-        &self,
-        handle: &Handle<H>,
-        buffers: &DeviceBuffers<'_>,
-        workspace: Workspace,
-    ) -> PluginResult<()> {
-        (**self).execute(handle, buffers, workspace)
+    fn execute(&self, handle: &Handle<H>, exec: &Execution<'_>) -> PluginResult<()> {
+        (**self).execute(handle, exec)
     }
 }
 
@@ -253,11 +191,65 @@ impl Settings for () {
     }
 }
 
+/// Settings for engines that need no type of their own: the chosen (or default) value
+/// of every knob the engine advertised, by id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KnobValues(Vec<(String, KnobValue)>);
+
+impl KnobValues {
+    /// The value of knob `id`.
+    pub fn value(&self, id: &str) -> Option<&KnobValue> {
+        self.0.iter().find(|(k, _)| k == id).map(|(_, v)| v)
+    }
+
+    /// The value of int knob `id`.
+    pub fn int(&self, id: &str) -> Option<i64> {
+        match self.value(id) {
+            Some(KnobValue::Int(v)) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The value of float knob `id`.
+    pub fn float(&self, id: &str) -> Option<f64> {
+        match self.value(id) {
+            Some(KnobValue::Float(v)) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The value of string knob `id`.
+    pub fn string(&self, id: &str) -> Option<&str> {
+        match self.value(id) {
+            Some(KnobValue::String(v)) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl Settings for KnobValues {
+    fn from_choices(choices: &KnobChoices<'_>) -> PluginResult<Self> {
+        Ok(Self(
+            choices
+                .knobs
+                .iter()
+                .filter_map(|k| Some((k.knob_id.clone(), choices.value(&k.knob_id)?.clone())))
+                .collect(),
+        ))
+    }
+}
+
 /// One way of running a family of graphs. An engine asks its builders in order and uses
-/// the first that applies; a builder should decide applicability exactly (what it
-/// cannot run, it does not claim) and without running anything.
+/// the first that applies.
+///
+/// The lifecycle is check → build → cache: [`IPlanBuilder::is_applicable`] is a cheap
+/// decision from the graph alone (what it cannot run, it does not claim; no plan is
+/// built), asked at most once per graph and plugin handle; [`IPlanBuilder::build_plan`]
+/// runs once per (graph, knob settings), and the plan it returns is cached in the
+/// plugin handle, which takes the workspace size from it.
 pub trait IPlanBuilder<H = (), S = (), C = Box<dyn IPlan<H>>>: Send + Sync {
-    /// Whether this builder can run `graph`.
+    /// Whether this builder can run `graph`: decided from the graph alone, cheaply (the
+    /// SDK remembers the answer per graph and handle).
     fn is_applicable(&self, handle: &Handle<H>, graph: &GraphView<'_>) -> bool;
 
     /// Knobs of this builder, advertised with the engine's details (ids outside
@@ -266,21 +258,9 @@ pub trait IPlanBuilder<H = (), S = (), C = Box<dyn IPlan<H>>>: Send + Sync {
         Vec::new()
     }
 
-    /// Workspace bytes a plan for `graph` with `settings` will need.
-    ///
-    /// # Errors
-    /// As [`IPlanBuilder::build_plan`].
-    fn workspace_size(
-        &self,
-        _handle: &Handle<H>,
-        _graph: &GraphView<'_>,
-        _settings: &S,
-    ) -> PluginResult<usize> {
-        Ok(0)
-    }
-
-    /// Builds the plan. The graph's bytes are gone after this call: copy what the plan
-    /// needs.
+    /// Builds the plan, including whatever is expensive (heuristics, compilation,
+    /// algorithm search): it runs once per graph and knob settings. The graph's bytes
+    /// are gone after this call: copy what the plan needs.
     ///
     /// # Errors
     /// Anything that prevents building; prefer declining in `is_applicable`.
@@ -289,6 +269,9 @@ pub trait IPlanBuilder<H = (), S = (), C = Box<dyn IPlan<H>>>: Send + Sync {
 }
 
 /// An engine: a globally unique id (FNV-1a of its name) over one or more plan builders.
+///
+/// Most plugins use [`Engine`]; implement this trait directly only for an engine that
+/// decides everything itself.
 pub trait IEngine<H = (), S = (), C = Box<dyn IPlan<H>>>: Send + Sync {
     /// The engine id.
     fn id(&self) -> i64;
@@ -299,7 +282,13 @@ pub trait IEngine<H = (), S = (), C = Box<dyn IPlan<H>>>: Send + Sync {
         None
     }
 
-    /// Whether the engine can run `graph`.
+    /// The memory the engine's buffers and workspace are in (device unless it says
+    /// otherwise); the SDK adds the matching behavior note to its details.
+    fn memory_kind(&self) -> MemoryKind {
+        MemoryKind::Device
+    }
+
+    /// Whether the engine can run `graph` (cheap; see [`IPlanBuilder::is_applicable`]).
     fn is_applicable(&self, handle: &Handle<H>, graph: &GraphView<'_>) -> bool;
 
     /// Details (knobs, behavior notes) for `graph`.
@@ -308,18 +297,7 @@ pub trait IEngine<H = (), S = (), C = Box<dyn IPlan<H>>>: Send + Sync {
     /// `NOT_APPLICABLE` when the engine does not apply.
     fn details(&self, handle: &Handle<H>, graph: &GraphView<'_>) -> PluginResult<EngineDetails>;
 
-    /// Workspace bytes for `graph` under `config`.
-    ///
-    /// # Errors
-    /// Invalid knob settings (`BAD_PARAM`), `NOT_APPLICABLE`.
-    fn workspace_size(
-        &self,
-        handle: &Handle<H>,
-        config: &EngineConfig,
-        graph: &GraphView<'_>,
-    ) -> PluginResult<usize>;
-
-    /// Builds the execution context (the plan).
+    /// Builds the plan for `graph` under `config` (the SDK caches it in the handle).
     ///
     /// # Errors
     /// Invalid knob settings (`BAD_PARAM`), `NOT_APPLICABLE`, builder failures.
@@ -331,11 +309,12 @@ pub trait IEngine<H = (), S = (), C = Box<dyn IPlan<H>>>: Send + Sync {
     ) -> PluginResult<C>;
 }
 
-/// The usual engine: a name, plan builders asked in order, and the standard knobs it
-/// honours.
+/// The usual engine: a name, the memory it runs in, plan builders asked in order, and
+/// the standard knobs it honours.
 pub struct Engine<H = (), S = (), C = Box<dyn IPlan<H>>> {
     id: i64,
     name: &'static CStr,
+    memory: MemoryKind,
     builders: Vec<Box<dyn IPlanBuilder<H, S, C>>>,
     global_knobs: Vec<Knob>,
     behavior_notes: Vec<i32>,
@@ -346,23 +325,32 @@ impl<H, S, C> std::fmt::Debug for Engine<H, S, C> {
         f.debug_struct("Engine")
             .field("id", &hipdnn_data_sdk::engine_id_to_hex(self.id))
             .field("name", &self.name)
+            .field("memory", &self.memory)
             .field("builders", &self.builders.len())
             .finish()
     }
 }
 
 impl<H, S, C> Engine<H, S, C> {
-    /// An engine named `name` (its id is the name's FNV-1a hash); a name outside the
-    /// registry logs a warning once here.
+    /// An engine named `name` (its id is the name's FNV-1a hash), taking device memory
+    /// until [`Engine::with_memory_kind`] says otherwise.
     pub fn new(name: &'static CStr) -> Self {
         let text = name.to_str().expect("engine names are ASCII");
         Self {
             id: hipdnn_data_sdk::engine_id_for_name_checked(text),
             name,
+            memory: MemoryKind::Device,
             builders: Vec::new(),
             global_knobs: Vec::new(),
             behavior_notes: Vec::new(),
         }
+    }
+
+    /// Declares the memory the engine's buffers and workspace are in
+    /// ([`MemoryKind::Host`] for an engine computing on the CPU).
+    pub fn with_memory_kind(mut self, memory: MemoryKind) -> Self {
+        self.memory = memory;
+        self
     }
 
     /// Adds a plan builder (asked after those added before).
@@ -383,22 +371,45 @@ impl<H, S, C> Engine<H, S, C> {
         self
     }
 
+    /// The builder that applies to `graph`, asked once per graph and handle. A builder
+    /// that panics is logged and counts as not applying.
+    fn applicable_builder(
+        &self,
+        handle: &Handle<H>,
+        graph: &GraphView<'_>,
+    ) -> Option<&dyn IPlanBuilder<H, S, C>> {
+        let index = handle
+            .caches
+            .applicable_builder(self.id, graph.bytes(), || {
+                self.builders.iter().position(|b| {
+                    catch_unwind(AssertUnwindSafe(|| b.is_applicable(handle, graph)))
+                        .unwrap_or_else(|payload| {
+                            tracing::error!(
+                                target: "hipdnn_plugin",
+                                "engine {}: a plan builder panicked deciding applicability to graph \"{}\" ({}); it counts as not applicable",
+                                self.name.to_string_lossy(),
+                                graph.name(),
+                                panic_message(&*payload)
+                            );
+                            false
+                        })
+                })
+            });
+        index.map(|i| &*self.builders[i])
+    }
+
     fn builder(
         &self,
         handle: &Handle<H>,
         graph: &GraphView<'_>,
     ) -> PluginResult<&dyn IPlanBuilder<H, S, C>> {
-        self.builders
-            .iter()
-            .map(|b| &**b)
-            .find(|b| b.is_applicable(handle, graph))
-            .ok_or_else(|| {
-                PluginError::not_applicable(format!(
-                    "engine {} does not apply to graph \"{}\"",
-                    self.name.to_string_lossy(),
-                    graph.name()
-                ))
-            })
+        self.applicable_builder(handle, graph).ok_or_else(|| {
+            PluginError::not_applicable(format!(
+                "engine {} does not apply to graph \"{}\"",
+                self.name.to_string_lossy(),
+                graph.name()
+            ))
+        })
     }
 
     fn knobs(
@@ -432,24 +443,6 @@ impl<H, S, C> Engine<H, S, C> {
     }
 }
 
-impl<H, S: Settings, C> Engine<H, S, C> {
-    fn settings(
-        &self,
-        handle: &Handle<H>,
-        config: &EngineConfig,
-        graph: &GraphView<'_>,
-    ) -> PluginResult<(&dyn IPlanBuilder<H, S, C>, S)> {
-        let builder = self.builder(handle, graph)?;
-        let knobs = self.knobs(builder, handle, graph)?;
-        knobs::check_settings(&knobs, &config.knobs)?;
-        let settings = S::from_choices(&KnobChoices {
-            knobs: &knobs,
-            settings: &config.knobs,
-        })?;
-        Ok((builder, settings))
-    }
-}
-
 impl<H: Send + Sync, S: Settings, C> IEngine<H, S, C> for Engine<H, S, C> {
     fn id(&self) -> i64 {
         self.id
@@ -459,29 +452,29 @@ impl<H: Send + Sync, S: Settings, C> IEngine<H, S, C> for Engine<H, S, C> {
         Some(self.name)
     }
 
+    fn memory_kind(&self) -> MemoryKind {
+        self.memory
+    }
+
     fn is_applicable(&self, handle: &Handle<H>, graph: &GraphView<'_>) -> bool {
-        self.builders.iter().any(|b| b.is_applicable(handle, graph))
+        self.applicable_builder(handle, graph).is_some()
     }
 
     fn details(&self, handle: &Handle<H>, graph: &GraphView<'_>) -> PluginResult<EngineDetails> {
         let builder = self.builder(handle, graph)?;
+        let mut behavior_notes = self.behavior_notes.clone();
+        behavior_notes.extend(
+            self.memory
+                .behavior_note()
+                .filter(|note| !behavior_notes.contains(note)),
+        );
         Ok(EngineDetails {
             engine_id: self.id,
             knobs: self.knobs(builder, handle, graph)?,
-            behavior_notes: self.behavior_notes.clone(),
+            behavior_notes,
             name: self.name.to_string_lossy().into_owned(),
             candidate_page: None,
         })
-    }
-
-    fn workspace_size(
-        &self,
-        handle: &Handle<H>,
-        config: &EngineConfig,
-        graph: &GraphView<'_>,
-    ) -> PluginResult<usize> {
-        let (builder, settings) = self.settings(handle, config, graph)?;
-        builder.workspace_size(handle, graph, &settings)
     }
 
     fn create_plan(
@@ -490,7 +483,13 @@ impl<H: Send + Sync, S: Settings, C> IEngine<H, S, C> for Engine<H, S, C> {
         config: &EngineConfig,
         graph: &GraphView<'_>,
     ) -> PluginResult<C> {
-        let (builder, settings) = self.settings(handle, config, graph)?;
+        let builder = self.builder(handle, graph)?;
+        let knobs = self.knobs(builder, handle, graph)?;
+        knobs::check_settings(&knobs, &config.knobs)?;
+        let settings = S::from_choices(&KnobChoices {
+            knobs: &knobs,
+            settings: &config.knobs,
+        })?;
         builder.build_plan(handle, graph, settings)
     }
 }
@@ -564,10 +563,25 @@ impl<H, S, C> EngineManager<H, S, C> {
     }
 
     /// Ids of the engines that can run `graph`.
+    ///
+    /// An engine that panics deciding is logged and left out; the others still answer.
     pub fn applicable_ids(&self, handle: &Handle<H>, graph: &GraphView<'_>) -> Vec<i64> {
         self.engines
             .iter()
-            .filter(|e| e.is_applicable(handle, graph))
+            .filter(|e| {
+                catch_unwind(AssertUnwindSafe(|| e.is_applicable(handle, graph))).unwrap_or_else(
+                    |payload| {
+                        tracing::error!(
+                            target: "hipdnn_plugin",
+                            "engine {} panicked deciding applicability to graph \"{}\" ({}); left out",
+                            hipdnn_data_sdk::engine_id_to_hex(e.id()),
+                            graph.name(),
+                            panic_message(&*payload)
+                        );
+                        false
+                    },
+                )
+            })
             .map(|e| e.id())
             .collect()
     }

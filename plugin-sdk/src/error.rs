@@ -100,7 +100,8 @@ pub(crate) fn last_error_ptr() -> *const c_char {
     LAST_ERROR.with(|buf| buf.as_ptr().cast::<c_char>())
 }
 
-fn panic_message(payload: &(dyn Any + Send)) -> String {
+/// The text of a panic's payload (`&str` or `String`), or a placeholder.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -19,14 +19,17 @@
 //!   `max_engines` is 0); `num_engines` follows *out*.
 
 use std::ffi::{CStr, c_char, c_void};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+
+use hipdnn_data_sdk::MemoryKind;
 
 use hipdnn_flatbuffers_sdk::model::EngineConfig;
 use hipdnn_flatbuffers_sdk::{EngineConfigView, GraphView};
 
 use crate::abi::*;
-use crate::engine::{DeviceBuffers, EngineManager, Handle, IPlan, Workspace};
+use crate::engine::{EngineManager, Handle, IPlan};
 use crate::error::{PluginError, PluginResult, boundary, last_error_ptr, non_null, non_null_mut};
+use crate::memory::{Buffers, Execution, WorkspaceView};
 use crate::{EnginePlugin, SerializablePlugin, logging};
 
 /// The engines of `P`, built on first use and shared by every handle of the process.
@@ -43,6 +46,43 @@ type PluginHandle<P> = Handle<<P as EnginePlugin>::Handle>;
 
 fn manager<P: EnginePlugin>(cell: &'static ManagerCell<P>) -> &'static Manager<P> {
     cell.get_or_init(P::engines)
+}
+
+/// What an execution-context pointer addresses: a plan (shared with the handle's plan
+/// cache) and the memory its engine runs in.
+#[derive(Debug)]
+pub struct ExecutionContext<C> {
+    plan: Arc<C>,
+    memory: MemoryKind,
+}
+
+impl<C> ExecutionContext<C> {
+    /// The plan.
+    pub fn plan(&self) -> &C {
+        &self.plan
+    }
+
+    /// The memory the plan's buffers and workspace are in.
+    pub fn memory_kind(&self) -> MemoryKind {
+        self.memory
+    }
+}
+
+/// The plan for (`config`, `graph`) on `handle`: from the handle's plan cache, or
+/// built by the engine and cached.
+fn cached_plan<P: EnginePlugin>(
+    cell: &'static ManagerCell<P>,
+    handle: &PluginHandle<P>,
+    config: &EngineConfig,
+    graph: &GraphView<'_>,
+) -> PluginResult<(Arc<P::Context>, MemoryKind)> {
+    let engine = manager::<P>(cell).engine(config.engine_id)?;
+    let plan = handle
+        .caches
+        .plan(config.engine_id, &config.knobs, graph.bytes(), || {
+            engine.create_plan(handle, config, graph)
+        })?;
+    Ok((plan, engine.memory_kind()))
 }
 
 /// # Safety
@@ -69,10 +109,16 @@ unsafe fn handle_ref<'a, P: EnginePlugin>(
 /// plugin, not destroyed.
 unsafe fn context_ref<'a, P: EnginePlugin>(
     context: hipdnnEnginePluginExecutionContext_t,
-) -> PluginResult<&'a P::Context> {
+) -> PluginResult<&'a ExecutionContext<P::Context>> {
     let context = non_null_mut(context, "execution context")?;
-    // SAFETY: per the contract, a live `Box<P::Context>` made by this module.
-    Ok(unsafe { &*context.cast::<P::Context>() })
+    // SAFETY: per the contract, a live `Box<ExecutionContext<P::Context>>` made by this
+    // module.
+    Ok(unsafe { &*context.cast::<ExecutionContext<P::Context>>() })
+}
+
+/// Hands a context to the host as an opaque pointer, freed by `destroy_execution_context`.
+fn into_raw_context<C>(context: ExecutionContext<C>) -> hipdnnEnginePluginExecutionContext_t {
+    Box::into_raw(Box::new(context)).cast::<HipdnnEnginePluginExecutionContext>()
 }
 
 /// # Safety
@@ -288,7 +334,11 @@ pub unsafe fn set_stream<P: EnginePlugin>(
 ) -> hipdnnPluginStatus_t {
     boundary("hipdnnEnginePluginSetStream", || {
         // SAFETY: forwarded contract.
-        unsafe { handle_ref::<P>(handle) }?.set_stream(stream);
+        let handle = unsafe { handle_ref::<P>(handle) }?;
+        if handle.stream() != stream {
+            P::stream_changed(handle.state(), stream)?;
+            handle.set_stream(stream);
+        }
         Ok(())
     })
 }
@@ -335,10 +385,14 @@ pub unsafe fn get_engine_details<P: EnginePlugin>(
         let out = non_null_mut(engine_details, "engine_details")?;
         // SAFETY: forwarded contract.
         let graph = parse_graph(unsafe { span(op_graph, "op_graph") }?)?;
-        let mut details = manager::<P>(cell)
-            .engine(engine_id)?
-            .details(handle, &graph)?;
+        let engine = manager::<P>(cell).engine(engine_id)?;
+        let mut details = engine.details(handle, &graph)?;
         details.engine_id = engine_id;
+        if let Some(note) = engine.memory_kind().behavior_note()
+            && !details.behavior_notes.contains(&note)
+        {
+            details.behavior_notes.push(note);
+        }
         let span = handle.hand_out(details.to_bytes());
         // SAFETY: checked non-null; writable per the contract.
         unsafe { out.write(span) };
@@ -366,7 +420,9 @@ pub unsafe fn destroy_engine_details<P: EnginePlugin>(
     })
 }
 
-/// `hipdnnEnginePluginGetWorkspaceSize`.
+/// `hipdnnEnginePluginGetWorkspaceSize`: the workspace of the plan for the config and
+/// graph, built now (and cached in the handle, so that creating the execution context
+/// next does not build it again) unless the handle has it.
 ///
 /// # Safety
 /// `handle` as for the *handle* rule; spans as for the *span* rule; `workspace_size` null or valid
@@ -386,17 +442,18 @@ pub unsafe fn get_workspace_size<P: EnginePlugin>(
         let config = parse_config(unsafe { span(engine_config, "engine_config") }?)?;
         // SAFETY: forwarded contract.
         let graph = parse_graph(unsafe { span(op_graph, "op_graph") }?)?;
-        let size = manager::<P>(cell)
-            .engine(config.engine_id)?
-            .workspace_size(handle, &config, &graph)?;
+        let size = cached_plan::<P>(cell, handle, &config, &graph)?
+            .0
+            .workspace_size();
         // SAFETY: checked non-null; writable per the contract.
         unsafe { out.write(size) };
         Ok(())
     })
 }
 
-/// `hipdnnEnginePluginCreateExecutionContext`: builds the plan; freed by
-/// `destroy_execution_context`. The config and graph are not needed afterwards.
+/// `hipdnnEnginePluginCreateExecutionContext`: the plan for the config and graph (built,
+/// or shared from the handle's plan cache); freed by `destroy_execution_context`. The
+/// config and graph are not needed afterwards.
 ///
 /// # Safety
 /// `handle` as for the *handle* rule; spans as for the *span* rule; `execution_context` null or
@@ -416,10 +473,8 @@ pub unsafe fn create_execution_context<P: EnginePlugin>(
         let config = parse_config(unsafe { span(engine_config, "engine_config") }?)?;
         // SAFETY: forwarded contract.
         let graph = parse_graph(unsafe { span(op_graph, "op_graph") }?)?;
-        let plan = manager::<P>(cell)
-            .engine(config.engine_id)?
-            .create_plan(handle, &config, &graph)?;
-        let raw = Box::into_raw(Box::new(plan)).cast::<HipdnnEnginePluginExecutionContext>();
+        let (plan, memory) = cached_plan::<P>(cell, handle, &config, &graph)?;
+        let raw = into_raw_context(ExecutionContext { plan, memory });
         // SAFETY: checked non-null; writable per the contract.
         unsafe { out.write(raw) };
         Ok(())
@@ -440,7 +495,9 @@ pub unsafe fn destroy_execution_context<P: EnginePlugin>(
         unsafe { handle_ref::<P>(handle) }?;
         if !execution_context.is_null() {
             // SAFETY: per the contract, the Box made by this module, released once.
-            drop(unsafe { Box::from_raw(execution_context.cast::<P::Context>()) });
+            drop(unsafe {
+                Box::from_raw(execution_context.cast::<ExecutionContext<P::Context>>())
+            });
         }
         Ok(())
     })
@@ -462,9 +519,10 @@ pub unsafe fn get_workspace_size_from_execution_context<P: EnginePlugin>(
             // SAFETY: forwarded contracts.
             unsafe { handle_ref::<P>(handle) }?;
             // SAFETY: forwarded contract.
-            let plan = unsafe { context_ref::<P>(execution_context) }?;
+            let context = unsafe { context_ref::<P>(execution_context) }?;
+            let size = context.plan.workspace_size();
             // SAFETY: forwarded contract.
-            unsafe { write(workspace_size, "workspace_size", plan.workspace_size()) }
+            unsafe { write(workspace_size, "workspace_size", size) }
         },
     )
 }
@@ -487,7 +545,7 @@ pub unsafe fn execute_op_graph<P: EnginePlugin>(
         // SAFETY: forwarded contracts.
         let handle = unsafe { handle_ref::<P>(handle) }?;
         // SAFETY: forwarded contract.
-        let plan = unsafe { context_ref::<P>(execution_context) }?;
+        let context = unsafe { context_ref::<P>(execution_context) }?;
         let buffers: &[hipdnnPluginDeviceBuffer_t] = if num_device_buffers == 0 {
             &[]
         } else {
@@ -495,20 +553,18 @@ pub unsafe fn execute_op_graph<P: EnginePlugin>(
             // SAFETY: non-null with `num_device_buffers` readable entries per the contract.
             unsafe { std::slice::from_raw_parts(ptr, num_device_buffers as usize) }
         };
-        let size = plan.workspace_size();
+        let size = context.plan.workspace_size();
         if size > 0 && workspace.is_null() {
             return Err(PluginError::bad_param(format!(
                 "workspace is null but the plan needs {size} bytes"
             )));
         }
-        plan.execute(
-            handle,
-            &DeviceBuffers::new(buffers),
-            Workspace {
-                ptr: workspace,
-                size,
-            },
-        )
+        let exec = Execution::new(
+            Buffers::new(buffers, context.memory),
+            WorkspaceView::new(workspace, size, context.memory),
+            handle.stream(),
+        );
+        context.plan.execute(handle, &exec)
     })
 }
 
@@ -527,9 +583,9 @@ pub unsafe fn serialize_execution_context<P: SerializablePlugin>(
         // SAFETY: forwarded contracts.
         let handle = unsafe { handle_ref::<P>(handle) }?;
         // SAFETY: forwarded contract.
-        let plan = unsafe { context_ref::<P>(execution_context) }?;
+        let context = unsafe { context_ref::<P>(execution_context) }?;
         let out = non_null_mut(serialized, "serialized_context")?;
-        let bytes = P::serialize(handle, plan)?;
+        let bytes = P::serialize(handle, &context.plan)?;
         if bytes.is_empty() {
             return Err(PluginError::internal(
                 "serialized execution context is empty",
@@ -571,6 +627,7 @@ pub unsafe fn destroy_serialized_execution_context<P: SerializablePlugin>(
 /// `handle` as for the *handle* rule; `serialized` as for the *span* rule; `execution_context`
 /// null or valid for a write.
 pub unsafe fn create_execution_context_from_serialized<P: SerializablePlugin>(
+    cell: &'static ManagerCell<P>,
     handle: hipdnnEnginePluginHandle_t,
     serialized: *const hipdnnPluginConstData_t,
     execution_context: *mut hipdnnEnginePluginExecutionContext_t,
@@ -584,10 +641,34 @@ pub unsafe fn create_execution_context_from_serialized<P: SerializablePlugin>(
             let bytes = unsafe { span(serialized, "serialized_context") }?;
             let out = non_null_mut(execution_context, "execution_context")?;
             let plan = P::deserialize(handle, bytes)?;
-            let raw = Box::into_raw(Box::new(plan)).cast::<HipdnnEnginePluginExecutionContext>();
+            let memory = match P::memory_kind(&plan) {
+                Some(memory) => memory,
+                None => common_memory_kind(manager::<P>(cell))?,
+            };
+            let raw = into_raw_context(ExecutionContext {
+                plan: Arc::new(plan),
+                memory,
+            });
             // SAFETY: checked non-null; writable per the contract.
             unsafe { out.write(raw) };
             Ok(())
         },
     )
+}
+
+/// The memory every engine of a plugin declares.
+fn common_memory_kind<H, S, C>(engines: &EngineManager<H, S, C>) -> PluginResult<MemoryKind> {
+    let mut kinds = engines
+        .ids()
+        .iter()
+        .filter_map(|&id| engines.engine(id).ok())
+        .map(|e| e.memory_kind());
+    let first = kinds.next().unwrap_or_default();
+    if kinds.all(|k| k == first) {
+        Ok(first)
+    } else {
+        Err(PluginError::internal(
+            "the plugin has host and device engines: SerializablePlugin::memory_kind must say which memory a restored plan runs in",
+        ))
+    }
 }

@@ -61,34 +61,38 @@
 #![deny(missing_docs)]
 
 pub mod abi;
+pub mod cache;
 mod engine;
 mod error;
 pub mod ffi;
 pub mod knobs;
 pub mod logging;
 mod macros;
+pub mod memory;
 
 use std::ffi::CStr;
 
 pub use engine::{
-    BoxedPlan, DeviceBuffers, Engine, EngineManager, Handle, IEngine, IPlan, IPlanBuilder,
-    KnobChoices, Settings, Workspace,
+    BoxedPlan, DEFAULT_PLAN_CACHE_CAPACITY, Engine, EngineManager, Handle, IEngine, IPlan,
+    IPlanBuilder, KnobChoices, KnobValues, Settings,
 };
 pub use error::{
     PluginError, PluginResult, boundary, clear_last_error, last_error, set_last_error,
 };
+pub use hipdnn_data_sdk::MemoryKind;
 pub use hipdnn_flatbuffers_sdk::{GraphView, NodeView, TensorView};
+pub use memory::{Buffers, DevicePtr, Execution, WorkspaceView};
 
 /// The everyday imports of a plugin.
 pub mod prelude {
     pub use crate::abi::hipStream_t;
     pub use crate::knobs::{KnobFactory, global as global_knobs};
     pub use crate::{
-        BoxedPlan, DeviceBuffers, Engine, EngineManager, EnginePlugin, Handle, IEngine, IPlan,
-        IPlanBuilder, KnobChoices, PluginError, PluginResult, SerializablePlugin, Settings,
-        Workspace,
+        BoxedPlan, Buffers, DevicePtr, Engine, EngineManager, EnginePlugin, Execution, Handle,
+        IEngine, IPlan, IPlanBuilder, KnobChoices, KnobValues, PluginError, PluginResult,
+        SerializablePlugin, Settings, WorkspaceView,
     };
-    pub use hipdnn_data_sdk::DataType;
+    pub use hipdnn_data_sdk::{DataType, MemoryKind};
     pub use hipdnn_flatbuffers_sdk::model::{Knob, KnobValue, NodeAttributesRef};
     pub use hipdnn_flatbuffers_sdk::wire::{self, ConvMode, PointwiseMode};
     pub use hipdnn_flatbuffers_sdk::{GraphView, NodeView, TensorView};
@@ -116,6 +120,10 @@ pub trait EnginePlugin: 'static {
     /// handle.
     fn engines() -> EngineManager<Self::Handle, Self::Settings, Self::Context>;
 
+    /// How many built plans each plugin handle keeps (least recently used evicted; 0
+    /// keeps none). See [`cache`].
+    const PLAN_CACHE_CAPACITY: usize = DEFAULT_PLAN_CACHE_CAPACITY;
+
     /// Makes the state of a new plugin handle (`hipdnnEnginePluginCreate`). A plugin
     /// that cannot run on this machine (no device, missing library) fails here with a
     /// message saying why.
@@ -123,6 +131,15 @@ pub trait EnginePlugin: 'static {
     /// # Errors
     /// Whatever prevents creating a handle.
     fn create_handle() -> PluginResult<Self::Handle>;
+
+    /// Called by `hipdnnEnginePluginSetStream` before the handle takes `stream` (e.g. to
+    /// bind a vendor library handle to it). On error the handle keeps its stream.
+    ///
+    /// # Errors
+    /// Whatever prevents using `stream`.
+    fn stream_changed(_handle: &Self::Handle, _stream: abi::hipStream_t) -> PluginResult<()> {
+        Ok(())
+    }
 }
 
 /// A plugin whose plans can be saved and restored (the optional plan-serialization
@@ -140,4 +157,10 @@ pub trait SerializablePlugin: EnginePlugin {
     /// # Errors
     /// Malformed or foreign bytes (`BAD_PARAM`).
     fn deserialize(handle: &Handle<Self::Handle>, bytes: &[u8]) -> PluginResult<Self::Context>;
+
+    /// The memory a restored plan runs in; `None` (the default) means the memory every
+    /// engine of the plugin declares. A plugin mixing host and device engines must say.
+    fn memory_kind(_plan: &Self::Context) -> Option<MemoryKind> {
+        None
+    }
 }

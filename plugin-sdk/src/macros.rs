@@ -18,18 +18,21 @@
 #[macro_export]
 macro_rules! export_engine_plugin {
     ($plugin:ty) => {
-        $crate::__export_engine_plugin_base!($plugin);
+        $crate::__export_engine_plugin_base!($plugin, {});
     };
     ($plugin:ty, serialization) => {
-        $crate::__export_engine_plugin_base!($plugin);
-        $crate::__export_engine_plugin_serialization!($plugin);
+        // Expanded inside the base's scope: the serialization functions share its
+        // engine manager.
+        $crate::__export_engine_plugin_base!($plugin, {
+            $crate::__export_engine_plugin_serialization!($plugin);
+        });
     };
 }
 
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __export_engine_plugin_base {
-    ($plugin:ty) => {
+    ($plugin:ty, { $($extra:tt)* }) => {
         const _: () = {
             use ::std::ffi::{c_char, c_void};
             use $crate::abi::*;
@@ -368,6 +371,8 @@ macro_rules! __export_engine_plugin_base {
                     )
                 }
             }
+
+            $($extra)*
         };
     };
 }
@@ -377,9 +382,6 @@ macro_rules! __export_engine_plugin_base {
 macro_rules! __export_engine_plugin_serialization {
     ($plugin:ty) => {
         const _: () = {
-            use $crate::abi::*;
-            use $crate::ffi;
-
             /// Serializes an execution context into plugin-owned bytes.
             ///
             /// # Safety
@@ -431,6 +433,7 @@ macro_rules! __export_engine_plugin_serialization {
                 // SAFETY: the caller's contract is the function's.
                 unsafe {
                     ffi::create_execution_context_from_serialized::<$plugin>(
+                        &ENGINES,
                         handle,
                         serialized_context,
                         execution_context,

@@ -227,14 +227,14 @@ impl Settings for TestSettings {
 
 /// What the last execution saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Execution {
+struct ExecutionSeen {
     stream: usize,
     handle: usize,
     workspace: usize,
     workspace_size: usize,
 }
 
-static LAST_EXECUTION: Mutex<Option<Execution>> = Mutex::new(None);
+static LAST_EXECUTION: Mutex<Option<ExecutionSeen>> = Mutex::new(None);
 
 #[derive(Debug, Clone, PartialEq)]
 struct TestPlan {
@@ -285,26 +285,22 @@ impl IPlan<HandleState> for TestPlan {
         self.workspace
     }
 
-    fn execute(
-        &self,
-        handle: &Handle<HandleState>,
-        buffers: &DeviceBuffers<'_>,
-        workspace: Workspace,
-    ) -> PluginResult<()> {
+    fn execute(&self, handle: &Handle<HandleState>, exec: &Execution<'_>) -> PluginResult<()> {
         check("IPlan::execute")?;
-        *lock(&LAST_EXECUTION) = Some(Execution {
-            stream: handle.stream().addr(),
+        let (buffers, workspace) = (exec.buffers(), exec.workspace());
+        *lock(&LAST_EXECUTION) = Some(ExecutionSeen {
+            stream: exec.stream().addr(),
             handle: handle.serial,
-            workspace: workspace.ptr.addr(),
-            workspace_size: workspace.size,
+            workspace: workspace.as_ptr().addr(),
+            workspace_size: workspace.size(),
         });
         let Some((x, y)) = self.io else {
             return Ok(());
         };
         // SAFETY: this plugin's contract: distinct host buffers of `len` floats.
-        let x = unsafe { buffers.host_slice::<f32>(x, self.len)? };
+        let x = unsafe { buffers.host::<f32>(x, self.len)? };
         // SAFETY: as above.
-        let y = unsafe { buffers.host_slice_mut::<f32>(y, self.len)? };
+        let y = unsafe { buffers.host_mut::<f32>(y, self.len)? };
         for (y, &x) in y.iter_mut().zip(x) {
             *y = self.scale * x;
         }
@@ -351,16 +347,6 @@ impl IPlanBuilder<HandleState, TestSettings, TestPlan> for PointwiseBuilder {
         knobs
     }
 
-    fn workspace_size(
-        &self,
-        _: &Handle<HandleState>,
-        _: &GraphView<'_>,
-        _: &TestSettings,
-    ) -> PluginResult<usize> {
-        check("IPlanBuilder::workspace_size")?;
-        Ok(0)
-    }
-
     fn build_plan(
         &self,
         _: &Handle<HandleState>,
@@ -389,16 +375,6 @@ struct WorkspaceBuilder;
 impl IPlanBuilder<HandleState, TestSettings, TestPlan> for WorkspaceBuilder {
     fn is_applicable(&self, _: &Handle<HandleState>, _: &GraphView<'_>) -> bool {
         injected("IPlanBuilder::is_applicable").is_none()
-    }
-
-    fn workspace_size(
-        &self,
-        _: &Handle<HandleState>,
-        _: &GraphView<'_>,
-        _: &TestSettings,
-    ) -> PluginResult<usize> {
-        check("IPlanBuilder::workspace_size")?;
-        Ok(WORKSPACE_BYTES)
     }
 
     fn build_plan(
@@ -435,17 +411,6 @@ impl IEngine<HandleState, TestSettings, TestPlan> for AnonymousEngine {
         ))
     }
 
-    fn workspace_size(
-        &self,
-        _: &Handle<HandleState>,
-        _: &EngineConfig,
-        _: &GraphView<'_>,
-    ) -> PluginResult<usize> {
-        Err(PluginError::not_applicable(
-            "the anonymous engine runs nothing",
-        ))
-    }
-
     fn create_plan(
         &self,
         _: &Handle<HandleState>,
@@ -469,9 +434,12 @@ impl EnginePlugin for TestPlugin {
 
     fn engines() -> EngineManager<HandleState, TestSettings, TestPlan> {
         let pointwise = Engine::new(POINTWISE_ENGINE)
+            .with_memory_kind(MemoryKind::Host)
             .with_builder(PointwiseBuilder)
             .with_global_knob(global_knobs::deterministic());
-        let workspace = Engine::new(WORKSPACE_ENGINE).with_builder(WorkspaceBuilder);
+        let workspace = Engine::new(WORKSPACE_ENGINE)
+            .with_memory_kind(MemoryKind::Host)
+            .with_builder(WorkspaceBuilder);
         EngineManager::new()
             .with_engine(pointwise)
             .with_engine(workspace)
@@ -487,6 +455,12 @@ impl EnginePlugin for TestPlugin {
 }
 
 impl SerializablePlugin for TestPlugin {
+    // The plugin mixes host engines with a device one (the anonymous engine), so it
+    // says which memory a restored plan runs in.
+    fn memory_kind(_: &TestPlan) -> Option<MemoryKind> {
+        Some(MemoryKind::Host)
+    }
+
     fn serialize(_: &Handle<HandleState>, plan: &TestPlan) -> PluginResult<Vec<u8>> {
         match injected("SerializablePlugin::serialize") {
             Some(Fault::Fail(error)) => Err(error),
@@ -2075,12 +2049,12 @@ fn execute_op_graph_missing_buffer_is_bad_param_naming_the_uid() {
     assert_fails(
         context.execute(ptr::null_mut(), &[buffer(X, &mut x)]),
         BAD_PARAM,
-        "no device buffer for tensor uid 2",
+        "no buffer for tensor uid 2",
     );
     assert_fails(
         context.execute(ptr::null_mut(), &[]),
         BAD_PARAM,
-        "no device buffer for tensor uid 1",
+        "no buffer for tensor uid 1",
     );
     let null_y = hipdnnPluginDeviceBuffer_t {
         uid: Y,
@@ -2089,7 +2063,7 @@ fn execute_op_graph_missing_buffer_is_bad_param_naming_the_uid() {
     assert_fails(
         context.execute(ptr::null_mut(), &[buffer(X, &mut x), null_y]),
         BAD_PARAM,
-        "device buffer for tensor uid 2 is null",
+        "buffer for tensor uid 2 is null",
     );
     // SAFETY: null is what is tested (with a non-zero count).
     let status = unsafe {
@@ -2221,7 +2195,7 @@ fn plugin_errors_keep_their_status_and_message() {
     let config = config(POINTWISE_ID, vec![]);
     {
         let _armed = arm(
-            "IPlanBuilder::workspace_size",
+            "IPlanBuilder::build_plan",
             Fault::Fail(PluginError::new(
                 HIPDNN_PLUGIN_STATUS_ALLOC_FAILED,
                 "too big",
@@ -2270,28 +2244,33 @@ fn panic_in_create_handle_is_internal_error() {
 }
 
 #[test]
-fn panic_in_is_applicable_is_internal_error() {
+fn panic_in_is_applicable_leaves_the_engine_out_and_others_answer() {
     let _serial = serial();
-    let handle = PluginHandle::new();
     let bytes = relu_graph();
     let graph = span(&bytes);
-    assert_panic_is_internal_error(
-        "IPlanBuilder::is_applicable",
-        "hipdnnEnginePluginGetApplicableEngineIds",
-        || {
-            let mut count = 0;
-            // SAFETY: live pointers; max 0 with null ids is the size query.
-            unsafe {
-                c::hipdnnEnginePluginGetApplicableEngineIds(
-                    handle.raw(),
-                    &graph,
-                    ptr::null_mut(),
-                    0,
-                    &mut count,
-                )
-            }
-        },
-    );
+    let applicable = |handle: &PluginHandle| {
+        let mut ids = [0_i64; 8];
+        let mut count = 0;
+        // SAFETY: live pointers; `ids` has room for 8.
+        let status = unsafe {
+            c::hipdnnEnginePluginGetApplicableEngineIds(
+                handle.raw(),
+                &graph,
+                ids.as_mut_ptr(),
+                8,
+                &mut count,
+            )
+        };
+        assert_ok(status);
+        ids[..count as usize].to_vec()
+    };
+    {
+        let _armed = arm("IPlanBuilder::is_applicable", Fault::Panic);
+        // Every builder panics: no engine is left, and the call itself succeeds.
+        assert_eq!(applicable(&PluginHandle::new()), Vec::<i64>::new());
+    }
+    let healthy = applicable(&PluginHandle::new());
+    assert!(healthy.contains(&POINTWISE_ID), "{healthy:?}");
 }
 
 #[test]
@@ -2310,12 +2289,12 @@ fn panic_in_custom_knobs_is_internal_error() {
 }
 
 #[test]
-fn panic_in_builder_workspace_size_is_internal_error() {
+fn panic_building_the_plan_for_a_workspace_size_is_internal_error() {
     let _serial = serial();
     let handle = PluginHandle::new();
     let (config, graph) = (config(POINTWISE_ID, vec![]), relu_graph());
     assert_panic_is_internal_error(
-        "IPlanBuilder::workspace_size",
+        "IPlanBuilder::build_plan",
         "hipdnnEnginePluginGetWorkspaceSize",
         || {
             handle
@@ -2355,6 +2334,8 @@ fn panic_in_settings_from_choices_is_internal_error() {
                 .map_or_else(|s| s, |_| SUCCESS)
         },
     );
+    // A fresh handle: the first one has the plan cached now.
+    let handle = PluginHandle::new();
     assert_panic_is_internal_error(
         "Settings::from_choices",
         "hipdnnEnginePluginGetWorkspaceSize",

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::ptr;
 use std::sync::Mutex;
 
-use hipdnn_data_sdk::{DataType, engine_name_to_id};
+use hipdnn_data_sdk::{DataType, HOST_MEMORY_BEHAVIOR_NOTE_EXT, engine_name_to_id};
 use hipdnn_flatbuffers_sdk::model::{
     EngineConfig, Graph, KnobSetting, KnobValue, Node, PointwiseAttributes, TensorAttributes,
 };
@@ -168,19 +168,27 @@ fn span(bytes: &[u8]) -> Span {
 
 /// x (uid 1) → ReLU → y (uid 2), dims `[2, 4]`, FLOAT.
 fn relu_graph() -> Vec<u8> {
-    let tensor = |uid, name: &str| TensorAttributes {
+    relu_graph_with(DataType::Float, &[4, 1])
+}
+
+/// As [`relu_graph`] with y of type `y_type` and strides `y_strides`.
+fn relu_graph_with(y_type: DataType, y_strides: &[i64]) -> Vec<u8> {
+    let tensor = |uid, name: &str, data_type, strides: &[i64]| TensorAttributes {
         uid,
         name: name.to_owned(),
-        data_type: DataType::Float,
+        data_type,
         dims: vec![2, 4],
-        strides: vec![4, 1],
+        strides: strides.to_vec(),
         ..TensorAttributes::default()
     };
     let mut graph = Graph {
         name: "relu".to_owned(),
         io_data_type: DataType::Float,
         compute_data_type: DataType::Float,
-        tensors: vec![tensor(1, "x"), tensor(2, "y")],
+        tensors: vec![
+            tensor(1, "x", DataType::Float, &[4, 1]),
+            tensor(2, "y", y_type, y_strides),
+        ],
         nodes: vec![Node::new(
             "relu",
             PointwiseAttributes {
@@ -295,6 +303,22 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
             "GetApplicableEngineIds(conv)",
         );
         assert_eq!(count, 0);
+        // Exact applicability: a HALF output in a FLOAT graph, or a strided one, is not
+        // claimed.
+        for (y_type, y_strides) in [(DataType::Half, [4, 1]), (DataType::Float, [1, 2])] {
+            let other = relu_graph_with(y_type, &y_strides);
+            p.ok(
+                (p.hipdnnEnginePluginGetApplicableEngineIds)(
+                    handle,
+                    &span(&other),
+                    applicable.as_mut_ptr(),
+                    1,
+                    &mut count,
+                ),
+                "GetApplicableEngineIds(other relu)",
+            );
+            assert_eq!(count, 0, "{y_type:?} {y_strides:?}");
+        }
 
         // Details, verified, then returned.
         let mut details = Span::default();
@@ -308,7 +332,8 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
             assert_eq!(view.engine_id(), engine_id);
             let knobs: Vec<&str> = view.knobs().map(|k| k.knob_id()).collect();
             assert!(knobs.contains(&SLOPE), "{knobs:?}");
-            assert!(knobs.contains(&"global.deterministic"), "{knobs:?}");
+            let notes: Vec<i32> = view.behavior_notes().collect();
+            assert!(notes.contains(&HOST_MEMORY_BEHAVIOR_NOTE_EXT), "{notes:?}");
         }
         p.ok(
             (p.hipdnnEnginePluginDestroyEngineDetails)(handle, &mut details),

@@ -132,15 +132,6 @@ impl IPlanBuilder<(), CpuSettings> for CpuPlanBuilder {
         custom_knobs()
     }
 
-    fn workspace_size(
-        &self,
-        _: &Handle,
-        graph: &GraphView<'_>,
-        settings: &CpuSettings,
-    ) -> PluginResult<usize> {
-        Ok(plan_for(graph, settings)?.workspace_size())
-    }
-
     fn build_plan(
         &self,
         _: &Handle,
@@ -156,22 +147,28 @@ impl IPlan for Plan {
         Plan::workspace_size(self)
     }
 
-    fn execute(
-        &self,
-        _: &Handle,
-        buffers: &DeviceBuffers<'_>,
-        workspace: Workspace,
-    ) -> PluginResult<()> {
-        // SAFETY: the CPU engine's contract with its host: device buffers are host
-        // memory holding the graph's tensors, alive and unshared during the call, and
-        // the workspace is host memory of the size the plan asked for.
-        unsafe { Plan::execute(self, buffers, workspace.ptr, workspace.size) }
+    fn execute(&self, _: &Handle, exec: &Execution<'_>) -> PluginResult<()> {
+        // SAFETY: the engine declares host memory, so the host passes host buffers
+        // holding the graph's tensors, alive and unshared during the call, and a host
+        // workspace of the size the plan asked for.
+        let workspace = unsafe { exec.workspace().host_mut() }?;
+        // SAFETY: as above.
+        unsafe {
+            Plan::execute(
+                self,
+                exec.buffers(),
+                workspace.as_mut_ptr().cast(),
+                workspace.len(),
+            )
+        }
     }
 }
 
-/// The engine: `CPU_ENGINE` with [`CpuPlanBuilder`] and the standard knobs it honours.
+/// The engine: `CPU_ENGINE` (host memory) with [`CpuPlanBuilder`] and the standard
+/// knobs it honours.
 pub fn engine() -> Engine<(), CpuSettings> {
     Engine::new(ENGINE_NAME)
+        .with_memory_kind(MemoryKind::Host)
         .with_builder(CpuPlanBuilder)
         .with_global_knob(global_knobs::deterministic())
         .with_global_knob(global_knobs::workspace_size_limit())

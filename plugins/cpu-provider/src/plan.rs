@@ -15,7 +15,7 @@ use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{self, ConvGeometryRef, NodeAttributes};
 use hipdnn_flatbuffers_sdk::wire::{ConvMode as WireConvMode, NormFwdPhase, ReductionMode};
 use hipdnn_flatbuffers_sdk::{GraphView, TensorValue};
-use hipdnn_plugin_sdk::{DeviceBuffers, PluginError, PluginResult};
+use hipdnn_plugin_sdk::{Buffers, PluginError, PluginResult};
 
 use crate::kernels::conv::{ConvAlgo, ConvGeometry, ConvMode, ConvParams, FpropImpl, FpropPlan};
 use crate::kernels::conv_bwd::{self, BwdImpl};
@@ -345,7 +345,7 @@ impl Plan {
     /// the workspace must be host memory of `workspace.size` bytes.
     pub unsafe fn execute(
         &self,
-        buffers: &DeviceBuffers<'_>,
+        buffers: &Buffers<'_>,
         workspace: *mut c_void,
         ws_size: usize,
     ) -> PluginResult<()> {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use hipdnn_cpu_provider::kernels::ConvAlgo;
 use hipdnn_cpu_provider::{CpuSettings, Plan};
 use hipdnn_flatbuffers_sdk::model::Graph;
-use hipdnn_plugin_sdk::DeviceBuffers;
 use hipdnn_plugin_sdk::abi::hipdnnPluginDeviceBuffer_t;
+use hipdnn_plugin_sdk::{Buffers, MemoryKind};
 use hipdnn_test_sdk::conformance::{Provider, SkipList, run_suite};
 
 struct Cpu(CpuSettings);
@@ -38,8 +38,14 @@ impl Provider for Cpu {
         let mut ws = vec![0u8; plan.workspace_size()];
         // SAFETY: every buffer is host memory holding its tensor, alive and unshared for
         // the call; the workspace has the size the plan asked for.
-        unsafe { plan.execute(&DeviceBuffers::new(&raw), ws.as_mut_ptr().cast(), ws.len()) }
-            .map_err(|e| e.message)?;
+        unsafe {
+            plan.execute(
+                &Buffers::new(&raw, MemoryKind::Host),
+                ws.as_mut_ptr().cast(),
+                ws.len(),
+            )
+        }
+        .map_err(|e| e.message)?;
         for (uid, b) in buffers.iter_mut() {
             let v = &aligned[uid];
             for (i, byte) in b.iter_mut().enumerate() {

@@ -146,20 +146,21 @@ fn knobs_are_advertised_and_validated() {
         KnobSettingFactory::int(KNOB_THREADS, 1),
         KnobSettingFactory::int("global.deterministic", 1),
     ]);
+    let workspace = |c: &EngineConfig| e.create_plan(&h, c, &v).unwrap().workspace_size();
     assert_eq!(
-        e.workspace_size(&h, &ok, &v).unwrap(),
+        workspace(&ok),
         0,
         "direct conv + fused epilogue needs no workspace"
     );
     let gemm = config(vec![KnobSettingFactory::string(KNOB_CONV_ALGO, "gemm")]);
-    let need = e.workspace_size(&h, &gemm, &v).unwrap();
+    let need = workspace(&gemm);
     assert!(need > 0);
     // A limit below the GEMM's need falls back to the direct algorithm.
     let limited = config(vec![
         KnobSettingFactory::string(KNOB_CONV_ALGO, "gemm"),
         KnobSettingFactory::int("global.workspace_size_limit", 16),
     ]);
-    assert_eq!(e.workspace_size(&h, &limited, &v).unwrap(), 0);
+    assert_eq!(workspace(&limited), 0);
 }
 
 #[test]

@@ -1,0 +1,229 @@
+//! The check → build → cache lifecycle seen from the host: creating one plan, through
+//! the Rust API or the C API, makes the plugin decide applicability once and build
+//! once, and asking again for the same graph and knobs does neither. The plugin is
+//! `counting_plugin` (backend/examples), which counts both and exports the counts.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use hipdnn_backend::capi::*;
+use hipdnn_backend::status::{HIPDNN_STATUS_SUCCESS, hipdnnStatus_t};
+use hipdnn_backend::{Handle, LoadingMode, MemoryKind, OperationGraph, set_engine_plugin_paths};
+use hipdnn_data_sdk::{DataType, engine_name_to_id};
+use hipdnn_flatbuffers_sdk::model::{Graph, Node, PointwiseAttributes, TensorAttributes};
+use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
+use libloading::Library;
+
+mod support;
+
+/// A one-node pointwise graph; `name` makes the serialized bytes distinct.
+fn graph(name: &str) -> Graph {
+    let tensor = |uid: i64| TensorAttributes {
+        uid,
+        name: format!("t{uid}"),
+        data_type: DataType::Float,
+        dims: vec![2, 4],
+        strides: vec![4, 1],
+        ..TensorAttributes::default()
+    };
+    Graph {
+        name: name.to_owned(),
+        io_data_type: DataType::Float,
+        compute_data_type: DataType::Float,
+        tensors: vec![tensor(1), tensor(2)],
+        nodes: vec![Node::new(
+            "act",
+            PointwiseAttributes {
+                operation: PointwiseMode::RELU_FWD,
+                in_0_tensor_uid: 1,
+                out_0_tensor_uid: 2,
+                ..PointwiseAttributes::default()
+            },
+        )],
+        ..Graph::default()
+    }
+}
+
+/// Reads the plugin's (analyses, builds).
+struct Counts(Library);
+
+impl Counts {
+    fn now(&self) -> [u64; 2] {
+        let mut out = [0; 2];
+        // SAFETY: the symbol is `counting_plugin_counts(*mut [u64; 2])`, given a live
+        // out-parameter.
+        unsafe {
+            let f = self
+                .0
+                .get::<unsafe extern "C" fn(*mut [u64; 2])>(b"counting_plugin_counts\0")
+                .expect("the counting plugin exports its counts");
+            f(&mut out);
+        }
+        out
+    }
+
+    /// Runs `f` and returns how many analyses and builds it caused.
+    fn during(&self, f: impl FnOnce()) -> [u64; 2] {
+        let before = self.now();
+        f();
+        let after = self.now();
+        [after[0] - before[0], after[1] - before[1]]
+    }
+}
+
+#[track_caller]
+fn ok(status: hipdnnStatus_t) {
+    assert_eq!(status, HIPDNN_STATUS_SUCCESS, "{}", last_error());
+}
+
+fn last_error() -> String {
+    let mut buf = [0 as std::ffi::c_char; 512];
+    // SAFETY: `buf` is writable for its length; the backend NUL-terminates it.
+    unsafe {
+        hipdnnGetLastErrorString(buf.as_mut_ptr(), buf.len());
+        std::ffi::CStr::from_ptr(buf.as_ptr())
+    }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Heuristics → engine config → execution plan through the C API, as a C program does.
+fn plan_through_the_c_api(json: &str) -> i64 {
+    let mut handle: hipdnnHandle_t = ptr::null_mut();
+    let (mut graph, mut heuristic, mut config, mut plan) = (
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+    );
+    let mut workspace = 0_i64;
+    // SAFETY: every pointer is a live local or a descriptor made just before; the
+    // descriptors are destroyed before the handle.
+    unsafe {
+        ok(hipdnnCreate(&mut handle));
+        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut graph,
+            json.as_ptr().cast(),
+            json.len(),
+        ));
+        let handle_ptr: *const c_void = (&raw const handle).cast();
+        ok(hipdnnBackendSetAttribute(
+            graph,
+            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+            HIPDNN_TYPE_HANDLE,
+            1,
+            handle_ptr,
+        ));
+        ok(hipdnnBackendFinalize(graph));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+            &mut heuristic,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            (&raw const graph).cast(),
+        ));
+        ok(hipdnnBackendFinalize(heuristic));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+            &mut config,
+        ));
+        let mut found = 0_i64;
+        ok(hipdnnBackendGetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            &mut found,
+            (&raw mut config).cast(),
+        ));
+        assert_eq!(found, 1);
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
+            &mut plan,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            plan,
+            HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            (&raw const config).cast(),
+        ));
+        ok(hipdnnBackendFinalize(plan));
+        let mut count = 0_i64;
+        ok(hipdnnBackendGetAttribute(
+            plan,
+            HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            1,
+            &mut count,
+            (&raw mut workspace).cast(),
+        ));
+        for d in [plan, config, heuristic, graph] {
+            ok(hipdnnBackendDestroyDescriptor(d));
+        }
+        ok(hipdnnDestroy(handle));
+    }
+    workspace
+}
+
+#[test]
+fn one_plan_creation_analyses_once_and_builds_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = support::install_as(dir.path(), "counting_plugin", "counting_plugin");
+    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
+    let handle = Handle::new();
+    // SAFETY: the same file the backend loaded (dlopen returns its handle); only the
+    // counting export is called.
+    let counts = Counts(unsafe { Library::new(&path) }.expect("load the counting plugin"));
+    let id = engine_name_to_id("COUNTING_ENGINE");
+
+    // Rust API, an engine named explicitly: applicability asked once (the backend asks
+    // which engines apply, then for details, then for the plan), one build.
+    let first = OperationGraph::new(graph("first")).unwrap();
+    let mut plan = None;
+    assert_eq!(
+        counts.during(|| plan = Some(handle.create_plan(&first, id, &[]).unwrap())),
+        [1, 1]
+    );
+    let plan = plan.unwrap();
+    assert_eq!(
+        (plan.workspace_size(), plan.memory_kind()),
+        (64, MemoryKind::Host)
+    );
+    // The same graph and knobs again: nothing is analysed or built.
+    assert_eq!(
+        counts.during(|| drop(handle.create_plan(&first, id, &[]).unwrap())),
+        [0, 0]
+    );
+    // Other knob settings: a new plan, no new analysis.
+    let knob = hipdnn_flatbuffers_sdk::model::KnobSetting {
+        knob_id: "global.deterministic".to_owned(),
+        value: hipdnn_flatbuffers_sdk::model::KnobValue::Int(1),
+    };
+    assert_eq!(
+        counts.during(|| drop(handle.create_plan(&first, id, &[knob]).unwrap())),
+        [0, 1]
+    );
+
+    // Rust API, best engine: the same.
+    let second = OperationGraph::new(graph("second")).unwrap();
+    assert_eq!(
+        counts.during(|| drop(handle.build_plan(&second, &[]).unwrap())),
+        [1, 1]
+    );
+    drop(plan);
+    drop(handle);
+
+    // C API: OPERATIONGRAPH → ENGINEHEUR → ENGINECFG → EXECUTION_PLAN on a new handle.
+    let json = graph("third").to_json();
+    let mut workspace = 0;
+    assert_eq!(
+        counts.during(|| workspace = plan_through_the_c_api(&json)),
+        [1, 1]
+    );
+    assert_eq!(workspace, 64);
+}
