@@ -16,6 +16,13 @@ use libloading::Library;
 
 mod support;
 
+/// Plugin paths are process-wide and cannot change while a handle lives: one test at a
+/// time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A one-node pointwise graph; `name` makes the serialized bytes distinct.
 fn graph(name: &str) -> Graph {
     let tensor = |uid: i64| TensorAttributes {
@@ -83,8 +90,8 @@ fn last_error() -> String {
         hipdnnGetLastErrorString(buf.as_mut_ptr(), buf.len());
         std::ffi::CStr::from_ptr(buf.as_ptr())
     }
-        .to_string_lossy()
-        .into_owned()
+    .to_string_lossy()
+    .into_owned()
 }
 
 /// Heuristics → engine config → execution plan through the C API, as a C program does.
@@ -172,6 +179,7 @@ fn plan_through_the_c_api(json: &str) -> i64 {
 
 #[test]
 fn one_plan_creation_analyses_once_and_builds_once() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = support::install_as(dir.path(), "counting_plugin", "counting_plugin");
     set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
@@ -226,4 +234,74 @@ fn one_plan_creation_analyses_once_and_builds_once() {
         [1, 1]
     );
     assert_eq!(workspace, 64);
+}
+
+#[test]
+fn the_c_api_reports_a_host_engine_through_its_behavior_notes() {
+    let _serial = serial();
+    assert_eq!(
+        HIPDNN_BEHAVIOR_NOTE_HOST_MEMORY_EXT,
+        hipdnn_data_sdk::HOST_MEMORY_BEHAVIOR_NOTE_EXT
+    );
+    let dir = tempfile::tempdir().unwrap();
+    support::install_as(dir.path(), "counting_plugin", "counting_plugin");
+    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
+    let json = graph("notes").to_json();
+    let id = engine_name_to_id("COUNTING_ENGINE");
+    let mut handle: hipdnnHandle_t = ptr::null_mut();
+    let (mut graph_desc, mut engine) = (ptr::null_mut(), ptr::null_mut());
+    let mut notes = [0_i32; 8];
+    let mut count = 0_i64;
+    // SAFETY: live locals and descriptors made just before; destroyed before the handle.
+    unsafe {
+        ok(hipdnnCreate(&mut handle));
+        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut graph_desc,
+            json.as_ptr().cast(),
+            json.len(),
+        ));
+        ok(hipdnnBackendSetAttribute(
+            graph_desc,
+            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+            HIPDNN_TYPE_HANDLE,
+            1,
+            (&raw const handle).cast(),
+        ));
+        ok(hipdnnBackendFinalize(graph_desc));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINE_DESCRIPTOR,
+            &mut engine,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            engine,
+            HIPDNN_ATTR_ENGINE_OPERATION_GRAPH,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            (&raw const graph_desc).cast(),
+        ));
+        ok(hipdnnBackendSetAttribute(
+            engine,
+            HIPDNN_ATTR_ENGINE_GLOBAL_INDEX,
+            HIPDNN_TYPE_INT64,
+            1,
+            (&raw const id).cast(),
+        ));
+        ok(hipdnnBackendFinalize(engine));
+        ok(hipdnnBackendGetAttribute(
+            engine,
+            HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+            HIPDNN_TYPE_BEHAVIOR_NOTE,
+            notes.len() as i64,
+            &mut count,
+            notes.as_mut_ptr().cast(),
+        ));
+        ok(hipdnnBackendDestroyDescriptor(engine));
+        ok(hipdnnBackendDestroyDescriptor(graph_desc));
+        ok(hipdnnDestroy(handle));
+    }
+    let notes = &notes[..count as usize];
+    assert!(
+        notes.contains(&HIPDNN_BEHAVIOR_NOTE_HOST_MEMORY_EXT),
+        "{notes:?}"
+    );
 }

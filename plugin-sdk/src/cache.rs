@@ -83,8 +83,9 @@ fn hash_of(parts: impl Hash) -> u64 {
     hasher.finish()
 }
 
-/// Which builder of each asked engine applies to one graph.
-type Verdicts = Vec<(i64, Option<usize>)>;
+/// Which builder of each asked engine applies to one graph, shared so that deciding
+/// happens outside the cache's lock.
+type Verdicts = Arc<Mutex<Vec<(i64, Option<usize>)>>>;
 
 /// A plan as the cache keeps it: `Arc<C>` for the plugin's context type `C`.
 type AnyPlan = Arc<dyn Any + Send + Sync>;
@@ -99,7 +100,7 @@ struct PlanKey {
 /// The caches of one plugin handle.
 #[derive(Debug)]
 pub(crate) struct HandleCaches {
-    analyses: Mutex<Lru<Box<[u8]>, Arc<Mutex<Verdicts>>>>,
+    analyses: Mutex<Lru<Box<[u8]>, Verdicts>>,
     plans: Mutex<Lru<PlanKey, AnyPlan>>,
 }
 

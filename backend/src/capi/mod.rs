@@ -48,6 +48,13 @@ pub const HIPDNN_PLUGIN_LOADING_ADDITIVE: hipdnnPluginLoadingMode_ext_t = 0;
 /// Custom paths only.
 pub const HIPDNN_PLUGIN_LOADING_ABSOLUTE: hipdnnPluginLoadingMode_ext_t = 1;
 
+/// A value of an engine's behavior notes (`HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE`): the engine
+/// takes HOST memory. Its variant-pack data pointers and workspace must be host
+/// pointers, and it runs on the calling thread. An engine without this note takes
+/// device memory, used on the handle's stream (hipDNN's behavior notes are 0–4; this
+/// extension value is ours).
+pub const HIPDNN_BEHAVIOR_NOTE_HOST_MEMORY_EXT: i32 = 10_000;
+
 /// When plugins are unloaded (`hipdnnPluginUnloadingMode_ext_t`).
 pub type hipdnnPluginUnloadingMode_ext_t = c_int;
 /// Keep plugins loaded after the last handle (default).
