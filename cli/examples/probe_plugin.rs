@@ -82,7 +82,12 @@ impl IPlanBuilder<(), AddSettings> for AddBuilder {
 
     fn custom_knobs(&self, _: &Handle, _: &GraphView<'_>) -> Vec<Knob> {
         let unroll = KnobFactory::int(UNROLL, 4).range(1, 16);
-        vec![unroll.description("unroll factor").build().expect("a valid knob")]
+        vec![
+            unroll
+                .description("unroll factor")
+                .build()
+                .expect("a valid knob"),
+        ]
     }
 
     fn build_plan(&self, _: &Handle, g: &GraphView<'_>, _: AddSettings) -> PluginResult<BoxedPlan> {

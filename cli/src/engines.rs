@@ -20,7 +20,10 @@ use crate::samples::samples;
 /// What an engine's details for one graph say: its knobs and the memory it takes.
 enum Details {
     /// The details for the graph.
-    Given { knobs: Vec<Knob>, memory: MemoryKind },
+    Given {
+        knobs: Vec<Knob>,
+        memory: MemoryKind,
+    },
     /// The engine accepts the graph but its details failed.
     Error(String),
 }
@@ -111,7 +114,10 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
         text.join("  ").trim_end().to_owned()
     };
     std::iter::once(line(header.to_vec()))
-        .chain(rows.iter().map(|r| line(r.iter().map(String::as_str).collect())))
+        .chain(
+            rows.iter()
+                .map(|r| line(r.iter().map(String::as_str).collect())),
+        )
         .collect()
 }
 
