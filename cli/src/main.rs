@@ -45,10 +45,14 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List every engine: id, name, plugin, version, and its knobs (default and
-    /// constraint) and memory kind for the first sample graph it accepts; with --graph,
-    /// the engines that accept that graph (best first, with their knobs and memory kind
-    /// for it) and those that do not
+    /// List every engine with its plugin, knobs and memory kind (for one graph with
+    /// --graph)
+    ///
+    /// Without --graph: id, name, plugin, version, and the knobs (default and constraint)
+    /// and memory kind each engine gives for the first sample graph it accepts. With
+    /// --graph: the engines that accept that graph, in the order `hipdnn run` tries them,
+    /// with their knobs and memory kind for it; why none does, if none does; and the
+    /// engines that do not.
     Engines {
         /// The graph to ask the engines about: its JSON form or a binary FlatBuffer, as
         /// `hipdnn run` reads it
