@@ -308,12 +308,29 @@ impl Handle {
         Ok(ids.into_iter().map(|id| self.ranked_engine(id)).collect())
     }
 
-    /// Why no engine runs `graph`: the nodes no engine accepts alone.
+    /// Why no engine runs `graph`: the nodes no engine accepts alone, and which engines
+    /// (of which plugins) were asked, so that a single plugin's refusal reads as its own.
     fn explain_unsupported(&self, graph: &OperationGraph) -> BackendError {
         let name = &graph.graph().name;
         if self.plugin_handles.is_empty() {
             return BackendError::not_supported(format!(
                 "no engine supports graph '{name}': no engine plugin is loaded"
+            ));
+        }
+        let label = |id: i64| {
+            let engine = self.ranked_engine(id);
+            format!("{} ({})", engine.name, engine.plugin_name)
+        };
+        let engines = self.engines();
+        let asked: Vec<String> = engines.iter().map(|e| label(e.id)).collect();
+        let asked = asked.join(", ");
+        // Engines that accept the whole graph were left out by the ranking.
+        let accepting = self.applicable_ids(graph);
+        if !accepting.is_empty() {
+            let accepting: Vec<String> = accepting.into_iter().map(label).collect();
+            return BackendError::not_supported(format!(
+                "no engine supports graph '{name}': {ENGINE_ORDER_ENV} leaves out every engine that accepts it: {}",
+                accepting.join(", ")
             ));
         }
         let nodes = &graph.graph().nodes;
@@ -327,11 +344,11 @@ impl Handle {
             .collect();
         if refused.is_empty() {
             BackendError::not_supported(format!(
-                "no engine supports graph '{name}': each node is supported alone, but no engine runs them together"
+                "no engine supports graph '{name}': each node is supported alone, but no engine runs them together; engines asked: {asked}"
             ))
         } else {
             BackendError::not_supported(format!(
-                "no engine supports graph '{name}': no engine accepts node {}",
+                "no engine supports graph '{name}': no engine accepts node {}; engines asked: {asked}",
                 refused.join(", node ")
             ))
         }

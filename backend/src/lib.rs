@@ -68,6 +68,38 @@
 //! 7. **Logging** ([`log_output`]): `tracing` inside; for C applications a global level
 //!    (`HIPDNN_LOG_LEVEL`), a console or file sink and user callbacks.
 //!
+//! # Which engine runs a graph
+//!
+//! The backend has no cost model: engines are ordered by rules, and plugins decide only
+//! whether they accept a graph.
+//!
+//! 1. **Applicable engines.** Each plugin handle, in plugin load order (the canonical
+//!    paths' lexicographic order), is asked for the engines that accept the graph
+//!    (`hipdnnEnginePluginGetApplicableEngineIds`); a plugin lists them in its own order
+//!    (with the plugin SDK, the order of its engines). An id admitted for another plugin
+//!    is skipped. [`Handle::applicable_engines`] is this list.
+//! 2. **Ranking** ([`Handle::ranked_engines`]). The static order is the list above. When
+//!    [`ENGINE_ORDER_ENV`](execution::ENGINE_ORDER_ENV)
+//!    (`HIPDNN_HEUR_FALLBACK_ENGINE_ORDER`: names or ids, comma separated) is set, it
+//!    replaces that order and excludes every engine it does not name. Then the graph's
+//!    preferred engine (`preferred_engine_id`, set with the graph builder's
+//!    `preferred_engine`) moves to the front when it is in the list; otherwise the
+//!    preference is logged at info level and ignored. No engine left is `NOT_SUPPORTED`,
+//!    with a message naming the nodes that no engine accepts alone and the engines asked
+//!    (or the engines the order leaves out).
+//! 3. **Building** ([`Handle::build_plan`]). The ranked engines are tried in turn: the
+//!    engine's details for the graph, the knob settings checked against them, then the
+//!    plugin builds an execution context. A `BAD_PARAM` (an invalid knob setting) stops
+//!    the search, since the caller must fix it; any other failure is logged as a warning
+//!    and the next engine is tried; when all fail, the last failure is returned.
+//!    [`Handle::create_plan`] builds on one engine chosen by the caller instead, which
+//!    the engine order does not exclude (the C API's `ENGINE` descriptor and
+//!    `hipdnn run --engine` go this way); the C API's heuristic descriptor
+//!    (`ENGINEHEUR`) returns the ranking of step 2.
+//!
+//! `hipdnn engines --graph FILE` shows steps 1 and 2 for a graph, and
+//! `HIPDNN_LOG_LEVEL=info` what happened in step 3.
+//!
 //! # Design
 //!
 //! * **A loaded plugin owns its library.** [`LoadedPlugin`] keeps the `libloading`

@@ -2,8 +2,9 @@
 //! or file sink, and user log callbacks (`hipdnnSetUserLogCallback_ext`).
 //!
 //! The backend logs with `tracing`. A Rust application installs its own subscriber and
-//! never meets this module. The C API cannot expect one, so its first call installs
-//! [`LogOutput`] as the process's global `tracing` subscriber (only if none is set yet):
+//! never meets this module, or calls [`ensure_installed`] to get what C applications get.
+//! The C API cannot expect a subscriber, so its first call installs [`LogOutput`] as the
+//! process's global `tracing` subscriber (only if none is set yet):
 //!
 //! * **Global level** (`HIPDNN_LOG_LEVEL`: `off` (default), `info`, `warn`, `error`,
 //!   `fatal`; or `hipdnnBackendSetGlobalLogLevel_ext`): messages below it are not
@@ -194,8 +195,16 @@ fn snapshot() -> Option<Arc<Vec<Registration>>> {
 }
 
 /// Installs [`LogOutput`] as the global subscriber (unless one is set) and reads the
-/// environment, once per process. Every C API function calls this first.
-pub(crate) fn ensure_installed() {
+/// environment (`HIPDNN_LOG_LEVEL`, `HIPDNN_LOG_FILE`), once per process. Every C API
+/// function calls this first.
+///
+/// A Rust program that wants the C API's log behaviour rather than a subscriber of its
+/// own (the `hipdnn` command does) calls it before creating its first [`Handle`]:
+/// plugins receive the log level when they are loaded, and their messages then reach the
+/// same sink as the backend's.
+///
+/// [`Handle`]: crate::Handle
+pub fn ensure_installed() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         if let Ok(text) = std::env::var(LOG_LEVEL_ENV) {

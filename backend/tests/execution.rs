@@ -266,6 +266,13 @@ fn unsupported_and_invalid_graphs_say_why() {
         error.message.contains("each node is supported alone"),
         "{error:?}"
     );
+    // With a single plugin loaded, its refusal names it: which engines were asked.
+    assert!(
+        error
+            .message
+            .ends_with("; engines asked: EXAMPLE_RELU_ENGINE (example_relu_plugin)"),
+        "{error:?}"
+    );
 
     // A convolution and a tanh: nobody accepts either; both are named.
     let mut other = relu_graph();
@@ -292,6 +299,13 @@ fn unsupported_and_invalid_graphs_say_why() {
     );
     assert!(
         error.message.contains("'squash' (PointwiseAttributes)"),
+        "{error:?}"
+    );
+    assert!(
+        error.message.contains(
+            "no engine accepts node 'conv' (ConvolutionFwdAttributes), node 'squash' \
+             (PointwiseAttributes); engines asked: EXAMPLE_RELU_ENGINE (example_relu_plugin)"
+        ),
         "{error:?}"
     );
 

@@ -2,7 +2,8 @@
 //! time graphs through them.
 //!
 //! ```text
-//! hipdnn engines [--json]         engines, their plugins and knobs
+//! hipdnn engines [--json]         engines, their plugins, knobs and memory kinds
+//! hipdnn engines --graph FILE     the engines that accept a graph (ranked), and the others
 //! hipdnn plugins [--json]         loaded plugins, refused ones, the plugin directory
 //! hipdnn plugin-dir               the directory plugins are loaded from
 //! hipdnn run GRAPH [options]      run a graph (JSON or FlatBuffer) on host buffers
@@ -20,6 +21,7 @@ mod run;
 mod samples;
 mod tensors;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -33,7 +35,8 @@ use crate::error::CliError;
     about = "List hipDNN engines, and run, check and time graphs through them",
     after_help = "Exit codes: 0 success, 1 failed check or execution, 2 usage or input error.\n\
                   Plugins are loaded from `hipdnn plugin-dir` (HIPDNN_PLUGIN_DIR overrides it);\n\
-                  HIPDNN_LOG_LEVEL=info shows the backend's log on standard error."
+                  HIPDNN_LOG_LEVEL=info (or warn, error, fatal; default off) shows the log of the\n\
+                  backend and its plugins on standard error, or in HIPDNN_LOG_FILE when set."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -42,9 +45,19 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// List every engine: id, name, plugin, version, and its knobs (default and
-    /// constraint) for the first sample graph it accepts
+    /// List every engine with its plugin, knobs and memory kind (for one graph with
+    /// --graph)
+    ///
+    /// Without --graph: id, name, plugin, version, and the knobs (default and constraint)
+    /// and memory kind each engine gives for the first sample graph it accepts. With
+    /// --graph: the engines that accept that graph, in the order `hipdnn run` tries them,
+    /// with their knobs and memory kind for it; why none does, if none does; and the
+    /// engines that do not.
     Engines {
+        /// The graph to ask the engines about: its JSON form or a binary FlatBuffer, as
+        /// `hipdnn run` reads it
+        #[arg(long, value_name = "FILE")]
+        graph: Option<PathBuf>,
         /// Print JSON instead of a table
         #[arg(long)]
         json: bool,
@@ -65,8 +78,14 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Before any handle: plugins take the log level when they are loaded.
+    hipdnn_backend::log_output::ensure_installed();
     let result = match &cli.command {
-        Command::Engines { json } => engines::engines(*json),
+        Command::Engines { graph: None, json } => engines::engines(*json),
+        Command::Engines {
+            graph: Some(graph),
+            json,
+        } => engines::engines_for_graph(graph, *json),
         Command::Plugins { json } => engines::plugins(*json),
         Command::PluginDir => engines::plugin_dir(),
         Command::Run(args) => run::run(args),

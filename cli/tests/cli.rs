@@ -1,6 +1,9 @@
 //! The `hipdnn` binary end to end, with the plugin SDK's example plugin
 //! (`libminimal_plugin.so`: `EXAMPLE_RELU_ENGINE`, single-node ReLU graphs over `f32`
-//! host buffers, knob `example.relu.negative_slope` in [0, 1]) as the only plugin.
+//! host buffers, knob `example.relu.negative_slope` in [0, 1]) as the only plugin, and
+//! for some tests this crate's probe plugin beside it (`libprobe_plugin.so`:
+//! `PROBE_ADD_ENGINE`, an engine named outside the registry that adds packed `f32` host
+//! tensors, declares host memory, has an int knob with a range and logs at info level).
 //!
 //! Exit codes under test: 0 success, 1 failed check, 2 usage or input error (a knob
 //! out of range is an input error: the backend refuses the setting before any plugin
@@ -33,6 +36,29 @@ const RELU_GRAPH: &str = r#"{
 }
 "#;
 
+/// `c = a + b` over packed `FLOAT` tensors: what the probe plugin runs.
+const ADD_GRAPH: &str = r#"{
+  "name": "add",
+  "compute_data_type": "FLOAT",
+  "intermediate_data_type": "FLOAT",
+  "io_data_type": "FLOAT",
+  "tensors": [
+    { "uid": 1, "name": "a", "data_type": "FLOAT", "strides": [4, 1], "dims": [3, 4] },
+    { "uid": 2, "name": "b", "data_type": "FLOAT", "strides": [4, 1], "dims": [3, 4] },
+    { "uid": 3, "name": "c", "data_type": "FLOAT", "strides": [4, 1], "dims": [3, 4] }
+  ],
+  "nodes": [
+    {
+      "name": "sum", "compute_data_type": "FLOAT",
+      "attributes_type": "PointwiseAttributes",
+      "attributes": {
+        "operation": "ADD", "in_0_tensor_uid": 1, "in_1_tensor_uid": 2, "out_0_tensor_uid": 3
+      }
+    }
+  ]
+}
+"#;
+
 /// `target/<profile>`, from this test binary's `target/<profile>/deps/`.
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary's path");
@@ -42,40 +68,50 @@ fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// The example plugin: built by `cargo test` of the whole workspace next to this test;
-/// built here (in a target directory of its own, since the outer cargo may hold the
-/// lock on this one) when missing.
+/// A test plugin, `target/<profile>/examples/lib<example>.so` of `package`: built by
+/// `cargo test` of that package (or of the whole workspace) next to this test; built
+/// here (in a target directory of its own, since the outer cargo may hold the lock on
+/// this one) when missing.
+fn test_plugin(package: &str, example: &str) -> PathBuf {
+    let built = profile_dir().join(format!("examples/lib{example}.so"));
+    if built.is_file() {
+        return built;
+    }
+    let target = profile_dir()
+        .parent()
+        .expect("target/")
+        .join("cli-test-plugins");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            package,
+            "--example",
+            example,
+            "--target-dir",
+        ])
+        .arg(&target)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("run cargo");
+    assert!(status.success(), "building the {example} plugin failed");
+    let path = target.join(format!("debug/examples/lib{example}.so"));
+    assert!(path.is_file(), "{} was not built", path.display());
+    path
+}
+
+/// The plugin SDK's example plugin.
 fn example_plugin() -> &'static Path {
     static PLUGIN: OnceLock<PathBuf> = OnceLock::new();
-    PLUGIN.get_or_init(|| {
-        let built = profile_dir().join("examples/libminimal_plugin.so");
-        if built.is_file() {
-            return built;
-        }
-        let target = profile_dir()
-            .parent()
-            .expect("target/")
-            .join("cli-test-plugins");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "hipdnn-plugin-sdk",
-                "--example",
-                "minimal_plugin",
-                "--target-dir",
-            ])
-            .arg(&target)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("run cargo");
-        assert!(status.success(), "building the example plugin failed");
-        let path = target.join("debug/examples/libminimal_plugin.so");
-        assert!(path.is_file(), "{} was not built", path.display());
-        path
-    })
+    PLUGIN.get_or_init(|| test_plugin("hipdnn-plugin-sdk", "minimal_plugin"))
+}
+
+/// This crate's probe plugin (`examples/probe_plugin.rs`).
+fn probe_plugin() -> &'static Path {
+    static PLUGIN: OnceLock<PathBuf> = OnceLock::new();
+    PLUGIN.get_or_init(|| test_plugin("hipdnn-cli", "probe_plugin"))
 }
 
 /// A scratch directory with `plugins/libminimal_plugin.so` and `relu.json`.
@@ -98,6 +134,14 @@ impl Scratch {
         Self { dir }
     }
 
+    /// With the probe plugin too (`plugins/libprobe_plugin.so`) and `add.json`.
+    fn with_probe() -> Self {
+        let s = Self::new();
+        std::fs::copy(probe_plugin(), s.path("plugins/libprobe_plugin.so")).unwrap();
+        std::fs::write(s.path("add.json"), ADD_GRAPH).unwrap();
+        s
+    }
+
     fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
@@ -108,15 +152,24 @@ impl Scratch {
     }
 
     fn hipdnn_with_plugins(&self, args: &[&str], plugins: &Path) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_hipdnn"))
+        self.hipdnn_with_env(args, plugins, &[])
+    }
+
+    /// Runs `hipdnn args…` with `plugins` and the variables in `env` (the log and
+    /// engine-order variables are unset unless given).
+    fn hipdnn_with_env(&self, args: &[&str], plugins: &Path, env: &[(&str, &str)]) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_hipdnn"));
+        command
             .args(args)
             .current_dir(&self.dir)
             .env("HIPDNN_PLUGIN_DIR", plugins)
             .env_remove("HIPDNN_LOG_LEVEL")
-            .env_remove("HIPDNN_HEUR_FALLBACK_ENGINE_ORDER")
-            .output()
-            .expect("run hipdnn");
-        Run::from(output)
+            .env_remove("HIPDNN_LOG_FILE")
+            .env_remove("HIPDNN_HEUR_FALLBACK_ENGINE_ORDER");
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        Run::from(command.output().expect("run hipdnn"))
     }
 }
 
@@ -470,6 +523,9 @@ fn without_plugins_nothing_runs() {
     let run = s.hipdnn_with_plugins(&["engines"], &empty);
     run.expect_code(0);
     assert!(run.stdout.contains("no engines found"), "{run:#?}");
+    let run = s.hipdnn_with_plugins(&["engines", "--graph", "relu.json"], &empty);
+    run.expect_code(0);
+    assert!(run.stdout.contains("no engines found"), "{run:#?}");
     let run = s.hipdnn_with_plugins(&["run", "relu.json"], &empty);
     run.expect_code(2);
     assert!(
@@ -508,4 +564,275 @@ fn a_graph_the_engine_cannot_run_is_refused() {
             .contains("cannot run graph 'conv_bias_relu'"),
         "{run:#?}"
     );
+}
+
+#[test]
+fn a_single_plugins_refusal_names_the_engines_asked() {
+    let s = Scratch::new();
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/graphs/conv_bias_relu.json");
+    let run = s.hipdnn(&["run", example.to_str().unwrap()]);
+    run.expect_code(2);
+    assert!(
+        run.error_line().contains(
+            "no engine accepts node 'conv' (ConvolutionFwdAttributes), node 'bias' \
+             (PointwiseAttributes); engines asked: EXAMPLE_RELU_ENGINE (example_relu_plugin)"
+        ),
+        "{run:#?}"
+    );
+    // An engine order that leaves out the only engine accepting the graph says so.
+    let run = s.hipdnn_with_env(
+        &["run", "relu.json"],
+        &s.path("plugins"),
+        &[("HIPDNN_HEUR_FALLBACK_ENGINE_ORDER", "CPU_ENGINE")],
+    );
+    run.expect_code(2);
+    assert!(
+        run.error_line().contains(
+            "HIPDNN_HEUR_FALLBACK_ENGINE_ORDER leaves out every engine that accepts it: \
+             EXAMPLE_RELU_ENGINE (example_relu_plugin)"
+        ),
+        "{run:#?}"
+    );
+}
+
+/// The lines of standard error written at `level` (`hipdnn <level>: [target] text`).
+fn log_lines<'a>(stderr: &'a str, level: &str) -> Vec<&'a str> {
+    let prefix = format!("hipdnn {level}: ");
+    stderr.lines().filter(|l| l.starts_with(&prefix)).collect()
+}
+
+#[test]
+fn log_level_info_shows_backend_and_plugin_lines() {
+    let s = Scratch::with_probe();
+    let plugins = s.path("plugins");
+    let info = [("HIPDNN_LOG_LEVEL", "info")];
+    let run = s.hipdnn_with_env(&["run", "add.json", "--check"], &plugins, &info);
+    run.expect_code(0);
+    assert!(run.stdout.contains("engine: PROBE_ADD_ENGINE"), "{run:#?}");
+    assert!(run.stdout.contains("check: passed"), "{run:#?}");
+    let lines = log_lines(&run.stderr, "info");
+    // The backend's own line, and lines the plugin logged with `tracing::info!`,
+    // forwarded through the plugin log callback.
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "hipdnn info: [hipdnn_backend::loader] loaded plugin cli_probe_plugin 0.2.0"
+        )),
+        "{run:#?}"
+    );
+    assert!(
+        lines.contains(
+            &"hipdnn info: [hipdnn_plugin] [probe_plugin] probe asked about graph 'add': true"
+        ),
+        "{run:#?}"
+    );
+    assert!(
+        lines.contains(
+            &"hipdnn info: [hipdnn_plugin] [probe_plugin] probe built a plan for graph 'add'"
+        ),
+        "{run:#?}"
+    );
+    // An engine named outside the registry draws no warning.
+    assert!(
+        log_lines(&run.stderr, "warn")
+            .iter()
+            .all(|l| !l.contains("PROBE_ADD_ENGINE")),
+        "{run:#?}"
+    );
+
+    // Off by default, and when set to off; a higher level drops the info lines.
+    for env in [
+        &[][..],
+        &[("HIPDNN_LOG_LEVEL", "off")],
+        &[("HIPDNN_LOG_LEVEL", "error")],
+    ] {
+        let run = s.hipdnn_with_env(&["run", "add.json", "--check"], &plugins, env);
+        run.expect_code(0);
+        assert!(run.stderr.is_empty(), "{env:?}: {run:#?}");
+    }
+
+    // HIPDNN_LOG_FILE takes the lines instead of standard error.
+    let log = s.path("hipdnn.log");
+    let log_text = log.to_str().unwrap();
+    let run = s.hipdnn_with_env(
+        &["run", "add.json"],
+        &plugins,
+        &[("HIPDNN_LOG_LEVEL", "info"), ("HIPDNN_LOG_FILE", log_text)],
+    );
+    run.expect_code(0);
+    assert!(run.stderr.is_empty(), "{run:#?}");
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        written.contains("[hipdnn_backend::loader] loaded plugin cli_probe_plugin")
+            && written.contains("[probe_plugin] probe built a plan for graph 'add'"),
+        "{written}"
+    );
+
+    // A level that is not one is reported once, and ignored.
+    let run = s.hipdnn_with_env(
+        &["run", "add.json"],
+        &plugins,
+        &[("HIPDNN_LOG_LEVEL", "verbose")],
+    );
+    run.expect_code(0);
+    assert!(
+        run.stderr
+            .starts_with("hipdnn: ignoring HIPDNN_LOG_LEVEL=\"verbose\"")
+            && run.stderr.lines().count() == 1,
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn engines_for_a_graph_lists_applicable_engines_with_knobs_and_memory() {
+    let s = Scratch::with_probe();
+    let run = s.hipdnn(&["engines", "--graph", "add.json"]);
+    run.expect_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines[0], "graph 'add' (add.json)", "{run:#?}");
+    let row = lines
+        .iter()
+        .position(|l| l.contains("PROBE_ADD_ENGINE"))
+        .unwrap_or_else(|| panic!("{run:#?}"));
+    let cells: Vec<&str> = lines[row].split_whitespace().collect();
+    assert_eq!(
+        cells,
+        [
+            "1",
+            "0x459864C7169E1870",
+            "PROBE_ADD_ENGINE",
+            "cli_probe_plugin",
+            "0.2.0",
+            "host"
+        ],
+        "{run:#?}"
+    );
+    let knob: Vec<&str> = lines[row + 2].split_whitespace().collect();
+    assert_eq!(
+        knob,
+        [
+            "probe.add.unroll",
+            "int",
+            "default",
+            "4",
+            "in",
+            "[1,",
+            "16]",
+            "unroll",
+            "factor"
+        ],
+        "{run:#?}"
+    );
+    let others = lines
+        .iter()
+        .position(|l| *l == "not applicable:")
+        .unwrap_or_else(|| panic!("{run:#?}"));
+    assert!(
+        lines[others + 2].contains("EXAMPLE_RELU_ENGINE"),
+        "{run:#?}"
+    );
+
+    // The same as JSON, from the binary form of the graph.
+    let bytes = Graph::from_json(ADD_GRAPH).unwrap().to_bytes();
+    std::fs::write(s.path("add.bin"), bytes).unwrap();
+    let run = s.hipdnn(&["engines", "--graph", "add.bin", "--json"]);
+    run.expect_code(0);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["graph"]["name"], "add");
+    let applicable = v["applicable"].as_array().unwrap();
+    assert_eq!(applicable.len(), 1, "{v}");
+    let probe = &applicable[0];
+    assert_eq!(probe["name"], "PROBE_ADD_ENGINE");
+    assert_eq!(probe["rank"], 1);
+    assert_eq!(probe["memory"], "host");
+    assert_eq!(probe["knobs"][0]["id"], "probe.add.unroll");
+    assert_eq!(probe["knobs"][0]["default"], 4);
+    assert_eq!(probe["knobs"][0]["constraint"]["min"], 1);
+    assert_eq!(probe["knobs"][0]["constraint"]["max"], 16);
+    assert_eq!(v["not_applicable"][0]["name"], "EXAMPLE_RELU_ENGINE");
+    assert_eq!(v["unsupported_reason"], serde_json::Value::Null);
+
+    // The other engine, for the other graph: its knobs for that graph.
+    let run = s.hipdnn(&["engines", "--graph", "relu.json", "--json"]);
+    run.expect_code(0);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let relu = &v["applicable"][0];
+    assert_eq!(relu["name"], "EXAMPLE_RELU_ENGINE");
+    assert!(
+        relu["knobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k["id"] == "example.relu.negative_slope"),
+        "{v}"
+    );
+    assert_eq!(v["not_applicable"][0]["name"], "PROBE_ADD_ENGINE");
+}
+
+#[test]
+fn engines_for_a_graph_shows_the_ranking_and_why_nothing_runs() {
+    let s = Scratch::with_probe();
+    // An engine order leaving out the engine that accepts the graph: still listed, not
+    // ranked, and the reason given.
+    let run = s.hipdnn_with_env(
+        &["engines", "--graph", "relu.json", "--json"],
+        &s.path("plugins"),
+        &[("HIPDNN_HEUR_FALLBACK_ENGINE_ORDER", "PROBE_ADD_ENGINE")],
+    );
+    run.expect_code(0);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["applicable"][0]["name"], "EXAMPLE_RELU_ENGINE");
+    assert_eq!(v["applicable"][0]["rank"], serde_json::Value::Null);
+    assert!(
+        v["unsupported_reason"]
+            .as_str()
+            .unwrap()
+            .contains("leaves out every engine that accepts it"),
+        "{v}"
+    );
+    // A graph nobody accepts: every engine asked is named.
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/graphs/conv_bias_relu.json");
+    let run = s.hipdnn(&["engines", "--graph", example.to_str().unwrap()]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("applicable engines: none"), "{run:#?}");
+    assert!(
+        run.stdout.contains(
+            "engines asked: EXAMPLE_RELU_ENGINE (example_relu_plugin), \
+             PROBE_ADD_ENGINE (cli_probe_plugin)"
+        ),
+        "{run:#?}"
+    );
+    // A graph that cannot be read is an input error naming the file.
+    let run = s.hipdnn(&["engines", "--graph", "missing.json"]);
+    run.expect_code(2);
+    assert!(run.error_line().contains("missing.json"), "{run:#?}");
+}
+
+#[test]
+fn engines_shows_the_memory_kind_for_the_sample_graph() {
+    let s = Scratch::with_probe();
+    let run = s.hipdnn(&["engines"]);
+    run.expect_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let row = lines
+        .iter()
+        .position(|l| l.contains("PROBE_ADD_ENGINE"))
+        .unwrap_or_else(|| panic!("{run:#?}"));
+    assert_eq!(
+        lines[row + 1],
+        "    memory: host (for test-sdk add 1x8x8x8)",
+        "{run:#?}"
+    );
+    let run = s.hipdnn(&["engines", "--json"]);
+    run.expect_code(0);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let probe = v["engines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "PROBE_ADD_ENGINE")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(probe["memory"], "host");
+    assert_eq!(probe["knobs_sample_graph"], "test-sdk add 1x8x8x8");
 }

@@ -1,9 +1,32 @@
-//! The engine names this project knows, with their ids.
+//! Well-known engine names, with their ids.
 //!
 //! Each `NAME` is the string an engine reports and `NAME_ID` its id,
 //! [`engine_name_to_id(NAME)`](crate::engine_name_to_id). Names are never
-//! renamed: the id is derived from the spelling. Adding an engine means adding
-//! one line below; the macro rejects a hash collision at compile time.
+//! renamed: the id is derived from the spelling.
+//!
+//! An engine does **not** need to be listed here to work. Its id is the hash of
+//! its name, which a plugin and the backend compute alike, so an engine built
+//! outside this project runs, ranks and is selected by name or id without any
+//! edit to this file (the plugin SDK's `Engine::new` and the graph builder's
+//! `preferred_engine` note an unregistered name at `debug` level only). The
+//! registry is for:
+//!
+//! * **well-known names**: constants for the engines of hipDNN's providers and
+//!   of this project, so code and tests spell them once
+//!   (`engine_names::MIOPEN_ENGINE_ID`);
+//! * **collision checks**: the macro rejects, at compile time, two listed names
+//!   with the same id; a provider can run the same check over its own names
+//!   with [`register_engine_names!`](crate::register_engine_names) in its own
+//!   module;
+//! * **names from ids**: [`engine_name_from_id`](crate::engine_name_from_id)
+//!   names an engine whose plugin does not export
+//!   `hipdnnEnginePluginGetEngineName` (the backend shows the id in hex for an
+//!   engine that is neither named by its plugin nor listed here), and
+//!   [`engine_name_or_id_to_id`](crate::engine_name_or_id_to_id) reads listed
+//!   names first.
+//!
+//! Listing an engine here is worth it for engines that ship with hipDNN or this
+//! project; adding one means adding one line below.
 
 crate::register_engine_names! {
     /// MIOpen provider: convolutions, batch norm, activations, pointwise ops.

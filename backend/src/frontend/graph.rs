@@ -82,8 +82,8 @@ impl GraphBuilder {
         self
     }
 
-    /// Asks for the engine called `name` first (its id is the FNV-1a hash of the name; a
-    /// name that no shipped engine has is logged as a warning, and still used).
+    /// Asks for the engine called `name` first (its id is the FNV-1a hash of the name, so
+    /// any engine's name works, registered or not).
     pub fn preferred_engine(self, name: &str) -> Self {
         self.preferred_engine_id(engine_id_for_name_checked(name))
     }
