@@ -6,7 +6,7 @@
 
 use std::ffi::CStr;
 
-use hipdnn_data_sdk::{HOST_MEMORY_BEHAVIOR_NOTE_EXT, TensorLayout, packed_strides};
+use hipdnn_data_sdk::{TensorLayout, packed_strides};
 use hipdnn_plugin_sdk::prelude::*;
 
 const UNROLL: &str = "probe.add.unroll";
@@ -28,13 +28,14 @@ struct Add {
 }
 
 impl IPlan for Add {
-    fn execute(&self, _: &Handle, buffers: &DeviceBuffers<'_>, _: Workspace) -> PluginResult<()> {
+    fn execute(&self, _: &Handle, exec: &Execution<'_>) -> PluginResult<()> {
+        let buffers = exec.buffers();
         // SAFETY: host engine (its details say so): distinct host buffers of `len` floats.
-        let a = unsafe { buffers.host_slice::<f32>(self.a, self.len)? };
+        let a = unsafe { buffers.host::<f32>(self.a, self.len)? };
         // SAFETY: as above.
-        let b = unsafe { buffers.host_slice::<f32>(self.b, self.len)? };
+        let b = unsafe { buffers.host::<f32>(self.b, self.len)? };
         // SAFETY: as above.
-        let c = unsafe { buffers.host_slice_mut::<f32>(self.c, self.len)? };
+        let c = unsafe { buffers.host_mut::<f32>(self.c, self.len)? };
         for ((c, a), b) in c.iter_mut().zip(a).zip(b) {
             *c = a + b;
         }
@@ -109,7 +110,7 @@ impl EnginePlugin for Probe {
     fn engines() -> EngineManager<(), AddSettings> {
         let engine = Engine::new(c"PROBE_ADD_ENGINE")
             .with_builder(AddBuilder)
-            .with_behavior_note(HOST_MEMORY_BEHAVIOR_NOTE_EXT);
+            .with_memory_kind(MemoryKind::Host);
         EngineManager::new().with_engine(engine)
     }
 

@@ -49,6 +49,7 @@ impl IPlanBuilder<(), KnobValues> for Example {
 
     fn build_plan(&self, _: &Handle, g: &GraphView<'_>, k: KnobValues) -> PluginResult<BoxedPlan> {
         let (x, y, len) = relu(g).ok_or_else(|| PluginError::not_applicable("not a ReLU"))?;
+        hipdnn_plugin_sdk::tracing::info!("leaky ReLU plan over {len} floats");
         Ok(Box::new(Relu(
             x,
             y,

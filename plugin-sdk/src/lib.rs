@@ -82,6 +82,8 @@ pub use error::{
 pub use hipdnn_data_sdk::MemoryKind;
 pub use hipdnn_flatbuffers_sdk::{GraphView, NodeView, TensorView};
 pub use memory::{Buffers, DevicePtr, Execution, WorkspaceView};
+/// The logging facade whose events the SDK forwards to the host ([`logging`]).
+pub use tracing;
 
 /// The everyday imports of a plugin.
 pub mod prelude {

@@ -441,3 +441,19 @@ fn symbol_check_rejects_a_stray_export() {
         "only the stray export is reported: {output}"
     );
 }
+
+#[test]
+fn the_guide_shows_the_minimal_plugin_exactly_and_it_is_under_80_lines() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(root.join("examples/minimal_plugin.rs")).unwrap();
+    let guide = std::fs::read_to_string(root.join("../docs/writing-a-plugin.md")).unwrap();
+    assert!(
+        guide.contains(&format!("```rust\n{example}```")),
+        "docs/writing-a-plugin.md must show plugin-sdk/examples/minimal_plugin.rs verbatim"
+    );
+    assert!(
+        example.lines().count() < 80,
+        "{} lines",
+        example.lines().count()
+    );
+}
