@@ -30,6 +30,18 @@
 //!   applicability and knobs; a plan is built from a graph and knob settings and must not
 //!   keep the graph (its bytes are gone after the call); a plan is immutable and
 //!   `Send + Sync`, so it may execute on many threads.
+//! * **Check, build, cache.** A host asks one graph several questions in a row (which
+//!   engines apply, details, workspace size, plan). Applicability is a cheap decision
+//!   asked once per graph and plugin handle; a plan is built once per (graph, engine,
+//!   knob settings) and kept in the handle ([`cache`]), which also answers the workspace
+//!   size from it. An engine whose builds are expensive (vendor heuristics, kernel
+//!   compilation, algorithm search) pays for them once.
+//! * **Memory is declared, not guessed.** Each engine says whether its buffers are in
+//!   device or host memory ([`MemoryKind`], device by default); the host reads it from
+//!   the engine's details and passes pointers of that kind. A plan's
+//!   [`Execution`] gives device engines [`DevicePtr`]s and the stream to enqueue on, and
+//!   only host engines host slices ([`memory`]). [`EnginePlugin::stream_changed`] hears
+//!   about a new stream before the handle takes it.
 //! * **Knobs are checked on both sides.** Engines advertise knobs built with
 //!   [`KnobFactory`](knobs::KnobFactory) (custom ids may not use the reserved `global.`
 //!   namespace); settings arriving in an engine config are checked against them here
