@@ -10,6 +10,15 @@
 #include <hipdnn_plugin_sdk/PluginApiDataTypes.h>
 
 /*
+ A value of an engine's behavior notes (`HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE`): the engine
+ takes HOST memory. Its variant-pack data pointers and workspace must be host
+ pointers, and it runs on the calling thread. An engine without this note takes
+ device memory, used on the handle's stream (hipDNN's behavior notes are 0–4; this
+ extension value is ours).
+ */
+#define HIPDNN_BEHAVIOR_NOTE_HOST_MEMORY_EXT 10000
+
+/*
  Opaque target of [`hipdnnBackendDescriptor_t`].
  */
 typedef struct hipdnnBackendDescriptor hipdnnBackendDescriptor;
