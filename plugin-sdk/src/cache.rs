@@ -83,9 +83,13 @@ fn hash_of(parts: impl Hash) -> u64 {
     hasher.finish()
 }
 
-/// Which builder of each asked engine applies to one graph, shared so that deciding
-/// happens outside the cache's lock.
-type Verdicts = Arc<Mutex<Vec<(i64, Option<usize>)>>>;
+/// Which builder of an engine applies to a graph: `Ok(None)` none, `Err` why deciding
+/// failed (a builder panicked).
+pub(crate) type Verdict = Result<Option<usize>, String>;
+
+/// The verdicts of each asked engine on one graph, shared so that deciding happens
+/// outside the cache's lock.
+type Verdicts = Arc<Mutex<Vec<(i64, Verdict)>>>;
 
 /// A plan as the cache keeps it: `Arc<C>` for the plugin's context type `C`.
 type AnyPlan = Arc<dyn Any + Send + Sync>;
@@ -118,8 +122,8 @@ impl HandleCaches {
         &self,
         engine_id: i64,
         graph: &[u8],
-        decide: impl FnOnce() -> Option<usize>,
-    ) -> Option<usize> {
+        decide: impl FnOnce() -> Verdict,
+    ) -> Verdict {
         let hash = hash_of(graph);
         let verdicts = {
             let mut analyses = lock(&self.analyses);
@@ -129,12 +133,12 @@ impl HandleCaches {
             }
         };
         if let Some((_, verdict)) = lock(&verdicts).iter().find(|(id, _)| *id == engine_id) {
-            return *verdict;
+            return verdict.clone();
         }
         let verdict = decide();
         let mut verdicts = lock(&verdicts);
         if !verdicts.iter().any(|(id, _)| *id == engine_id) {
-            verdicts.push((engine_id, verdict));
+            verdicts.push((engine_id, verdict.clone()));
         }
         verdict
     }
@@ -250,12 +254,24 @@ mod tests {
         for _ in 0..3 {
             let v = caches.applicable_builder(7, b"graph", || {
                 asked += 1;
-                Some(1)
+                Ok(Some(1))
             });
-            assert_eq!(v, Some(1));
+            assert_eq!(v, Ok(Some(1)));
         }
-        assert_eq!(caches.applicable_builder(8, b"graph", || None), None);
-        assert_eq!(caches.applicable_builder(7, b"other", || None), None);
+        assert_eq!(
+            caches.applicable_builder(8, b"graph", || Ok(None)),
+            Ok(None)
+        );
+        assert_eq!(
+            caches.applicable_builder(7, b"other", || Ok(None)),
+            Ok(None)
+        );
+        let failed = caches.applicable_builder(9, b"graph", || Err("boom".into()));
+        assert_eq!(failed, Err("boom".to_owned()));
+        assert_eq!(
+            caches.applicable_builder(9, b"graph", || Ok(Some(0))),
+            failed
+        );
         assert_eq!(asked, 1);
     }
 }

@@ -372,30 +372,38 @@ impl<H, S, C> Engine<H, S, C> {
     }
 
     /// The builder that applies to `graph`, asked once per graph and handle. A builder
-    /// that panics is logged and counts as not applying.
+    /// that panics is logged, and the engine then does not apply to the graph: its
+    /// details and plans for it fail with the panic's message.
     fn applicable_builder(
         &self,
         handle: &Handle<H>,
         graph: &GraphView<'_>,
-    ) -> Option<&dyn IPlanBuilder<H, S, C>> {
-        let index = handle
+    ) -> crate::cache::Verdict {
+        handle
             .caches
             .applicable_builder(self.id, graph.bytes(), || {
-                self.builders.iter().position(|b| {
-                    catch_unwind(AssertUnwindSafe(|| b.is_applicable(handle, graph)))
-                        .unwrap_or_else(|payload| {
-                            tracing::error!(
-                                target: "hipdnn_plugin",
-                                "engine {}: a plan builder panicked deciding applicability to graph \"{}\" ({}); it counts as not applicable",
+                let mut found = None;
+                for (index, builder) in self.builders.iter().enumerate() {
+                    match catch_unwind(AssertUnwindSafe(|| builder.is_applicable(handle, graph))) {
+                        Ok(true) => {
+                            found = Some(index);
+                            break;
+                        }
+                        Ok(false) => {}
+                        Err(payload) => {
+                            let message = format!(
+                                "engine {}: plan builder {index} panicked deciding applicability to graph \"{}\": {}",
                                 self.name.to_string_lossy(),
                                 graph.name(),
                                 panic_message(&*payload)
                             );
-                            false
-                        })
-                })
-            });
-        index.map(|i| &*self.builders[i])
+                            tracing::error!(target: "hipdnn_plugin", "{message}");
+                            return Err(message);
+                        }
+                    }
+                }
+                Ok(found)
+            })
     }
 
     fn builder(
@@ -403,13 +411,15 @@ impl<H, S, C> Engine<H, S, C> {
         handle: &Handle<H>,
         graph: &GraphView<'_>,
     ) -> PluginResult<&dyn IPlanBuilder<H, S, C>> {
-        self.applicable_builder(handle, graph).ok_or_else(|| {
-            PluginError::not_applicable(format!(
+        match self.applicable_builder(handle, graph) {
+            Ok(Some(index)) => Ok(&*self.builders[index]),
+            Ok(None) => Err(PluginError::not_applicable(format!(
                 "engine {} does not apply to graph \"{}\"",
                 self.name.to_string_lossy(),
                 graph.name()
-            ))
-        })
+            ))),
+            Err(message) => Err(PluginError::internal(message)),
+        }
     }
 
     fn knobs(
@@ -457,7 +467,7 @@ impl<H: Send + Sync, S: Settings, C> IEngine<H, S, C> for Engine<H, S, C> {
     }
 
     fn is_applicable(&self, handle: &Handle<H>, graph: &GraphView<'_>) -> bool {
-        self.applicable_builder(handle, graph).is_some()
+        matches!(self.applicable_builder(handle, graph), Ok(Some(_)))
     }
 
     fn details(&self, handle: &Handle<H>, graph: &GraphView<'_>) -> PluginResult<EngineDetails> {

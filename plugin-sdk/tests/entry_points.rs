@@ -452,7 +452,16 @@ impl EnginePlugin for TestPlugin {
             serial: HANDLES_CREATED.fetch_add(1, Ordering::Relaxed) + 1,
         })
     }
+
+    fn stream_changed(state: &HandleState, stream: hipStream_t) -> PluginResult<()> {
+        check("EnginePlugin::stream_changed")?;
+        lock(&STREAM_CHANGES).push((state.serial, stream.addr()));
+        Ok(())
+    }
 }
+
+/// (handle serial, new stream) for every call of the stream hook.
+static STREAM_CHANGES: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
 
 impl SerializablePlugin for TestPlugin {
     // The plugin mixes host engines with a device one (the anonymous engine), so it
@@ -1264,6 +1273,47 @@ fn set_stream_is_visible_to_the_plan_through_handle_stream() {
     assert_ok(unsafe { c::hipdnnEnginePluginSetStream(a.raw(), ptr::null_mut()) });
     run_pointwise(&a.context(&config, &graph));
     assert_eq!(lock(&LAST_EXECUTION).expect("executed").stream, 0);
+}
+
+#[test]
+fn set_stream_calls_the_hook_and_a_refusal_keeps_the_old_stream() {
+    let _serial = serial();
+    let handle = PluginHandle::new();
+    let serial_of = |stream: usize| {
+        lock(&STREAM_CHANGES)
+            .iter()
+            .rev()
+            .find(|(_, s)| *s == stream)
+            .map(|(h, _)| *h)
+    };
+    let (first, second): (hipStream_t, hipStream_t) = (
+        ptr::without_provenance_mut(0x5100),
+        ptr::without_provenance_mut(0x5200),
+    );
+    // SAFETY: a live handle; streams are opaque to the plugin.
+    assert_ok(unsafe { c::hipdnnEnginePluginSetStream(handle.raw(), first) });
+    let calls = lock(&STREAM_CHANGES).len();
+    assert!(serial_of(0x5100).is_some(), "the hook saw the new stream");
+    // The same stream again: nothing changes, the hook is not called.
+    // SAFETY: as above.
+    assert_ok(unsafe { c::hipdnnEnginePluginSetStream(handle.raw(), first) });
+    assert_eq!(lock(&STREAM_CHANGES).len(), calls);
+    {
+        let _armed = arm(
+            "EnginePlugin::stream_changed",
+            Fault::Fail(PluginError::internal("stream belongs to another device")),
+        );
+        // SAFETY: as above.
+        let status = unsafe { c::hipdnnEnginePluginSetStream(handle.raw(), second) };
+        assert_fails(status, INTERNAL_ERROR, "stream belongs to another device");
+    }
+    let (config, graph) = (config(POINTWISE_ID, vec![]), relu_graph());
+    run_pointwise(&handle.context(&config, &graph));
+    assert_eq!(
+        lock(&LAST_EXECUTION).expect("executed").stream,
+        0x5100,
+        "a refused stream is not taken"
+    );
 }
 
 #[test]
@@ -2267,7 +2317,16 @@ fn panic_in_is_applicable_leaves_the_engine_out_and_others_answer() {
     {
         let _armed = arm("IPlanBuilder::is_applicable", Fault::Panic);
         // Every builder panics: no engine is left, and the call itself succeeds.
-        assert_eq!(applicable(&PluginHandle::new()), Vec::<i64>::new());
+        let handle = PluginHandle::new();
+        assert_eq!(applicable(&handle), Vec::<i64>::new());
+        // Asking for the engine by id says why instead of "not applicable".
+        assert_eq!(handle.details(POINTWISE_ID, &bytes).err(), Some(INTERNAL_ERROR));
+        let error = last_error();
+        assert!(
+            error.contains("panicked deciding applicability")
+                && error.contains("sabotaged IPlanBuilder::is_applicable"),
+            "{error}"
+        );
     }
     let healthy = applicable(&PluginHandle::new());
     assert!(healthy.contains(&POINTWISE_ID), "{healthy:?}");
