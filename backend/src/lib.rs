@@ -29,6 +29,8 @@
 //!
 //! let handle = Handle::new(); // loads the plugins on first use
 //! let plan = handle.build_plan(&graph, &[])?; // best engine, default knobs
+//! // The engine says which memory its buffers must be in; these are host buffers.
+//! assert_eq!(plan.memory_kind(), hipdnn_backend::MemoryKind::Host);
 //! let (mut xs, mut ws, mut ys) = (vec![0f32; 8 * 256], vec![0f32; 16 * 72], vec![0f32; 16 * 256]);
 //! let pack = VariantPack::new()
 //!     .with(1, xs.as_mut_ptr().cast())
