@@ -169,10 +169,12 @@ impl IPlan for Plan {
     }
 }
 
-/// The engine: `CPU_ENGINE` with [`CpuPlanBuilder`] and the standard knobs it honours.
+/// The engine: `CPU_ENGINE` with [`CpuPlanBuilder`] and the standard knobs it honours;
+/// it takes host memory (its details carry the host-memory behavior note).
 pub fn engine() -> Engine<(), CpuSettings> {
     Engine::new(ENGINE_NAME)
         .with_builder(CpuPlanBuilder)
+        .with_behavior_note(hipdnn_data_sdk::HOST_MEMORY_BEHAVIOR_NOTE_EXT)
         .with_global_knob(global_knobs::deterministic())
         .with_global_knob(global_knobs::workspace_size_limit())
 }
