@@ -102,7 +102,7 @@ impl EngineRun {
 /// }
 /// ```
 pub struct PluginSuite {
-    plugin: PathBuf,
+    plugin: PluginSource,
     runs: Vec<EngineRun>,
     device: Option<Arc<dyn DeviceAllocator>>,
     cases: Option<Vec<Case>>,
@@ -119,12 +119,31 @@ impl std::fmt::Debug for PluginSuite {
     }
 }
 
+/// The plugin a suite runs against.
+#[derive(Debug)]
+enum PluginSource {
+    /// Loaded when the tests are made.
+    Path(PathBuf),
+    /// Loaded already.
+    Loaded(Arc<PluginUnderTest>),
+}
+
 impl PluginSuite {
     /// The suite against the plugin at `plugin`; with no [`with_run`](Self::with_run),
     /// every engine with default knobs and no skips.
     pub fn new(plugin: impl Into<PathBuf>) -> Self {
+        Self::with_source(PluginSource::Path(plugin.into()))
+    }
+
+    /// The suite against a plugin already loaded (a process loads one plugin: see
+    /// [`PluginUnderTest`]).
+    pub fn loaded(plugin: Arc<PluginUnderTest>) -> Self {
+        Self::with_source(PluginSource::Loaded(plugin))
+    }
+
+    fn with_source(plugin: PluginSource) -> Self {
         Self {
-            plugin: plugin.into(),
+            plugin,
             runs: Vec::new(),
             device: None,
             cases: None,
@@ -157,7 +176,10 @@ impl PluginSuite {
     /// # Errors
     /// When the plugin cannot be loaded or a run names an engine it does not have.
     pub fn trials(self, args: &Arguments) -> Result<Vec<Trial>, String> {
-        let plugin = Arc::new(PluginUnderTest::load(&self.plugin)?);
+        let plugin = match self.plugin {
+            PluginSource::Path(path) => Arc::new(PluginUnderTest::load(path)?),
+            PluginSource::Loaded(plugin) => plugin,
+        };
         let runs = if self.runs.is_empty() {
             vec![EngineRun::all_engines()]
         } else {

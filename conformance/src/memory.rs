@@ -267,67 +267,8 @@ pub const NO_DEVICE_ALLOCATOR: &str = "no device allocator is available: this ru
      build passes a DeviceAllocator to PluginSuite::device_allocator)";
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use std::collections::BTreeMap;
-    use std::sync::Mutex;
-
+mod tests {
     use super::*;
-
-    /// A stand-in device: host allocations handed out as "device" memory, with every
-    /// call counted.
-    #[derive(Default)]
-    pub(crate) struct CountingHostDevice {
-        pub(crate) live: Mutex<BTreeMap<usize, Layout>>,
-        pub(crate) copies: Mutex<(usize, usize)>,
-        pub(crate) syncs: Mutex<usize>,
-    }
-
-    impl DeviceAllocator for CountingHostDevice {
-        fn name(&self) -> &str {
-            "host stand-in device"
-        }
-        fn allocate(&self, len: usize) -> Result<NonNull<c_void>, String> {
-            if len > 1 << 30 {
-                return Err("out of memory".into());
-            }
-            let layout = Layout::from_size_align(len, MIN_ALIGNMENT).map_err(|e| e.to_string())?;
-            // SAFETY: `len` is at least 1 (the trait's contract).
-            let ptr = NonNull::new(unsafe { alloc_zeroed(layout) }).ok_or("no memory")?;
-            self.live
-                .lock()
-                .unwrap()
-                .insert(ptr.as_ptr() as usize, layout);
-            Ok(ptr.cast())
-        }
-        unsafe fn free(&self, ptr: NonNull<c_void>) {
-            let layout = self
-                .live
-                .lock()
-                .unwrap()
-                .remove(&(ptr.as_ptr() as usize))
-                .expect("freed once, allocated here");
-            // SAFETY: allocated in `allocate` with this layout.
-            unsafe { dealloc(ptr.as_ptr().cast(), layout) };
-        }
-        unsafe fn copy_to_device(&self, dst: NonNull<c_void>, src: &[u8]) -> Result<(), String> {
-            self.copies.lock().unwrap().0 += 1;
-            // SAFETY: `dst` holds `src.len()` bytes (the trait's contract).
-            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr().cast(), src.len()) };
-            Ok(())
-        }
-        unsafe fn copy_to_host(&self, dst: &mut [u8], src: NonNull<c_void>) -> Result<(), String> {
-            self.copies.lock().unwrap().1 += 1;
-            // SAFETY: `src` holds `dst.len()` bytes (the trait's contract).
-            unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr().cast(), dst.as_mut_ptr(), dst.len())
-            };
-            Ok(())
-        }
-        fn synchronize(&self) -> Result<(), String> {
-            *self.syncs.lock().unwrap() += 1;
-            Ok(())
-        }
-    }
 
     #[test]
     fn host_buffers_are_aligned_copies() {
@@ -339,33 +280,6 @@ pub(crate) mod tests {
             let p = b.as_mut_ptr() as usize;
             assert_eq!(p % align.max(MIN_ALIGNMENT), 0, "len {len} align {align}");
         }
-    }
-
-    #[test]
-    fn device_memory_round_trips_through_the_allocator_and_is_freed() {
-        let device = CountingHostDevice::default();
-        {
-            let bytes = [1u8, 2, 3, 4, 5];
-            let mut m =
-                Memory::with_contents(MemoryKind::Device, Some(&device), 5, 4, Some(&bytes))
-                    .unwrap();
-            assert!(!m.as_mut_ptr().is_null());
-            let mut out = [0u8; 5];
-            m.read_into(&mut out).unwrap();
-            assert_eq!(out, bytes);
-            let ws = Memory::with_contents(MemoryKind::Device, Some(&device), 0, 1, None).unwrap();
-            assert!(matches!(ws, Memory::Device(_)));
-            assert_eq!(device.live.lock().unwrap().len(), 2);
-        }
-        assert!(device.live.lock().unwrap().is_empty(), "every buffer freed");
-        assert_eq!(*device.copies.lock().unwrap(), (1, 1));
-
-        let error =
-            Memory::with_contents(MemoryKind::Device, Some(&device), 2 << 30, 1, None).unwrap_err();
-        assert!(
-            error.contains("host stand-in device") && error.contains("out of memory"),
-            "{error}"
-        );
     }
 
     #[test]
