@@ -1,11 +1,13 @@
 //! The provider conformance suite: one list of cases, run against any [`Provider`].
 //!
-//! A [`Case`] is data: an [`Op`] with its shapes and attributes, a [`Layout`] and an
-//! I/O [`DataType`]. For each case the suite builds the graph ([`crate::graphs`]),
-//! draws seeded inputs rounded to each tensor's type ([`crate::data`]), computes the
-//! expected outputs with the references ([`crate::reference`]), hands the graph and
-//! the buffers to the provider, and compares what it wrote under the op's tolerance
-//! ([`crate::tolerance`]) plus one unit in the last place of the output type.
+//! A [`Case`] is data: an [`Op`] with its shapes and attributes, a
+//! [`Layout`](crate::graphs::Layout) and an I/O
+//! [`DataType`](hipdnn_data_sdk::DataType). For each case the suite builds the graph
+//! ([`crate::graphs`]), draws seeded inputs rounded to each tensor's type
+//! ([`crate::data`]), computes the expected outputs with the references
+//! ([`crate::reference`]), hands the graph and the buffers to the provider, and compares
+//! what it wrote under the op's tolerance ([`crate::tolerance`]) plus one unit in the
+//! last place of the output type.
 //!
 //! # Running a provider
 //!
@@ -33,6 +35,21 @@
 //! report.print_summary();
 //! report.assert_passed();
 //! ```
+//!
+//! # Running an engine plugin
+//!
+//! A plugin's shared library runs this suite through the backend with the
+//! `hipdnn-conformance` crate, which makes each case a named test (filters, `--list`,
+//! skips shown as ignored with their reason):
+//!
+//! ```text
+//! cargo run -p hipdnn-conformance -- --plugin path/to/libmy_plugin.so [--engine NAME] \
+//!     [--knob ID=VALUE]... [--skip PATTERN=REASON]... [conv_fprop/ ...]
+//! ```
+//!
+//! It is a [`Provider`] like the others: for each case it builds a plan on the engine
+//! and executes it with buffers of the memory the engine declares (aligned host memory,
+//! or device memory from an allocator a GPU build supplies).
 //!
 //! # Buffers
 //!
