@@ -4,8 +4,9 @@
 //! default convolution algorithm, and with `cpu.conv_algo=direct` (only the
 //! convolutions depend on it; the rest is skipped there).
 //!
-//! Every case is a test: `cargo test -p hipdnn-cpu-provider --test conformance --
-//! conv_fprop/` runs the forward convolutions of both passes, `-- --list` lists them.
+//! Every case is a test, `CPU_ENGINE/<case>` and `CPU_ENGINE.direct/<case>`:
+//! `cargo test -p hipdnn-cpu-provider --test conformance -- conv_fprop/` runs the forward
+//! convolutions of both passes, `-- --list` lists them.
 
 use hipdnn_conformance::cdylib::build_cdylibs;
 use hipdnn_conformance::{EngineRun, PluginSuite};
@@ -25,7 +26,11 @@ fn main() {
             !case.name.starts_with("conv")
         });
     PluginSuite::new(&libraries[0])
-        .with_run(EngineRun::engine("CPU_ENGINE").knob("cpu.threads", "2"))
+        .with_run(
+            EngineRun::engine("CPU_ENGINE")
+                .label("CPU_ENGINE")
+                .knob("cpu.threads", "2"),
+        )
         .with_run(
             EngineRun::engine("CPU_ENGINE")
                 .label("CPU_ENGINE.direct")
