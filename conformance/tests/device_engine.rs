@@ -127,12 +127,13 @@ fn provider(device: Option<Arc<dyn DeviceAllocator>>, knobs: &[(&str, &str)]) ->
     EngineProvider::new(plugin, engine, ENGINE.to_owned(), knobs, device)
 }
 
-fn args(list: &[&str]) -> Arguments {
-    Arguments::from_iter(
-        ["device_engine", "--test-threads", "1", "--quiet"]
-            .iter()
-            .chain(list),
-    )
+/// Harness arguments for `list`, writing the report to `log` (a nested run printing on
+/// stdout would mix its "test result" lines into this test's own output).
+fn args(list: &[&str], log: &Path) -> Arguments {
+    let mut args =
+        Arguments::from_iter(["device_engine", "--test-threads", "1"].iter().chain(list));
+    args.logfile = Some(log.display().to_string());
+    args
 }
 
 #[test]
@@ -201,7 +202,12 @@ fn cases_are_named_tests_skips_are_ignored_and_filters_apply() {
             .cases(relu_cases())
             .with_run(EngineRun::engine(ENGINE).skips(skips))
     };
-    let trials = suite().trials(&args(&[])).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("report");
+    let read_log = || std::fs::read_to_string(&log).unwrap();
+
+    let all = args(&[], &log);
+    let trials = suite().trials(&all).unwrap();
     let names: Vec<&str> = trials.iter().map(|t| t.name()).collect();
     assert!(
         names.contains(&"STAND_IN_DEVICE_RELU/pointwise/relu_fwd/fp32/nhwc"),
@@ -209,23 +215,35 @@ fn cases_are_named_tests_skips_are_ignored_and_filters_apply() {
     );
     assert_eq!(names.len(), 6);
 
-    let all = args(&[]);
     let run = libtest_mimic::run(&all, suite().trials(&all).unwrap());
     assert_eq!((run.num_passed, run.num_failed, run.num_ignored), (2, 0, 4));
+    let report = read_log();
+    assert!(
+        report.contains("relu_fwd/fp16/nchw ... ignored (no fp16)"),
+        "{report}"
+    );
 
-    let filtered = args(&["relu_fwd/fp32/nchw"]);
+    let filtered = args(&["relu_fwd/fp32/nchw"], &log);
     let run = libtest_mimic::run(&filtered, suite().trials(&filtered).unwrap());
     assert_eq!((run.num_passed, run.num_filtered_out), (1, 5));
 
     // Asked for, the skipped cases run (and fail here: the engine refuses fp16/bf16).
-    let ignored = args(&["--ignored"]);
+    let ignored = args(&["--ignored"], &log);
     let run = libtest_mimic::run(&ignored, suite().trials(&ignored).unwrap());
     assert_eq!((run.num_passed, run.num_failed), (0, 4));
+    assert!(read_log().contains("does not apply"), "{}", read_log());
 
-    // Without an allocator every case that runs fails.
+    // Without an allocator every case that runs fails, the fp32 ones saying why.
     let bare = PluginSuite::loaded(plugin()).cases(relu_cases());
     let run = libtest_mimic::run(&all, bare.trials(&all).unwrap());
     assert_eq!((run.num_passed, run.num_failed), (0, 6));
+    let report = read_log();
+    assert!(
+        report.contains("---- STAND_IN_DEVICE_RELU/pointwise/relu_fwd/fp32/nchw ----")
+            && report.contains("no device allocator is available")
+            && report.contains("HIPDNN_TEST_SEED="),
+        "{report}"
+    );
 
     let error = PluginSuite::loaded(plugin())
         .with_run(EngineRun::engine("NO_SUCH_ENGINE"))
