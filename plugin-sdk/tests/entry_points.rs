@@ -2320,7 +2320,10 @@ fn panic_in_is_applicable_leaves_the_engine_out_and_others_answer() {
         let handle = PluginHandle::new();
         assert_eq!(applicable(&handle), Vec::<i64>::new());
         // Asking for the engine by id says why instead of "not applicable".
-        assert_eq!(handle.details(POINTWISE_ID, &bytes).err(), Some(INTERNAL_ERROR));
+        assert_eq!(
+            handle.details(POINTWISE_ID, &bytes).err(),
+            Some(INTERNAL_ERROR)
+        );
         let error = last_error();
         assert!(
             error.contains("panicked deciding applicability")

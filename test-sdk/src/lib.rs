@@ -25,7 +25,9 @@
 //!   Providers differ only in a [`conformance::Provider`] impl and a
 //!   [`conformance::SkipList`] whose every entry says why. Skips are reported, never
 //!   counted as passes, and so are tests skipped for lack of a device
-//!   ([`skip_if_no_device!`]).
+//!   ([`skip_if_no_device!`]). Engine plugins run the suite as applications reach them,
+//!   their `.so` loaded by the backend, with the `hipdnn-conformance` crate
+//!   (`cargo run -p hipdnn-conformance -- --plugin PATH`), one named test per case.
 //! * **The suite tests itself.** [`executor::ReferenceProvider`] interprets the graphs
 //!   with the references (independently of the per-case expected values) and must pass
 //!   every case; a provider that perturbs its outputs must fail every case.

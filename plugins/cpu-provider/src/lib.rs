@@ -164,8 +164,8 @@ impl IPlan for Plan {
     }
 }
 
-/// The engine: `CPU_ENGINE` (host memory) with [`CpuPlanBuilder`] and the standard
-/// knobs it honours.
+/// The engine: `CPU_ENGINE` with [`CpuPlanBuilder`] and the standard knobs it honours;
+/// it takes host memory (its details carry the host-memory behavior note).
 pub fn engine() -> Engine<(), CpuSettings> {
     Engine::new(ENGINE_NAME)
         .with_memory_kind(MemoryKind::Host)

@@ -4,9 +4,9 @@
 //! the node, knob or uid named, and nothing runs.
 //!
 //! `cargo test` links the package into tests as an rlib only, so the test builds the
-//! cdylib itself with a nested cargo, in a target directory of its own
-//! (`target/cpu-plugin-test`; the outer cargo holds the lock on its own), once per run,
-//! together with the backend's cdylib for the C examples.
+//! cdylib itself with a nested cargo (`hipdnn_conformance::cdylib`), in a target
+//! directory of its own (`target/cpu-plugin-test`, shared with the conformance test),
+//! once per run, together with the backend's cdylib for the C examples.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -20,6 +20,7 @@ use hipdnn_backend::status::*;
 use hipdnn_backend::{
     Handle, LoadingMode, OperationGraph, Plan, VariantPack, set_engine_plugin_paths,
 };
+use hipdnn_conformance::cdylib::build_cdylibs;
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, KnobValue, NodeAttributes};
 use hipdnn_test_sdk::data::{DataGen, decode, encode};
@@ -37,32 +38,16 @@ fn serial() -> MutexGuard<'static, ()> {
 fn built_libraries() -> &'static PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let exe = std::env::current_exe().expect("test binary path");
-        let target = exe
-            .ancestors()
-            .nth(3)
-            .expect("target/<profile>/deps/<test>");
-        let nested = target.join("cpu-plugin-test");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "hipdnn-cpu-provider",
-                "-p",
-                "hipdnn-backend",
-            ])
-            .args(["--lib", "--target-dir"])
-            .arg(&nested)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("run cargo");
-        assert!(
-            status.success(),
-            "building the CPU plugin and the backend failed"
-        );
-        nested.join("debug")
+        let libraries = build_cdylibs(
+            env!("CARGO_MANIFEST_DIR"),
+            &["hipdnn-cpu-provider", "hipdnn-backend"],
+            "cpu-plugin-test",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        libraries[0]
+            .parent()
+            .expect("a library's directory")
+            .to_path_buf()
     })
 }
 

@@ -1,6 +1,5 @@
 //! Integration tests of the CPU engine (one binary: shared link time).
 
-mod conformance;
 mod fusion;
 mod kernels;
 mod plugin;
