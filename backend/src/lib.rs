@@ -93,7 +93,6 @@ pub mod capi;
 pub mod discovery;
 mod error;
 pub mod execution;
-pub mod frontend;
 mod handle;
 mod loader;
 pub mod log_output;
@@ -101,6 +100,10 @@ mod logging;
 pub mod manager;
 pub mod plugin;
 pub mod status;
+
+/// The graph builder (crate `hipdnn-frontend`): tensors and operations with shape
+/// inference, producing the wire-format graphs this crate runs.
+pub use hipdnn_frontend as frontend;
 
 pub use discovery::{
     Discovery, DiscoveryError, LoadingMode, PluginPaths, SearchEnvironment, discover,

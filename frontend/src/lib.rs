@@ -7,6 +7,10 @@
 //! [`Graph`](hipdnn_flatbuffers_sdk::model::Graph) that plugins receive as FlatBuffer
 //! bytes.
 //!
+//! The crate needs only the wire crates (`hipdnn-data-sdk`, `hipdnn-flatbuffers-sdk`), so
+//! anything that makes graphs (applications, tests, tools) can use it without the
+//! backend; `hipdnn-backend` re-exports it as `hipdnn_backend::frontend`.
+//!
 //! # Design
 //!
 //! * **Handles, not shared pointers.** cuDNN hands out `shared_ptr<Tensor_attributes>`
@@ -55,7 +59,7 @@
 //! the tensors it binds:
 //!
 //! ```
-//! use hipdnn_backend::frontend::{
+//! use hipdnn_frontend::{
 //!     ConvAttrs, DataType, GraphBuilder, PointwiseAttrs, PointwiseMode, TensorDescriptor,
 //!     TensorLayout,
 //! };
@@ -97,6 +101,8 @@
 //! assert!(view.tensor(5).unwrap().is_virtual());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+#![deny(missing_docs)]
 
 mod attrs;
 mod error;

@@ -1,14 +1,14 @@
 //! The frontend graph builder end to end: built graphs go through the wire format (bytes,
 //! verified views, JSON) and come back unchanged, and match the hand-built samples.
 
-use hipdnn_backend::frontend::{
+use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributesRef};
+use hipdnn_flatbuffers_sdk::{GraphView, samples};
+use hipdnn_frontend::{
     BatchnormAttrs, BatchnormBackwardAttrs, BatchnormInferenceAttrs, BuiltGraph, ConvAttrs,
     DataType, GraphBuilder, LayernormAttrs, MatmulAttrs, NormFwdPhase, PointwiseAttrs,
     PointwiseMode, ReductionAttrs, ReductionMode, RmsnormAttrs, Tensor, TensorDescriptor,
     TensorLayout, TensorValue,
 };
-use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributesRef};
-use hipdnn_flatbuffers_sdk::{GraphView, samples};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
