@@ -11,10 +11,10 @@ use hipdnn_backend::status::HIPDNN_STATUS_BAD_PARAM;
 use hipdnn_backend::{Handle, OperationGraph, Plan, VariantPack};
 use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
 use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, NodeAttributes};
-use hipdnn_test_sdk::data::{decode, encode};
-use hipdnn_test_sdk::executor::execute_graph;
-use hipdnn_test_sdk::tensor::HostTensor;
-use hipdnn_test_sdk::tolerance::{OpFamily, Tolerance, compare_rounded, tolerance};
+use hipdnn_reference::data::{decode, encode};
+use hipdnn_reference::executor::execute_graph;
+use hipdnn_reference::tensor::HostTensor;
+use hipdnn_reference::tolerance::{OpFamily, Tolerance, compare_rounded, tolerance};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::error::{CliError, CliResult};
@@ -54,7 +54,7 @@ pub struct RunArgs {
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
-    hipdnn_test_sdk::data::parse_seed(s)
+    hipdnn_reference::data::parse_seed(s)
         .ok_or_else(|| format!("'{s}' is not a u64 (decimal or 0x hex)"))
 }
 

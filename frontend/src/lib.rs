@@ -45,6 +45,7 @@
 //! | [`conv_fprop`](GraphBuilder::conv_fprop) | `[N, K, (in + pre + post − (dil·(k−1)+1)) / stride + 1 …]`, groups = `C / w[1]` |
 //! | [`conv_dgrad`](GraphBuilder::conv_dgrad), [`conv_wgrad`](GraphBuilder::conv_wgrad) | given (`ConvAttrs::output_dims`), checked against `dy` |
 //! | [`batchnorm_inference`](GraphBuilder::batchnorm_inference) | `y` = `x`'s dims |
+//! | [`batchnorm_inference_variance`](GraphBuilder::batchnorm_inference_variance) | `y` = `x`'s dims |
 //! | [`batchnorm`](GraphBuilder::batchnorm) | `y`; `mean`, `inv_variance` (and running stats) `[1, C, 1, …]` |
 //! | [`batchnorm_backward`](GraphBuilder::batchnorm_backward) | `dx` = `x`'s dims; `dscale`, `dbias` `[1, C, 1, …]` |
 //! | [`pointwise`](GraphBuilder::pointwise) | numpy broadcast of the inputs |
@@ -113,8 +114,8 @@ mod tensor;
 
 pub use attrs::{
     BatchnormAttrs, BatchnormBackwardAttrs, BatchnormBackwardOutputs, BatchnormInferenceAttrs,
-    BatchnormOutputs, ConvAttrs, LayernormAttrs, LayernormOutputs, MatmulAttrs, PointwiseAttrs,
-    ReductionAttrs, RmsnormAttrs, RmsnormOutputs,
+    BatchnormInferenceVarianceAttrs, BatchnormOutputs, ConvAttrs, LayernormAttrs, LayernormOutputs,
+    MatmulAttrs, PointwiseAttrs, ReductionAttrs, RmsnormAttrs, RmsnormOutputs,
 };
 pub use error::{FrontendError, TensorLabel};
 pub use graph::{BuiltGraph, GraphBuilder};
