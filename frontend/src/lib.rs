@@ -109,6 +109,7 @@ mod attrs;
 mod error;
 mod graph;
 mod op;
+pub mod samples;
 mod shape;
 mod tensor;
 

@@ -4,9 +4,10 @@ use hipdnn_cpu_provider::{
     CpuSettings, ENGINE_ID, KNOB_CONV_ALGO, KNOB_THREADS, Plan, engine, unsupported_reason,
 };
 use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::GraphView;
 use hipdnn_flatbuffers_sdk::model::{EngineConfig, PointwiseAttributes, SdpaAttributes};
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
-use hipdnn_flatbuffers_sdk::{GraphView, samples};
+use hipdnn_frontend::samples;
 use hipdnn_plugin_sdk::abi::{HIPDNN_PLUGIN_STATUS_BAD_PARAM, HIPDNN_PLUGIN_STATUS_NOT_APPLICABLE};
 use hipdnn_plugin_sdk::knobs::KnobSettingFactory;
 use hipdnn_plugin_sdk::{Handle, IEngine};
