@@ -1,5 +1,5 @@
 //! `hipdnn run GRAPH`: bind host buffers to a graph's tensors, build a plan, execute
-//! it (optionally timed), write the outputs and compare them with the test SDK's
+//! it (optionally timed), write the outputs and compare them with the CPU
 //! reference.
 
 use std::collections::BTreeMap;
@@ -38,7 +38,7 @@ pub struct RunArgs {
     /// Seed of the generated inputs (decimal or 0x hex)
     #[arg(long, value_name = "N", default_value = "1", value_parser = parse_seed)]
     pub seed: u64,
-    /// Compare the outputs with the test SDK's reference; exit 1 if any is out of
+    /// Compare the outputs with the CPU reference; exit 1 if any is out of
     /// tolerance
     #[arg(long)]
     pub check: bool,
@@ -557,7 +557,7 @@ fn check(
     execute_graph(g, &mut expected).map_err(|e| {
         CliError::failed(format!("--check: the reference cannot run this graph: {e}"))
     })?;
-    println!("check against the test SDK reference:");
+    println!("check against the CPU reference:");
     let mut failures = Vec::new();
     for (t, b) in tensors.iter().zip(buffers) {
         if t.role == Role::Input {
