@@ -1,9 +1,12 @@
-//! Naive CPU references, written to be obviously correct rather than fast.
+//! Naive CPU reference kernels, written to be obviously correct rather than fast: one
+//! file per family (convolution, batch norm, layer and RMS norm, matmul, pointwise,
+//! reduction), everything re-exported here.
 //!
 //! Every function reads its inputs and writes its outputs through
 //! [`HostTensor`](crate::tensor::HostTensor)s by logical index, so strides are arbitrary
 //! (NCHW, NHWC, padded rows...). Outputs are passed in by the caller, already shaped and
-//! strided; the reference checks the shapes and fills them. Sums and products accumulate in `f64` and are rounded to `f32` once.
+//! strided; the reference checks the shapes and fills them. Sums and products accumulate
+//! in `f64` and are rounded to `f32` once.
 //!
 //! # Semantics (hipDNN's, from the schema attribute tables)
 //!
