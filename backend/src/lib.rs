@@ -61,8 +61,9 @@
 //! 4. **Handles** ([`Handle`]): one plugin handle per plugin (a failing `Create`, a null
 //!    handle or one colliding with another plugin's skips that plugin for this handle),
 //!    engine routing, stream fan-out, the engine queries.
-//! 5. **Graphs** ([`frontend`]): the application's graph builder (tensors, ops with shape
-//!    inference, outputs), producing the wire-format graph.
+//! 5. **Graphs** ([`frontend`], the `hipdnn-frontend` crate re-exported): the
+//!    application's graph builder (tensors, ops with shape inference, outputs), producing
+//!    the wire-format graph.
 //! 6. **Execution** ([`execution`]): applicable engines from every plugin, ranked
 //!    (preferred engine, static order or `HIPDNN_HEUR_FALLBACK_ENGINE_ORDER`), engine
 //!    details and knobs, knob settings checked against the engine's constraints, plans,
@@ -127,7 +128,6 @@ pub mod capi;
 pub mod discovery;
 mod error;
 pub mod execution;
-pub mod frontend;
 mod handle;
 mod loader;
 pub mod log_output;
@@ -135,6 +135,10 @@ mod logging;
 pub mod manager;
 pub mod plugin;
 pub mod status;
+
+/// The graph builder (crate `hipdnn-frontend`): tensors and operations with shape
+/// inference, producing the wire-format graphs this crate runs.
+pub use hipdnn_frontend as frontend;
 
 pub use discovery::{
     Discovery, DiscoveryError, LoadingMode, PluginPaths, SearchEnvironment, discover,

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_data_sdk::half::f16;
-use hipdnn_test_sdk::tensor::for_each_index;
+use hipdnn_reference::tensor::for_each_index;
 use npyz::{DType, Endianness, NpyFile, TypeChar};
 
 /// The element type of the arrays for one tensor data type.

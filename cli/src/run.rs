@@ -1,5 +1,5 @@
 //! `hipdnn run GRAPH`: bind host buffers to a graph's tensors, build a plan, execute
-//! it (optionally timed), write the outputs and compare them with the test SDK's
+//! it (optionally timed), write the outputs and compare them with the CPU
 //! reference.
 
 use std::collections::BTreeMap;
@@ -11,10 +11,10 @@ use hipdnn_backend::status::HIPDNN_STATUS_BAD_PARAM;
 use hipdnn_backend::{Handle, MemoryKind, OperationGraph, Plan, VariantPack};
 use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
 use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, NodeAttributes};
-use hipdnn_test_sdk::data::{decode, encode};
-use hipdnn_test_sdk::executor::execute_graph;
-use hipdnn_test_sdk::tensor::HostTensor;
-use hipdnn_test_sdk::tolerance::{OpFamily, Tolerance, compare_rounded, tolerance};
+use hipdnn_reference::data::{decode, encode};
+use hipdnn_reference::executor::execute_graph;
+use hipdnn_reference::tensor::HostTensor;
+use hipdnn_reference::tolerance::{OpFamily, Tolerance, compare_rounded, tolerance};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::error::{CliError, CliResult};
@@ -38,7 +38,7 @@ pub struct RunArgs {
     /// Seed of the generated inputs (decimal or 0x hex)
     #[arg(long, value_name = "N", default_value = "1", value_parser = parse_seed)]
     pub seed: u64,
-    /// Compare the outputs with the test SDK's reference; exit 1 if any is out of
+    /// Compare the outputs with the CPU reference; exit 1 if any is out of
     /// tolerance
     #[arg(long)]
     pub check: bool,
@@ -54,7 +54,7 @@ pub struct RunArgs {
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
-    hipdnn_test_sdk::data::parse_seed(s)
+    hipdnn_reference::data::parse_seed(s)
         .ok_or_else(|| format!("'{s}' is not a u64 (decimal or 0x hex)"))
 }
 
@@ -566,7 +566,7 @@ fn check(
     execute_graph(g, &mut expected).map_err(|e| {
         CliError::failed(format!("--check: the reference cannot run this graph: {e}"))
     })?;
-    println!("check against the test SDK reference:");
+    println!("check against the CPU reference:");
     let mut failures = Vec::new();
     for (t, b) in tensors.iter().zip(buffers) {
         if t.role == Role::Input {

@@ -8,7 +8,7 @@ use std::ptr::NonNull;
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes, TensorAttributes};
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
-use hipdnn_test_sdk::data::{DataGen, element_size};
+use hipdnn_reference::data::{DataGen, element_size};
 
 /// Host buffers are aligned to at least this many bytes (a cache line; tensors
 /// require 16 by default).

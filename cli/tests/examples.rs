@@ -1,20 +1,21 @@
 //! The graphs in `examples/graphs/`: each is what its builder below makes (run with
 //! `HIPDNN_BLESS=1` to rewrite them after changing a builder), parses, validates as the
-//! backend validates it, and runs on the test SDK's whole-graph reference, at full size
+//! backend validates it, and runs on the whole-graph reference executor, at full size
 //! where that is quick and on a reduced-size variant from the same builder otherwise.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use hipdnn_backend::OperationGraph;
-use hipdnn_data_sdk::DataType;
-use hipdnn_flatbuffers_sdk::model::{ConvolutionFwdAttributes, Graph};
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
-use hipdnn_test_sdk::data::{DataGen, byte_len, encode};
-use hipdnn_test_sdk::executor::execute_graph;
-use hipdnn_test_sdk::graphs::{self, ConvSpec, GraphBuilder, Layout};
-use hipdnn_test_sdk::reference::PointwiseParams;
-use hipdnn_test_sdk::tensor::{HostTensor, dims_usize};
+use hipdnn_backend::frontend::{
+    ConvAttrs, DataType, GraphBuilder, PointwiseAttrs, PointwiseMode, Tensor, TensorDescriptor,
+    TensorLayout,
+};
+use hipdnn_flatbuffers_sdk::model::Graph;
+use hipdnn_reference::data::{DataGen, byte_len, encode};
+use hipdnn_reference::executor::execute_graph;
+use hipdnn_reference::tensor::{HostTensor, dims_usize};
+use hipdnn_test_sdk::graphs::{self, ConvSpec, Layout};
 
 fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/graphs")
@@ -28,11 +29,27 @@ fn conv_bias_relu(n: i64, c: i64, hw: i64) -> Graph {
 
 /// A ResNet-50 bottleneck block (identity shortcut), NHWC fp32:
 /// 1×1 conv `c → c/4` + bias + ReLU, 3×3 conv `c/4 → c/4` (pad 1) + bias + ReLU,
-/// 1×1 conv `c/4 → c` + bias, add the block input, ReLU.
+/// 1×1 conv `c/4 → c` + bias, add the block input, ReLU. Intermediates are packed
+/// channels-first (virtual: no buffer has their layout).
 fn resnet_bottleneck(n: i64, c: i64, hw: i64) -> Graph {
+    fn virtual_named(g: &mut GraphBuilder, t: Tensor, name: &str) -> Tensor {
+        let dims = g.tensor_info(t).unwrap().dims().to_vec();
+        let strides = Layout::Nchw.strides_for(name, &dims);
+        g.set_name(t, name)
+            .unwrap()
+            .set_strides(t, strides)
+            .unwrap();
+        t
+    }
     let mid = c / 4;
-    let mut b = GraphBuilder::new("resnet_bottleneck_nhwc", &Layout::Nhwc, DataType::Float);
-    let x = b.tensor("x", &[n, c, hw, hw], DataType::Unset);
+    let mut g = GraphBuilder::new("resnet_bottleneck_nhwc")
+        .io_data_type(DataType::Float)
+        .compute_data_type(DataType::Float)
+        .intermediate_data_type(DataType::Float);
+    let nhwc = TensorLayout::ChannelsLast;
+    let x = g
+        .tensor(TensorDescriptor::new("x", [n, c, hw, hw]).layout(nhwc))
+        .unwrap();
     let mut input = x;
     let stages = [
         ("conv1", c, mid, 1),
@@ -40,49 +57,39 @@ fn resnet_bottleneck(n: i64, c: i64, hw: i64) -> Graph {
         ("conv3", mid, c, 1),
     ];
     for (i, (name, cin, cout, k)) in stages.into_iter().enumerate() {
-        let act = [n, cout, hw, hw];
-        let w = b.tensor(&format!("{name}_w"), &[cout, cin, k, k], DataType::Unset);
-        let bias = b.tensor(&format!("{name}_bias"), &[1, cout, 1, 1], DataType::Unset);
-        let conv = b.virtual_tensor(&format!("{name}_out"), &act);
-        let biased = b.virtual_tensor(&format!("{name}_bias_out"), &act);
+        let w = g
+            .tensor(TensorDescriptor::new(format!("{name}_w"), [cout, cin, k, k]).layout(nhwc))
+            .unwrap();
+        let bias = g
+            .tensor(TensorDescriptor::new(format!("{name}_bias"), [1, cout, 1, 1]).layout(nhwc))
+            .unwrap();
         let pad = (k - 1) / 2;
-        b.node(
-            name,
-            ConvolutionFwdAttributes {
-                x_tensor_uid: input,
-                w_tensor_uid: w,
-                y_tensor_uid: conv,
-                pre_padding: vec![pad, pad],
-                post_padding: vec![pad, pad],
-                stride: vec![1, 1],
-                dilation: vec![1, 1],
-                conv_mode: ConvMode::CROSS_CORRELATION,
-                ..ConvolutionFwdAttributes::default()
-            },
-        );
-        let add = PointwiseParams::new(PointwiseMode::ADD);
-        b.pointwise(&format!("{name}_bias"), &add, &[conv, bias], biased);
+        let attrs = ConvAttrs::new().name(name).padding([pad, pad]);
+        let conv = g.conv_fprop(input, w, attrs).unwrap();
+        let conv = virtual_named(&mut g, conv, &format!("{name}_out"));
+        let add = PointwiseAttrs::new(PointwiseMode::ADD).name(format!("{name}_bias"));
+        let biased = g.pointwise(&[conv, bias], add).unwrap();
+        let biased = virtual_named(&mut g, biased, &format!("{name}_bias_out"));
         input = if i < 2 {
-            let relu = b.virtual_tensor(&format!("{name}_relu_out"), &act);
-            let p = PointwiseParams::new(PointwiseMode::RELU_FWD);
-            b.pointwise(&format!("{name}_relu"), &p, &[biased], relu);
-            relu
+            let p = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name(format!("{name}_relu"));
+            let relu = g.pointwise(&[biased], p).unwrap();
+            virtual_named(&mut g, relu, &format!("{name}_relu_out"))
         } else {
             biased
         };
     }
-    let act = [n, c, hw, hw];
-    let sum = b.virtual_tensor("residual_out", &act);
-    let add = PointwiseParams::new(PointwiseMode::ADD);
-    b.pointwise("residual_add", &add, &[input, x], sum);
-    let y = b.tensor("y", &act, DataType::Unset);
-    b.pointwise(
-        "relu",
-        &PointwiseParams::new(PointwiseMode::RELU_FWD),
-        &[sum],
-        y,
-    );
-    b.finish()
+    let add = PointwiseAttrs::new(PointwiseMode::ADD).name("residual_add");
+    let sum = g.pointwise(&[input, x], add).unwrap();
+    let sum = virtual_named(&mut g, sum, "residual_out");
+    let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+    let y = g.pointwise(&[sum], relu).unwrap();
+    g.set_name(y, "y")
+        .unwrap()
+        .set_output(y, true)
+        .unwrap()
+        .set_layout(y, nhwc)
+        .unwrap();
+    g.build().unwrap().into_graph()
 }
 
 /// Batch norm training forward with running statistics, NCHW fp32.

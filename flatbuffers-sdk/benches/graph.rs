@@ -15,7 +15,11 @@ use std::hint::black_box;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use flatbuffers::{FlatBufferBuilder, WIPOffset};
 use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes};
-use hipdnn_flatbuffers_sdk::{GraphView, samples, wire};
+use hipdnn_flatbuffers_sdk::{GraphView, wire};
+
+#[path = "../tests/support/model_graphs.rs"]
+#[allow(dead_code, reason = "the benchmarks use two of the graphs")]
+mod samples;
 
 /// Writes `graph` with nothing but the generated `create` functions.
 #[inline(never)]

@@ -4,9 +4,13 @@
 use hipdnn_data_sdk::DataType;
 
 use crate::model::*;
+
+#[path = "../tests/support/model_graphs.rs"]
+#[allow(dead_code, reason = "the unit tests use only the golden graph")]
+mod samples;
 use crate::{
     EngineConfigView, EngineDetailsView, GraphAndPlanView, GraphView, TensorValue, VerifyLimits,
-    samples, wire,
+    wire,
 };
 
 fn graph_with(attributes: NodeAttributes) -> Graph {

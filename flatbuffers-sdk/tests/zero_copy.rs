@@ -6,7 +6,11 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use hipdnn_flatbuffers_sdk::{GraphView, samples};
+use hipdnn_flatbuffers_sdk::GraphView;
+
+#[path = "support/model_graphs.rs"]
+#[allow(dead_code, reason = "this test uses only the ResNet-50 graph")]
+mod samples;
 
 struct Counting;
 

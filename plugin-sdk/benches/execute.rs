@@ -17,7 +17,7 @@ use std::ptr;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use hipdnn_flatbuffers_sdk::model::EngineConfig;
-use hipdnn_flatbuffers_sdk::samples;
+use hipdnn_frontend::samples;
 use hipdnn_plugin_sdk::abi::*;
 use hipdnn_plugin_sdk::prelude::*;
 

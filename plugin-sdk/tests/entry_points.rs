@@ -17,10 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use hipdnn_data_sdk::engine_name_to_id;
+use hipdnn_flatbuffers_sdk::EngineDetailsView;
 use hipdnn_flatbuffers_sdk::model::{
     EngineConfig, EngineDetails, Graph, KnobSetting, Node, PointwiseAttributes, TensorAttributes,
 };
-use hipdnn_flatbuffers_sdk::{EngineDetailsView, samples};
+use hipdnn_frontend::samples;
 use hipdnn_plugin_sdk::abi::*;
 use hipdnn_plugin_sdk::knobs::{DETERMINISTIC_KNOB_NAME, KnobSettingFactory};
 use hipdnn_plugin_sdk::prelude::*;

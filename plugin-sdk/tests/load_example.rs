@@ -15,11 +15,12 @@ use std::ptr;
 use std::sync::Mutex;
 
 use hipdnn_data_sdk::{DataType, HOST_MEMORY_BEHAVIOR_NOTE_EXT, engine_name_to_id};
+use hipdnn_flatbuffers_sdk::EngineDetailsView;
 use hipdnn_flatbuffers_sdk::model::{
     EngineConfig, Graph, KnobSetting, KnobValue, Node, PointwiseAttributes, TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
-use hipdnn_flatbuffers_sdk::{EngineDetailsView, samples};
+use hipdnn_frontend::samples;
 use hipdnn_plugin_sdk::abi::*;
 use libloading::Library;
 

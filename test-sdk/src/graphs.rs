@@ -1,14 +1,19 @@
 //! Builders for the common graphs, as owned [`Graph`]s that pass [`Graph::validate`].
 //!
-//! Each builder takes shapes, a [`Layout`] and the I/O [`DataType`], and names its
-//! tensors by role (`"x"`, `"w"`, `"y"`, `"scale"`, ...); [`uid_of`] finds a tensor's
-//! uid by that name. Conventions:
+//! The graphs are built with `hipdnn-frontend`'s [`GraphBuilder`], the builder
+//! applications use; this module only fixes shapes, names and layouts. Each function
+//! takes shapes, a [`Layout`] and the I/O [`DataType`], and names its tensors by role
+//! (`"x"`, `"w"`, `"y"`, `"scale"`, ...); [`uid_of`] finds a tensor's uid by that name.
+//! Conventions:
 //!
 //! * Graph defaults: `io_data_type = dtype`; compute and intermediate types `FLOAT`,
 //!   so virtual intermediates of fused chains are `FLOAT` (hipDNN's and MIOpen's
 //!   fusion convention).
+//! * Uids are 1, 2, … in the order the tensors are listed in each function's
+//!   documentation: inputs first, then each node's outputs.
 //! * Activations (`x`, `y`, `dy`, ...) and weights use the layout; per-channel tensors
-//!   are `[1, C, 1, …]` and have the same strides in either layout.
+//!   are `[1, C, 1, …]` and have the same strides in either layout. Virtual
+//!   intermediates are packed channels-first.
 //! * Normalization parameters and statistics (scale, bias, mean, inverse variance,
 //!   running statistics) are `FLOAT` whatever `dtype` is, as in hipDNN's and MIOpen's
 //!   mixed-precision batch norm.
@@ -17,16 +22,20 @@
 
 use hipdnn_data_sdk::{DataType, TensorLayout};
 use hipdnn_flatbuffers_sdk::TensorValue;
-use hipdnn_flatbuffers_sdk::model::{
-    BatchnormAttributes, BatchnormBackwardAttributes, BatchnormInferenceAttributes,
-    BatchnormInferenceAttributesVarianceExt, ConvolutionBwdAttributes, ConvolutionFwdAttributes,
-    ConvolutionWrwAttributes, Graph, LayernormAttributes, MatmulAttributes, Node, NodeAttributes,
-    PointwiseAttributes, RMSNormAttributes, ReductionAttributes, TensorAttributes,
+use hipdnn_flatbuffers_sdk::model::Graph;
+use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PointwiseMode, ReductionMode};
+use hipdnn_frontend::{
+    BatchnormAttrs, BatchnormBackwardAttrs, BatchnormInferenceAttrs,
+    BatchnormInferenceVarianceAttrs, ConvAttrs, FrontendError, GraphBuilder, LayernormAttrs,
+    MatmulAttrs, PointwiseAttrs, ReductionAttrs, RmsnormAttrs, Tensor, TensorDescriptor,
 };
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode, ReductionMode};
 
 use crate::reference::{ConvParams, PointwiseParams};
-use crate::tensor::{dims_usize, layout_strides, to_i64};
+use crate::tensor::{dims_usize, layout_strides};
+
+fn to_i64(v: usize) -> i64 {
+    i64::try_from(v).expect("a size fits in i64")
+}
 
 /// How the dense tensors of a graph are laid out in memory.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -84,102 +93,114 @@ pub fn uid_of(graph: &Graph, name: &str) -> i64 {
         .uid
 }
 
-/// Accumulates tensors (fresh uids from 1) and nodes, then validates.
-#[derive(Debug)]
-pub struct GraphBuilder {
-    graph: Graph,
+/// The frontend's builder with this module's conventions (graph data types, strides
+/// from the [`Layout`], names by role). Every step panics on a frontend error: the
+/// functions of this module only make valid graphs, so an error is a bug in the caller's
+/// shapes, reported with the graph's name.
+struct Builder {
+    name: &'static str,
     layout: Layout,
-    next_uid: i64,
+    g: GraphBuilder,
 }
 
-impl GraphBuilder {
-    /// An empty graph with I/O type `dtype` and `FLOAT` compute/intermediate types.
-    pub fn new(name: &str, layout: &Layout, dtype: DataType) -> Self {
+fn check<T>(graph: &str, r: Result<T, FrontendError>) -> T {
+    r.unwrap_or_else(|e| panic!("graph \"{graph}\" is invalid: {e}"))
+}
+
+impl Builder {
+    fn new(name: &'static str, layout: &Layout, dtype: DataType) -> Self {
         Self {
-            graph: Graph {
-                name: name.to_owned(),
-                io_data_type: dtype,
-                compute_data_type: DataType::Float,
-                intermediate_data_type: DataType::Float,
-                ..Graph::default()
-            },
+            name,
             layout: layout.clone(),
-            next_uid: 1,
+            g: GraphBuilder::new(name)
+                .io_data_type(dtype)
+                .compute_data_type(DataType::Float)
+                .intermediate_data_type(DataType::Float),
         }
     }
 
-    fn push(&mut self, t: TensorAttributes) -> i64 {
-        let uid = self.next_uid;
-        self.next_uid += 1;
-        self.graph.tensors.push(TensorAttributes { uid, ..t });
-        uid
-    }
-
-    /// A non-virtual tensor of type `dtype` (`UNSET` takes the graph's I/O type) laid
-    /// out by the builder's layout.
-    pub fn tensor(&mut self, name: &str, dims: &[i64], dtype: DataType) -> i64 {
-        let strides = self.layout.strides_for(name, dims);
-        self.push(TensorAttributes {
-            name: name.to_owned(),
-            data_type: dtype,
-            dims: dims.to_vec(),
-            strides,
-            ..TensorAttributes::default()
-        })
-    }
-
-    /// A virtual intermediate (packed channels-first, intermediate type).
-    pub fn virtual_tensor(&mut self, name: &str, dims: &[i64]) -> i64 {
-        let strides = Layout::Nchw.strides_for(name, dims);
-        self.push(TensorAttributes {
-            name: name.to_owned(),
-            dims: dims.to_vec(),
-            strides,
-            is_virtual: true,
-            ..TensorAttributes::default()
-        })
+    /// A graph input of type `dtype` (`UNSET` takes the graph's I/O type), laid out by
+    /// the layout.
+    fn input(&mut self, name: &str, dims: &[i64], dtype: DataType) -> Tensor {
+        let d = TensorDescriptor::new(name, dims)
+            .strides(self.layout.strides_for(name, dims))
+            .data_type(dtype);
+        check(self.name, self.g.tensor(d))
     }
 
     /// A pass-by-value `FLOAT` scalar of dims `[1]`.
-    pub fn scalar(&mut self, name: &str, value: f32) -> i64 {
-        self.push(TensorAttributes {
-            name: name.to_owned(),
-            data_type: DataType::Float,
-            dims: vec![1],
-            strides: vec![1],
-            value: Some(TensorValue::Float32(value)),
-            ..TensorAttributes::default()
-        })
+    fn scalar(&mut self, name: &str, value: f32) -> Tensor {
+        let d = TensorDescriptor::scalar(name, TensorValue::Float32(value));
+        check(self.name, self.g.tensor(d))
     }
 
-    /// Appends a node.
-    pub fn node(&mut self, name: &str, attributes: impl Into<NodeAttributes>) {
-        self.graph.nodes.push(Node::new(name, attributes));
+    /// Makes an operation's result the graph output `name` of type `dtype` (`UNSET`:
+    /// the I/O type), laid out by the layout.
+    fn output(&mut self, t: Tensor, name: &str, dtype: DataType) -> Tensor {
+        let dims = check(self.name, self.g.tensor_info(t)).dims().to_vec();
+        let strides = self.layout.strides_for(name, &dims);
+        let r = self
+            .g
+            .set_name(t, name)
+            .and_then(|g| g.set_output(t, true))
+            .and_then(|g| g.set_strides(t, strides))
+            .and_then(|g| g.set_data_type(t, dtype));
+        check(self.name, r);
+        t
     }
 
-    /// Appends a pointwise node `out = f(inputs)`.
-    pub fn pointwise(&mut self, name: &str, p: &PointwiseParams, inputs: &[i64], out: i64) {
-        let mut a = PointwiseAttributes {
-            in_0_tensor_uid: inputs[0],
-            in_1_tensor_uid: inputs.get(1).copied(),
-            in_2_tensor_uid: inputs.get(2).copied(),
-            out_0_tensor_uid: out,
-            ..PointwiseAttributes::default()
-        };
-        p.apply_to(&mut a);
-        self.node(name, a);
+    /// Names an operation's result, a virtual intermediate, packed channels-first.
+    fn intermediate(&mut self, t: Tensor, name: &str) -> Tensor {
+        let dims = check(self.name, self.g.tensor_info(t)).dims().to_vec();
+        let strides = Layout::Nchw.strides_for(name, &dims);
+        let r = self
+            .g
+            .set_name(t, name)
+            .and_then(|g| g.set_strides(t, strides));
+        check(self.name, r);
+        t
     }
 
-    /// Validates (which sorts nodes and fills unset data types) and returns the graph.
-    ///
-    /// # Panics
-    /// If the graph is invalid: the builders of this module only make valid graphs.
-    pub fn finish(mut self) -> Graph {
-        if let Err(e) = self.graph.validate() {
-            panic!("graph \"{}\" is invalid: {e}", self.graph.name);
+    /// `inputs` through the pointwise operation `p`, as node `node`.
+    fn pointwise(&mut self, node: &str, p: &PointwiseParams, inputs: &[Tensor]) -> Tensor {
+        check(
+            self.name,
+            self.g.pointwise(inputs, pointwise_attrs(p).name(node)),
+        )
+    }
+
+    /// Builds (validates, fills unset data types) and returns the graph.
+    fn finish(self) -> Graph {
+        check(self.name, self.g.build()).into_graph()
+    }
+}
+
+/// The frontend's attributes for the pointwise operation `p`.
+pub fn pointwise_attrs(p: &PointwiseParams) -> PointwiseAttrs {
+    let mut a = PointwiseAttrs::new(p.mode);
+    let optional = [
+        (
+            p.relu_lower_clip,
+            PointwiseAttrs::relu_lower_clip as fn(_, _) -> _,
+        ),
+        (p.relu_upper_clip, PointwiseAttrs::relu_upper_clip),
+        (
+            p.relu_lower_clip_slope,
+            PointwiseAttrs::relu_lower_clip_slope,
+        ),
+        (p.swish_beta, PointwiseAttrs::swish_beta),
+        (p.elu_alpha, PointwiseAttrs::elu_alpha),
+        (p.softplus_beta, PointwiseAttrs::softplus_beta),
+    ];
+    for (value, set) in optional {
+        if let Some(v) = value {
+            a = set(a, v);
         }
-        self.graph
     }
+    if let Some(axis) = p.axis {
+        a = a.axis(axis);
+    }
+    a
 }
 
 /// Shapes and parameters of one convolution (`x: [N, C, spatial…]`,
@@ -230,116 +251,70 @@ impl ConvSpec {
         d
     }
 
-    fn wire_params(&self) -> (Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, ConvMode) {
-        let v = |x: &[usize]| x.iter().map(|&u| to_i64(u)).collect();
+    /// The frontend's attributes of this convolution, for node `node`.
+    pub fn attrs(&self, node: &str) -> ConvAttrs {
+        let v = |x: &[usize]| x.iter().map(|&u| to_i64(u)).collect::<Vec<_>>();
         let p = &self.params;
-        (
-            v(&p.pre_padding),
-            v(&p.post_padding),
-            v(&p.stride),
-            v(&p.dilation),
-            p.mode,
-        )
-    }
-
-    fn fwd_attributes(&self, x: i64, w: i64, y: i64) -> ConvolutionFwdAttributes {
-        let (pre_padding, post_padding, stride, dilation, conv_mode) = self.wire_params();
-        ConvolutionFwdAttributes {
-            x_tensor_uid: x,
-            w_tensor_uid: w,
-            y_tensor_uid: y,
-            pre_padding,
-            post_padding,
-            stride,
-            dilation,
-            conv_mode,
-            ..ConvolutionFwdAttributes::default()
-        }
+        ConvAttrs::new()
+            .name(node)
+            .pre_padding(v(&p.pre_padding))
+            .post_padding(v(&p.post_padding))
+            .stride(v(&p.stride))
+            .dilation(v(&p.dilation))
+            .mode(p.mode)
     }
 }
 
 /// Convolution forward: tensors `x`, `w`, `y`.
 pub fn conv_fprop(spec: &ConvSpec, layout: &Layout, dtype: DataType) -> Graph {
-    let mut b = GraphBuilder::new("conv_fprop", layout, dtype);
-    let x = b.tensor("x", &spec.x_dims, DataType::Unset);
-    let w = b.tensor("w", &spec.w_dims, DataType::Unset);
-    let y = b.tensor("y", &spec.y_dims(), DataType::Unset);
-    b.node("conv", spec.fwd_attributes(x, w, y));
+    let mut b = Builder::new("conv_fprop", layout, dtype);
+    let x = b.input("x", &spec.x_dims, DataType::Unset);
+    let w = b.input("w", &spec.w_dims, DataType::Unset);
+    let y = check(b.name, b.g.conv_fprop(x, w, spec.attrs("conv")));
+    b.output(y, "y", DataType::Unset);
     b.finish()
 }
 
-/// Convolution → bias add → ReLU: tensors `x`, `w`, `bias` (`[1, K, 1, …]`), `y`;
-/// virtual `conv_out`, `bias_out`.
+/// Convolution → bias add → ReLU: tensors `x`, `w`, `bias` (`[1, K, 1, …]`), virtual
+/// `conv_out`, `bias_out`, then `y`.
 pub fn conv_bias_relu(spec: &ConvSpec, layout: &Layout, dtype: DataType) -> Graph {
-    let mut b = GraphBuilder::new("conv_bias_relu", layout, dtype);
-    let y_dims = spec.y_dims();
-    let x = b.tensor("x", &spec.x_dims, DataType::Unset);
-    let w = b.tensor("w", &spec.w_dims, DataType::Unset);
-    let bias = b.tensor("bias", &spec.bias_dims(), DataType::Unset);
-    let conv = b.virtual_tensor("conv_out", &y_dims);
-    let biased = b.virtual_tensor("bias_out", &y_dims);
-    let y = b.tensor("y", &y_dims, DataType::Unset);
-    b.node("conv", spec.fwd_attributes(x, w, conv));
-    b.pointwise(
-        "bias",
-        &PointwiseParams::new(PointwiseMode::ADD),
-        &[conv, bias],
-        biased,
-    );
-    b.pointwise(
+    let mut b = Builder::new("conv_bias_relu", layout, dtype);
+    let x = b.input("x", &spec.x_dims, DataType::Unset);
+    let w = b.input("w", &spec.w_dims, DataType::Unset);
+    let bias = b.input("bias", &spec.bias_dims(), DataType::Unset);
+    let conv = check(b.name, b.g.conv_fprop(x, w, spec.attrs("conv")));
+    b.intermediate(conv, "conv_out");
+    let add = PointwiseParams::new(PointwiseMode::ADD);
+    let biased = b.pointwise("bias", &add, &[conv, bias]);
+    b.intermediate(biased, "bias_out");
+    let y = b.pointwise(
         "relu",
         &PointwiseParams::new(PointwiseMode::RELU_FWD),
         &[biased],
-        y,
     );
+    b.output(y, "y", DataType::Unset);
     b.finish()
 }
 
 /// Convolution data gradient: tensors `dy`, `w`, `dx`.
 pub fn conv_dgrad(spec: &ConvSpec, layout: &Layout, dtype: DataType) -> Graph {
-    let mut b = GraphBuilder::new("conv_dgrad", layout, dtype);
-    let dy = b.tensor("dy", &spec.y_dims(), DataType::Unset);
-    let w = b.tensor("w", &spec.w_dims, DataType::Unset);
-    let dx = b.tensor("dx", &spec.x_dims, DataType::Unset);
-    let (pre_padding, post_padding, stride, dilation, conv_mode) = spec.wire_params();
-    b.node(
-        "dgrad",
-        ConvolutionBwdAttributes {
-            dy_tensor_uid: dy,
-            w_tensor_uid: w,
-            dx_tensor_uid: dx,
-            pre_padding,
-            post_padding,
-            stride,
-            dilation,
-            conv_mode,
-            ..ConvolutionBwdAttributes::default()
-        },
-    );
+    let mut b = Builder::new("conv_dgrad", layout, dtype);
+    let dy = b.input("dy", &spec.y_dims(), DataType::Unset);
+    let w = b.input("w", &spec.w_dims, DataType::Unset);
+    let attrs = spec.attrs("dgrad").output_dims(spec.x_dims.clone());
+    let dx = check(b.name, b.g.conv_dgrad(dy, w, attrs));
+    b.output(dx, "dx", DataType::Unset);
     b.finish()
 }
 
 /// Convolution weight gradient: tensors `x`, `dy`, `dw`.
 pub fn conv_wgrad(spec: &ConvSpec, layout: &Layout, dtype: DataType) -> Graph {
-    let mut b = GraphBuilder::new("conv_wgrad", layout, dtype);
-    let x = b.tensor("x", &spec.x_dims, DataType::Unset);
-    let dy = b.tensor("dy", &spec.y_dims(), DataType::Unset);
-    let dw = b.tensor("dw", &spec.w_dims, DataType::Unset);
-    let (pre_padding, post_padding, stride, dilation, conv_mode) = spec.wire_params();
-    b.node(
-        "wgrad",
-        ConvolutionWrwAttributes {
-            x_tensor_uid: x,
-            dy_tensor_uid: dy,
-            dw_tensor_uid: dw,
-            pre_padding,
-            post_padding,
-            stride,
-            dilation,
-            conv_mode,
-            ..ConvolutionWrwAttributes::default()
-        },
-    );
+    let mut b = Builder::new("conv_wgrad", layout, dtype);
+    let x = b.input("x", &spec.x_dims, DataType::Unset);
+    let dy = b.input("dy", &spec.y_dims(), DataType::Unset);
+    let attrs = spec.attrs("wgrad").output_dims(spec.w_dims.clone());
+    let dw = check(b.name, b.g.conv_wgrad(x, dy, attrs));
+    b.output(dw, "dw", DataType::Unset);
     b.finish()
 }
 
@@ -351,85 +326,65 @@ pub fn channel_dims(x_dims: &[i64]) -> Vec<i64> {
 }
 
 /// Batch norm inference (`mean`, `inv_variance`), optionally followed by a ReLU:
-/// tensors `x`, `mean`, `inv_variance`, `scale`, `bias`, `y` (virtual `bn_out` when
-/// `relu`).
+/// tensors `x`, `mean`, `inv_variance`, `scale`, `bias`, then `y` (or, when `relu`,
+/// virtual `bn_out`, then `y`).
 pub fn batchnorm_inference(x_dims: &[i64], relu: bool, layout: &Layout, dtype: DataType) -> Graph {
     let name = if relu {
         "batchnorm_inference_relu"
     } else {
         "batchnorm_inference"
     };
-    let mut b = GraphBuilder::new(name, layout, dtype);
+    let mut b = Builder::new(name, layout, dtype);
     let c = channel_dims(x_dims);
-    let x = b.tensor("x", x_dims, DataType::Unset);
-    let mean = b.tensor("mean", &c, DataType::Float);
-    let inv = b.tensor("inv_variance", &c, DataType::Float);
-    let scale = b.tensor("scale", &c, DataType::Float);
-    let bias = b.tensor("bias", &c, DataType::Float);
-    let bn_out = if relu {
-        b.virtual_tensor("bn_out", x_dims)
-    } else {
-        b.tensor("y", x_dims, DataType::Unset)
-    };
-    b.node(
-        "bn",
-        BatchnormInferenceAttributes {
-            x_tensor_uid: x,
-            mean_tensor_uid: mean,
-            inv_variance_tensor_uid: inv,
-            scale_tensor_uid: scale,
-            bias_tensor_uid: bias,
-            y_tensor_uid: bn_out,
-        },
+    let x = b.input("x", x_dims, DataType::Unset);
+    let [mean, inv, scale, bias] =
+        ["mean", "inv_variance", "scale", "bias"].map(|n| b.input(n, &c, DataType::Float));
+    let attrs = BatchnormInferenceAttrs::new().name("bn");
+    let bn = check(
+        b.name,
+        b.g.batchnorm_inference(x, mean, inv, scale, bias, attrs),
     );
     if relu {
-        let y = b.tensor("y", x_dims, DataType::Unset);
-        b.pointwise(
+        b.intermediate(bn, "bn_out");
+        let y = b.pointwise(
             "relu",
             &PointwiseParams::new(PointwiseMode::RELU_FWD),
-            &[bn_out],
-            y,
+            &[bn],
         );
+        b.output(y, "y", DataType::Unset);
+    } else {
+        b.output(bn, "y", DataType::Unset);
     }
     b.finish()
 }
 
 /// Batch norm inference from a variance (`BatchnormInferenceAttributesVarianceExt`):
-/// tensors `x`, `mean`, `variance`, `scale`, `bias`, `y` and the scalar `epsilon`.
+/// tensors `x`, `mean`, `variance`, `scale`, `bias`, the scalar `epsilon`, then `y`.
 pub fn batchnorm_inference_variance(
     x_dims: &[i64],
     epsilon: f32,
     layout: &Layout,
     dtype: DataType,
 ) -> Graph {
-    let mut b = GraphBuilder::new("batchnorm_inference_variance", layout, dtype);
+    let mut b = Builder::new("batchnorm_inference_variance", layout, dtype);
     let c = channel_dims(x_dims);
-    let x = b.tensor("x", x_dims, DataType::Unset);
-    let mean = b.tensor("mean", &c, DataType::Float);
-    let var = b.tensor("variance", &c, DataType::Float);
-    let scale = b.tensor("scale", &c, DataType::Float);
-    let bias = b.tensor("bias", &c, DataType::Float);
+    let x = b.input("x", x_dims, DataType::Unset);
+    let [mean, var, scale, bias] =
+        ["mean", "variance", "scale", "bias"].map(|n| b.input(n, &c, DataType::Float));
     let eps = b.scalar("epsilon", epsilon);
-    let y = b.tensor("y", x_dims, DataType::Unset);
-    b.node(
-        "bn",
-        BatchnormInferenceAttributesVarianceExt {
-            x_tensor_uid: x,
-            mean_tensor_uid: mean,
-            variance_tensor_uid: var,
-            scale_tensor_uid: scale,
-            bias_tensor_uid: bias,
-            y_tensor_uid: y,
-            epsilon_tensor_uid: eps,
-        },
+    let attrs = BatchnormInferenceVarianceAttrs::new(eps).name("bn");
+    let y = check(
+        b.name,
+        b.g.batchnorm_inference_variance(x, mean, var, scale, bias, attrs),
     );
+    b.output(y, "y", DataType::Unset);
     b.finish()
 }
 
-/// Batch norm training forward: tensors `x`, `scale`, `bias`, scalar `epsilon`, outputs
-/// `y`, `mean`, `inv_variance`; with `momentum` also `prev_running_mean`,
-/// `prev_running_variance`, scalar `momentum`, outputs `next_running_mean`,
-/// `next_running_variance`.
+/// Batch norm training forward: tensors `x`, `scale`, `bias`, scalar `epsilon`; with
+/// `momentum` also `prev_running_mean`, `prev_running_variance`, scalar `momentum`;
+/// then outputs `y`, `mean`, `inv_variance` and, with `momentum`,
+/// `next_running_mean`, `next_running_variance`.
 pub fn batchnorm_training(
     x_dims: &[i64],
     epsilon: f32,
@@ -437,76 +392,46 @@ pub fn batchnorm_training(
     layout: &Layout,
     dtype: DataType,
 ) -> Graph {
-    let mut b = GraphBuilder::new("batchnorm_training", layout, dtype);
+    let mut b = Builder::new("batchnorm_training", layout, dtype);
     let c = channel_dims(x_dims);
-    let x = b.tensor("x", x_dims, DataType::Unset);
-    let scale = b.tensor("scale", &c, DataType::Float);
-    let bias = b.tensor("bias", &c, DataType::Float);
+    let x = b.input("x", x_dims, DataType::Unset);
+    let scale = b.input("scale", &c, DataType::Float);
+    let bias = b.input("bias", &c, DataType::Float);
     let eps = b.scalar("epsilon", epsilon);
-    let running = momentum.map(|m| {
-        (
-            b.tensor("prev_running_mean", &c, DataType::Float),
-            b.tensor("prev_running_variance", &c, DataType::Float),
-            b.scalar("momentum", m),
-        )
-    });
-    let y = b.tensor("y", x_dims, DataType::Unset);
-    let mean = b.tensor("mean", &c, DataType::Float);
-    let inv = b.tensor("inv_variance", &c, DataType::Float);
-    let next = running.map(|_| {
-        (
-            b.tensor("next_running_mean", &c, DataType::Float),
-            b.tensor("next_running_variance", &c, DataType::Float),
-        )
-    });
-    b.node(
-        "bn",
-        BatchnormAttributes {
-            x_tensor_uid: x,
-            scale_tensor_uid: scale,
-            bias_tensor_uid: bias,
-            epsilon_tensor_uid: eps,
-            peer_stats_tensor_uid: Vec::new(),
-            prev_running_mean_tensor_uid: running.map(|r| r.0),
-            prev_running_variance_tensor_uid: running.map(|r| r.1),
-            momentum_tensor_uid: running.map(|r| r.2),
-            y_tensor_uid: y,
-            mean_tensor_uid: Some(mean),
-            inv_variance_tensor_uid: Some(inv),
-            next_running_mean_tensor_uid: next.map(|n| n.0),
-            next_running_variance_tensor_uid: next.map(|n| n.1),
-        },
-    );
+    let mut attrs = BatchnormAttrs::new(eps).name("bn");
+    if let Some(m) = momentum {
+        let mean = b.input("prev_running_mean", &c, DataType::Float);
+        let var = b.input("prev_running_variance", &c, DataType::Float);
+        let m = b.scalar("momentum", m);
+        attrs = attrs.running_stats(mean, var, m);
+    }
+    let out = check(b.name, b.g.batchnorm(x, scale, bias, attrs));
+    b.output(out.y, "y", DataType::Unset);
+    b.output(out.mean, "mean", DataType::Float);
+    b.output(out.inv_variance, "inv_variance", DataType::Float);
+    if let (Some(mean), Some(var)) = (out.next_running_mean, out.next_running_variance) {
+        b.output(mean, "next_running_mean", DataType::Float);
+        b.output(var, "next_running_variance", DataType::Float);
+    }
     b.finish()
 }
 
 /// Batch norm backward from saved statistics: tensors `dy`, `x`, `mean`,
-/// `inv_variance`, `scale`, outputs `dx`, `dscale`, `dbias`.
+/// `inv_variance`, `scale`, then outputs `dx`, `dscale`, `dbias`.
 pub fn batchnorm_backward(x_dims: &[i64], layout: &Layout, dtype: DataType) -> Graph {
-    let mut b = GraphBuilder::new("batchnorm_backward", layout, dtype);
+    let mut b = Builder::new("batchnorm_backward", layout, dtype);
     let c = channel_dims(x_dims);
-    let dy = b.tensor("dy", x_dims, DataType::Unset);
-    let x = b.tensor("x", x_dims, DataType::Unset);
-    let mean = b.tensor("mean", &c, DataType::Float);
-    let inv = b.tensor("inv_variance", &c, DataType::Float);
-    let scale = b.tensor("scale", &c, DataType::Float);
-    let dx = b.tensor("dx", x_dims, DataType::Unset);
-    let dscale = b.tensor("dscale", &c, DataType::Float);
-    let dbias = b.tensor("dbias", &c, DataType::Float);
-    b.node(
-        "bn_bwd",
-        BatchnormBackwardAttributes {
-            dy_tensor_uid: dy,
-            x_tensor_uid: x,
-            mean_tensor_uid: Some(mean),
-            inv_variance_tensor_uid: Some(inv),
-            scale_tensor_uid: scale,
-            peer_stats_tensor_uid: Vec::new(),
-            dx_tensor_uid: dx,
-            dscale_tensor_uid: dscale,
-            dbias_tensor_uid: dbias,
-        },
-    );
+    let dy = b.input("dy", x_dims, DataType::Unset);
+    let x = b.input("x", x_dims, DataType::Unset);
+    let [mean, inv, scale] =
+        ["mean", "inv_variance", "scale"].map(|n| b.input(n, &c, DataType::Float));
+    let attrs = BatchnormBackwardAttrs::new()
+        .name("bn_bwd")
+        .saved_stats(mean, inv);
+    let out = check(b.name, b.g.batchnorm_backward(dy, x, scale, attrs));
+    b.output(out.dx, "dx", DataType::Unset);
+    b.output(out.dscale, "dscale", DataType::Float);
+    b.output(out.dbias, "dbias", DataType::Float);
     b.finish()
 }
 
@@ -536,61 +461,43 @@ pub fn matmul_dims(a: &[i64], b: &[i64]) -> Vec<i64> {
 
 /// Matrix multiplication: tensors `a`, `b`, `c`.
 pub fn matmul(a_dims: &[i64], b_dims: &[i64], layout: &Layout, dtype: DataType) -> Graph {
-    let mut b = GraphBuilder::new("matmul", layout, dtype);
-    let a = b.tensor("a", a_dims, DataType::Unset);
-    let bb = b.tensor("b", b_dims, DataType::Unset);
-    let c = b.tensor("c", &matmul_dims(a_dims, b_dims), DataType::Unset);
-    b.node(
-        "matmul",
-        MatmulAttributes {
-            a_tensor_uid: a,
-            b_tensor_uid: bb,
-            c_tensor_uid: c,
-            ..MatmulAttributes::default()
-        },
-    );
+    let mut b = Builder::new("matmul", layout, dtype);
+    let a = b.input("a", a_dims, DataType::Unset);
+    let bb = b.input("b", b_dims, DataType::Unset);
+    let c = check(b.name, b.g.matmul(a, bb, MatmulAttrs::new().name("matmul")));
+    b.output(c, "c", DataType::Unset);
     b.finish()
 }
 
-/// Matmul → bias add → GELU (erf form): tensors `a`, `b`, `bias` (`[1, …, 1, N]`), `y`;
-/// virtual `mm_out`, `bias_out`.
+/// Matmul → bias add → GELU (erf form): tensors `a`, `b`, `bias` (`[1, …, 1, N]`),
+/// virtual `mm_out`, `bias_out`, then `y`.
 pub fn matmul_bias_gelu(a_dims: &[i64], b_dims: &[i64], layout: &Layout, dtype: DataType) -> Graph {
-    let mut b = GraphBuilder::new("matmul_bias_gelu", layout, dtype);
+    let mut b = Builder::new("matmul_bias_gelu", layout, dtype);
     let c_dims = matmul_dims(a_dims, b_dims);
     let mut bias_dims = vec![1; c_dims.len()];
     *bias_dims.last_mut().expect("rank ≥ 2") = *c_dims.last().expect("rank ≥ 2");
-    let a = b.tensor("a", a_dims, DataType::Unset);
-    let bb = b.tensor("b", b_dims, DataType::Unset);
-    let bias = b.tensor("bias", &bias_dims, DataType::Unset);
-    let mm = b.virtual_tensor("mm_out", &c_dims);
-    let biased = b.virtual_tensor("bias_out", &c_dims);
-    let y = b.tensor("y", &c_dims, DataType::Unset);
-    b.node(
-        "matmul",
-        MatmulAttributes {
-            a_tensor_uid: a,
-            b_tensor_uid: bb,
-            c_tensor_uid: mm,
-            ..MatmulAttributes::default()
-        },
-    );
-    b.pointwise(
+    let a = b.input("a", a_dims, DataType::Unset);
+    let bb = b.input("b", b_dims, DataType::Unset);
+    let bias = b.input("bias", &bias_dims, DataType::Unset);
+    let mm = check(b.name, b.g.matmul(a, bb, MatmulAttrs::new().name("matmul")));
+    b.intermediate(mm, "mm_out");
+    let biased = b.pointwise(
         "bias",
         &PointwiseParams::new(PointwiseMode::ADD),
         &[mm, bias],
-        biased,
     );
-    b.pointwise(
-        "gelu",
-        &PointwiseParams::new(PointwiseMode::GELU_FWD),
-        &[biased],
-        y,
-    );
+    b.intermediate(biased, "bias_out");
+    let gelu = PointwiseParams::new(PointwiseMode::GELU_FWD);
+    let y = b.pointwise("gelu", &gelu, &[biased]);
+    b.output(y, "y", DataType::Unset);
     b.finish()
 }
 
 /// A single pointwise node: inputs `in_0`, `in_1`, `in_2` (as many as `input_dims`),
-/// output `out` of `out_dims`.
+/// output `out`.
+///
+/// # Panics
+/// If `out_dims` is not the broadcast of the input dims.
 pub fn pointwise(
     p: &PointwiseParams,
     input_dims: &[Vec<i64>],
@@ -598,14 +505,19 @@ pub fn pointwise(
     layout: &Layout,
     dtype: DataType,
 ) -> Graph {
-    let mut b = GraphBuilder::new("pointwise", layout, dtype);
-    let ins: Vec<i64> = input_dims
+    let mut b = Builder::new("pointwise", layout, dtype);
+    let ins: Vec<Tensor> = input_dims
         .iter()
         .enumerate()
-        .map(|(i, d)| b.tensor(&format!("in_{i}"), d, DataType::Unset))
+        .map(|(i, d)| b.input(&format!("in_{i}"), d, DataType::Unset))
         .collect();
-    let out = b.tensor("out", out_dims, DataType::Unset);
-    b.pointwise("pointwise", p, &ins, out);
+    let out = b.pointwise("pointwise", p, &ins);
+    let inferred = check(b.name, b.g.tensor_info(out)).dims().to_vec();
+    assert_eq!(
+        inferred, out_dims,
+        "pointwise output dims of {input_dims:?}"
+    );
+    b.output(out, "out", DataType::Unset);
     b.finish()
 }
 
@@ -617,18 +529,13 @@ pub fn reduction(
     layout: &Layout,
     dtype: DataType,
 ) -> Graph {
-    let mut b = GraphBuilder::new("reduction", layout, dtype);
-    let i = b.tensor("in", in_dims, DataType::Unset);
-    let o = b.tensor("out", out_dims, DataType::Unset);
-    b.node(
-        "reduce",
-        ReductionAttributes {
-            mode,
-            in_tensor_uid: i,
-            out_tensor_uid: o,
-            is_deterministic: false,
-        },
-    );
+    let mut b = Builder::new("reduction", layout, dtype);
+    let i = b.input("in", in_dims, DataType::Unset);
+    let attrs = ReductionAttrs::new(mode)
+        .name("reduce")
+        .output_dims(out_dims.to_vec());
+    let o = check(b.name, b.g.reduction(i, attrs));
+    b.output(o, "out", DataType::Unset);
     b.finish()
 }
 
@@ -645,8 +552,16 @@ pub fn norm_dims(x_dims: &[i64], normalized_dims: usize) -> (Vec<i64>, Vec<i64>)
     (param, stats)
 }
 
+fn phase(training: bool) -> NormFwdPhase {
+    if training {
+        NormFwdPhase::TRAINING
+    } else {
+        NormFwdPhase::INFERENCE
+    }
+}
+
 /// Layer norm forward over the trailing `normalized_dims` dims: tensors `x`, `scale`,
-/// `bias`, scalar `epsilon`, output `y`; when `training`, also outputs `mean` and
+/// `bias`, scalar `epsilon`, then output `y`; when `training`, also outputs `mean` and
 /// `inv_variance` (`FLOAT`).
 pub fn layernorm(
     x_dims: &[i64],
@@ -656,42 +571,27 @@ pub fn layernorm(
     layout: &Layout,
     dtype: DataType,
 ) -> Graph {
-    let mut b = GraphBuilder::new("layernorm", layout, dtype);
-    let (param, stats) = norm_dims(x_dims, normalized_dims);
-    let x = b.tensor("x", x_dims, DataType::Unset);
-    let scale = b.tensor("scale", &param, DataType::Float);
-    let bias = b.tensor("bias", &param, DataType::Float);
+    let mut b = Builder::new("layernorm", layout, dtype);
+    let (param, _) = norm_dims(x_dims, normalized_dims);
+    let x = b.input("x", x_dims, DataType::Unset);
+    let scale = b.input("scale", &param, DataType::Float);
+    let bias = b.input("bias", &param, DataType::Float);
     let eps = b.scalar("epsilon", epsilon);
-    let y = b.tensor("y", x_dims, DataType::Unset);
-    let saved = training.then(|| {
-        (
-            b.tensor("mean", &stats, DataType::Float),
-            b.tensor("inv_variance", &stats, DataType::Float),
-        )
-    });
-    b.node(
-        "layernorm",
-        LayernormAttributes {
-            x_tensor_uid: x,
-            scale_tensor_uid: scale,
-            bias_tensor_uid: bias,
-            epsilon_tensor_uid: eps,
-            y_tensor_uid: y,
-            normalized_dim_count: to_i64(normalized_dims),
-            mean_tensor_uid: saved.map(|s| s.0),
-            inv_variance_tensor_uid: saved.map(|s| s.1),
-            forward_phase: if training {
-                NormFwdPhase::TRAINING
-            } else {
-                NormFwdPhase::INFERENCE
-            },
-        },
-    );
+    let attrs = LayernormAttrs::new(eps)
+        .name("layernorm")
+        .normalized_dims(to_i64(normalized_dims))
+        .phase(phase(training));
+    let out = check(b.name, b.g.layernorm(x, scale, bias, attrs));
+    b.output(out.y, "y", DataType::Unset);
+    if let (Some(mean), Some(inv)) = (out.mean, out.inv_variance) {
+        b.output(mean, "mean", DataType::Float);
+        b.output(inv, "inv_variance", DataType::Float);
+    }
     b.finish()
 }
 
 /// RMS norm forward over every dim but the batch: tensors `x`, `scale`, optional
-/// `bias`, scalar `epsilon`, output `y`; when `training`, also output `inv_rms`.
+/// `bias`, scalar `epsilon`, then output `y`; when `training`, also output `inv_rms`.
 pub fn rmsnorm(
     x_dims: &[i64],
     epsilon: f32,
@@ -700,30 +600,23 @@ pub fn rmsnorm(
     layout: &Layout,
     dtype: DataType,
 ) -> Graph {
-    let mut b = GraphBuilder::new("rmsnorm", layout, dtype);
-    let (param, stats) = norm_dims(x_dims, x_dims.len() - 1);
-    let x = b.tensor("x", x_dims, DataType::Unset);
-    let scale = b.tensor("scale", &param, DataType::Float);
-    let bias = with_bias.then(|| b.tensor("bias", &param, DataType::Float));
+    let mut b = Builder::new("rmsnorm", layout, dtype);
+    let (param, _) = norm_dims(x_dims, x_dims.len() - 1);
+    let x = b.input("x", x_dims, DataType::Unset);
+    let scale = b.input("scale", &param, DataType::Float);
+    let bias = with_bias.then(|| b.input("bias", &param, DataType::Float));
     let eps = b.scalar("epsilon", epsilon);
-    let y = b.tensor("y", x_dims, DataType::Unset);
-    let inv_rms = training.then(|| b.tensor("inv_rms", &stats, DataType::Float));
-    b.node(
-        "rmsnorm",
-        RMSNormAttributes {
-            x_tensor_uid: x,
-            scale_tensor_uid: scale,
-            epsilon_tensor_uid: eps,
-            y_tensor_uid: y,
-            bias_tensor_uid: bias,
-            inv_rms_tensor_uid: inv_rms,
-            forward_phase: if training {
-                NormFwdPhase::TRAINING
-            } else {
-                NormFwdPhase::INFERENCE
-            },
-        },
-    );
+    let mut attrs = RmsnormAttrs::new(eps)
+        .name("rmsnorm")
+        .phase(phase(training));
+    if let Some(bias) = bias {
+        attrs = attrs.bias(bias);
+    }
+    let out = check(b.name, b.g.rmsnorm(x, scale, attrs));
+    b.output(out.y, "y", DataType::Unset);
+    if let Some(inv_rms) = out.inv_rms {
+        b.output(inv_rms, "inv_rms", DataType::Float);
+    }
     b.finish()
 }
 

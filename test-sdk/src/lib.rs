@@ -4,18 +4,13 @@
 //! that knows what every operation should compute, and the one suite every provider
 //! (the CPU provider, MIOpen, ...) is measured with.
 //!
+//! The references themselves (kernels, the whole-graph executor, host tensors,
+//! tolerances, tensor bytes) live in `hipdnn-reference`, which needs no test harness
+//! (the `hipdnn` command checks its runs with them); this crate re-exports them under
+//! the same module names and adds what only tests need.
+//!
 //! # Design
 //!
-//! * **Obviously correct over fast.** The [`reference`](mod@reference) kernels are direct loops over
-//!   logical indices with `f64` accumulation. Convolution fprop, dgrad and wgrad share
-//!   one loop over contributing `(x, w, y)` index triples, so the gradients are the
-//!   exact adjoints of the forward pass, and the tests prove it with the dot-product
-//!   identity. The other references are checked against hand-computed cases and
-//!   finite differences.
-//! * **Layouts are strides.** A [`tensor::HostTensor`] is dims + strides + `f32`
-//!   storage; every reference reads it by logical index, so NCHW, NHWC and padded
-//!   layouts need no special cases, and the bytes a provider receives are the storage
-//!   re-encoded in the tensor's type ([`data::encode`]).
 //! * **References see what kernels see.** Inputs are drawn from a seeded ChaCha8
 //!   stream and rounded to each tensor's type (fp16, bf16, ...) before the reference
 //!   runs; expected outputs are rounded to the output type. The remaining difference
@@ -31,17 +26,22 @@
 //! * **The suite tests itself.** [`executor::ReferenceProvider`] interprets the graphs
 //!   with the references (independently of the per-case expected values) and must pass
 //!   every case; a provider that perturbs its outputs must fail every case.
+//! * **Graphs come from the frontend.** The [`graphs`] are built with
+//!   `hipdnn-frontend`'s graph builder, the one applications use.
 //!
 //! # Modules
 //!
-//! * [`tensor`]: `HostTensor` and index helpers.
-//! * [`reference`](mod@reference): conv fprop/dgrad/wgrad, batch norm (inference, training,
-//!   backward), matmul, every pointwise and reduction mode, layer norm, RMS norm.
-//! * [`tolerance`]: hipDNN's tolerance tables and the `atol + rtol·|expected|`
-//!   comparison.
-//! * [`data`]: seeds (`HIPDNN_TEST_SEED`), the generator, rounding, bytes.
+//! * [`tensor`] (re-exported): `HostTensor` and index helpers.
+//! * [`reference`](mod@reference) (re-exported `hipdnn_reference::kernels`): conv
+//!   fprop/dgrad/wgrad, batch norm (inference, training, backward), matmul, every
+//!   pointwise and reduction mode, layer norm, RMS norm.
+//! * [`tolerance`] (re-exported): hipDNN's tolerance tables and the
+//!   `atol + rtol·|expected|` comparison.
+//! * [`data`]: the run's seed (`HIPDNN_TEST_SEED`); re-exported: the generator,
+//!   rounding, bytes.
 //! * [`graphs`]: builders of the common graphs.
-//! * [`executor`]: a whole-graph interpreter over the references.
+//! * [`executor`]: the whole-graph reference interpreter (re-exported) and the
+//!   reference provider.
 //! * [`conformance`]: the suite.
 //! * [`skip`]: reporting tests skipped for lack of a device ([`skip_if_no_device!`]).
 //!
@@ -70,7 +70,7 @@ pub mod conformance;
 pub mod data;
 pub mod executor;
 pub mod graphs;
-pub mod reference;
 pub mod skip;
-pub mod tensor;
-pub mod tolerance;
+
+pub use hipdnn_reference::kernels as reference;
+pub use hipdnn_reference::{tensor, tolerance};

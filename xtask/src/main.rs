@@ -23,7 +23,7 @@
 //!   `target/hipdnn-demo`), runs the installed C examples, lists the engines with the
 //!   installed `hipdnn`, and runs the ResNet-50 bottleneck block
 //!   (`examples/graphs/resnet_bottleneck_nhwc.json`) through the CPU provider with
-//!   `--check` against the test SDK's reference.
+//!   `--check` against the CPU reference.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

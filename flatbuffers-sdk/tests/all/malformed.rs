@@ -10,10 +10,12 @@ use hipdnn_flatbuffers_sdk::model::{
 };
 use hipdnn_flatbuffers_sdk::{
     EngineConfigView, EngineDetailsView, Error, GraphAndPlanView, GraphView, TensorValue,
-    VerifyLimits, has_identifier, samples, wire,
+    VerifyLimits, has_identifier, wire,
 };
 use proptest::prelude::*;
 use proptest::sample::Index;
+
+use crate::samples;
 
 // ---------------------------------------------------------------------------------------
 // A minimal FlatBuffers walker, to find the bytes a test corrupts.

@@ -4,7 +4,9 @@
 
 use hipdnn_data_sdk::{DataType, TensorLayout, packed_strides};
 use hipdnn_flatbuffers_sdk::model::{Graph, Node, PointwiseAttributes, TensorAttributes};
-use hipdnn_flatbuffers_sdk::{GraphError, GraphView, TensorValue, samples, wire};
+use hipdnn_flatbuffers_sdk::{GraphError, GraphView, TensorValue, wire};
+
+use crate::samples;
 
 fn tensor(uid: i64, name: &str, dims: &[i64], is_virtual: bool) -> TensorAttributes {
     TensorAttributes {

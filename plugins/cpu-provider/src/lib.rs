@@ -38,7 +38,8 @@
 //!
 //! ```
 //! use hipdnn_cpu_provider::{CpuSettings, HostTensors, plan_for};
-//! use hipdnn_flatbuffers_sdk::{GraphView, samples};
+//! use hipdnn_flatbuffers_sdk::GraphView;
+//! use hipdnn_frontend::samples;
 //!
 //! let bytes = samples::conv_bias_relu().to_bytes();
 //! let graph = GraphView::from_bytes(&bytes)?;

@@ -2,36 +2,11 @@
 
 use hipdnn_cpu_provider::{CpuSettings, HostTensors, Plan};
 use hipdnn_data_sdk::DataType;
-use hipdnn_flatbuffers_sdk::model::{
-    BatchnormInferenceAttributes, ConvolutionFwdAttributes, MatmulAttributes, PointwiseAttributes,
+use hipdnn_frontend::{
+    BatchnormInferenceAttrs, ConvAttrs, MatmulAttrs, PointwiseAttrs, PointwiseMode,
 };
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
 use crate::support::*;
-
-fn conv_attrs(x: i64, w: i64, y: i64) -> ConvolutionFwdAttributes {
-    ConvolutionFwdAttributes {
-        x_tensor_uid: x,
-        w_tensor_uid: w,
-        y_tensor_uid: y,
-        pre_padding: vec![1, 1],
-        post_padding: vec![1, 1],
-        stride: vec![1, 1],
-        dilation: vec![1, 1],
-        conv_mode: ConvMode::CROSS_CORRELATION,
-        ..ConvolutionFwdAttributes::default()
-    }
-}
-
-fn pw(op: PointwiseMode, a: i64, b: Option<i64>, out: i64) -> PointwiseAttributes {
-    PointwiseAttributes {
-        operation: op,
-        in_0_tensor_uid: a,
-        in_1_tensor_uid: b,
-        out_0_tensor_uid: out,
-        ..PointwiseAttributes::default()
-    }
-}
 
 fn settings() -> CpuSettings {
     CpuSettings {
@@ -53,32 +28,35 @@ fn conv_bias_bn_relu_runs_as_one_stage_and_matches_unfused() {
         );
         let s = |d: &[i64]| strides_in(d, order);
         let f = DataType::Float;
-        let mut g = G::new("fused");
-        g.tensor(1, &xd, &s(&xd), f, false);
-        g.tensor(2, &wd, &s(&wd), f, false);
-        g.tensor(3, &yd, &s(&yd), f, true);
-        g.tensor(4, &cd, &s(&cd), f, false);
-        g.tensor(5, &yd, &s(&yd), f, true);
-        for u in 6..=9 {
-            g.tensor(u, &cd, &s(&cd), f, false);
-        }
-        g.tensor(10, &yd, &s(&yd), f, true);
-        g.tensor(11, &yd, &s(&yd), f, false);
-        g.node("conv", conv_attrs(1, 2, 3));
-        g.node("bias", pw(PointwiseMode::ADD, 3, Some(4), 5));
-        g.node(
-            "bn",
-            BatchnormInferenceAttributes {
-                x_tensor_uid: 5,
-                mean_tensor_uid: 6,
-                inv_variance_tensor_uid: 7,
-                scale_tensor_uid: 8,
-                bias_tensor_uid: 9,
-                y_tensor_uid: 10,
-            },
-        );
-        g.node("relu", pw(PointwiseMode::RELU_FWD, 10, None, 11));
-        let plan = Plan::from_model(&g.graph, &settings()).unwrap();
+        let mut g = f32_graph("fused");
+        let x = input(&mut g, 1, &xd, &s(&xd), f);
+        let w = input(&mut g, 2, &wd, &s(&wd), f);
+        let bias = input(&mut g, 4, &cd, &s(&cd), f);
+        let [mean, inv_variance, scale, shift] =
+            [6, 7, 8, 9].map(|u| input(&mut g, u, &cd, &s(&cd), f));
+        let conv = g
+            .conv_fprop(x, w, ConvAttrs::new().name("conv").padding([1, 1]))
+            .unwrap();
+        result(&mut g, conv, 3, &s(&yd), false);
+        let add = PointwiseAttrs::new(PointwiseMode::ADD).name("bias");
+        let biased = g.pointwise(&[conv, bias], add).unwrap();
+        result(&mut g, biased, 5, &s(&yd), false);
+        let bn = g
+            .batchnorm_inference(
+                biased,
+                mean,
+                inv_variance,
+                scale,
+                shift,
+                BatchnormInferenceAttrs::new().name("bn"),
+            )
+            .unwrap();
+        result(&mut g, bn, 10, &s(&yd), false);
+        let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+        let y = g.pointwise(&[bn], relu).unwrap();
+        result(&mut g, y, 11, &s(&yd), true);
+        let graph = build(&g);
+        let plan = Plan::from_model(&graph, &settings()).unwrap();
         assert_eq!(plan.stage_count(), 1, "{:?}", plan.describe());
         let x = values(xd.iter().product::<i64>() as usize, 1);
         let w = values(wd.iter().product::<i64>() as usize, 2);
@@ -126,27 +104,26 @@ fn conv_bias_bn_relu_runs_as_one_stage_and_matches_unfused() {
 #[test]
 fn matmul_chain_and_shared_intermediate() {
     let f = DataType::Float;
-    let mut g = G::new("mm");
-    g.tensor(1, &[3, 5, 7], &[35, 7, 1], f, false);
-    g.tensor(2, &[1, 7, 20], &[140, 20, 1], f, false);
-    g.tensor(3, &[3, 5, 20], &[100, 20, 1], f, true);
-    g.tensor(4, &[1, 1, 20], &[20, 20, 1], f, false);
-    g.tensor(5, &[3, 5, 20], &[100, 20, 1], f, true);
-    g.tensor(6, &[3, 5, 20], &[100, 20, 1], f, false);
-    g.tensor(7, &[3, 5, 20], &[100, 20, 1], f, false);
-    g.node(
-        "mm",
-        MatmulAttributes {
-            a_tensor_uid: 1,
-            b_tensor_uid: 2,
-            c_tensor_uid: 3,
-            ..MatmulAttributes::default()
-        },
-    );
-    g.node("bias", pw(PointwiseMode::ADD, 3, Some(4), 5));
-    g.node("gelu", pw(PointwiseMode::GELU_FWD, 5, None, 6));
-    g.node("tanh", pw(PointwiseMode::TANH_FWD, 5, None, 7));
-    let plan = Plan::from_model(&g.graph, &settings()).unwrap();
+    let mut g = f32_graph("mm");
+    let a = input(&mut g, 1, &[3, 5, 7], &[35, 7, 1], f);
+    let b = input(&mut g, 2, &[1, 7, 20], &[140, 20, 1], f);
+    let bias = input(&mut g, 4, &[1, 1, 20], &[20, 20, 1], f);
+    let mm = g.matmul(a, b, MatmulAttrs::new().name("mm")).unwrap();
+    result(&mut g, mm, 3, &[100, 20, 1], false);
+    let add = PointwiseAttrs::new(PointwiseMode::ADD).name("bias");
+    let biased = g.pointwise(&[mm, bias], add).unwrap();
+    result(&mut g, biased, 5, &[100, 20, 1], false);
+    for (uid, mode, node) in [
+        (6, PointwiseMode::GELU_FWD, "gelu"),
+        (7, PointwiseMode::TANH_FWD, "tanh"),
+    ] {
+        let out = g
+            .pointwise(&[biased], PointwiseAttrs::new(mode).name(node))
+            .unwrap();
+        result(&mut g, out, uid, &[100, 20, 1], true);
+    }
+    let graph = build(&g);
+    let plan = Plan::from_model(&graph, &settings()).unwrap();
     assert_eq!(plan.stage_count(), 2, "{:?}", plan.describe());
     let a = values(105, 1);
     let b = values(140, 2);

@@ -4,9 +4,12 @@ use hipdnn_cpu_provider::{
     CpuSettings, ENGINE_ID, KNOB_CONV_ALGO, KNOB_THREADS, Plan, engine, unsupported_reason,
 };
 use hipdnn_data_sdk::DataType;
-use hipdnn_flatbuffers_sdk::model::{EngineConfig, PointwiseAttributes, SdpaAttributes};
+use hipdnn_flatbuffers_sdk::GraphView;
+use hipdnn_flatbuffers_sdk::model::{
+    EngineConfig, Graph, Node, PointwiseAttributes, SdpaAttributes, TensorAttributes,
+};
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
-use hipdnn_flatbuffers_sdk::{GraphView, samples};
+use hipdnn_frontend::{PointwiseAttrs, samples};
 use hipdnn_plugin_sdk::abi::{HIPDNN_PLUGIN_STATUS_BAD_PARAM, HIPDNN_PLUGIN_STATUS_NOT_APPLICABLE};
 use hipdnn_plugin_sdk::knobs::KnobSettingFactory;
 use hipdnn_plugin_sdk::{Handle, IEngine};
@@ -14,19 +17,44 @@ use hipdnn_plugin_sdk::{Handle, IEngine};
 use crate::support::*;
 
 fn relu_graph(dt: DataType) -> Vec<u8> {
-    let mut g = G::new("relu");
-    g.tensor(1, &[2, 8], &[8, 1], dt, false);
-    g.tensor(2, &[2, 8], &[8, 1], dt, false);
-    g.node(
-        "relu",
-        PointwiseAttributes {
-            operation: PointwiseMode::RELU_FWD,
-            in_0_tensor_uid: 1,
-            out_0_tensor_uid: 2,
-            ..PointwiseAttributes::default()
-        },
-    );
-    g.graph.to_bytes()
+    let mut g = f32_graph("relu");
+    let x = input(&mut g, 1, &[2, 8], &[8, 1], dt);
+    let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+    let y = g.pointwise(&[x], relu).unwrap();
+    result(&mut g, y, 2, &[8, 1], true);
+    g.set_data_type(y, dt).unwrap();
+    build(&g).to_bytes()
+}
+
+/// A graph the frontend refuses to build (an unsupported node type, a `GEN_INDEX` without
+/// its axis), written in the model: `FLOAT` tensors of `dims` and `strides` with uids
+/// `uids`, and `node`.
+fn model_graph(
+    name: &str,
+    (dims, strides): (&[i64], &[i64]),
+    uids: std::ops::RangeInclusive<i64>,
+    node: Node,
+) -> Vec<u8> {
+    let tensors = uids
+        .map(|uid| TensorAttributes {
+            uid,
+            name: format!("t{uid}"),
+            data_type: DataType::Float,
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+            ..TensorAttributes::default()
+        })
+        .collect();
+    Graph {
+        name: name.into(),
+        io_data_type: DataType::Float,
+        compute_data_type: DataType::Float,
+        intermediate_data_type: DataType::Float,
+        tensors,
+        nodes: vec![node],
+        ..Graph::default()
+    }
+    .to_bytes()
 }
 
 #[test]
@@ -67,40 +95,41 @@ fn claims_what_it_runs_and_rejects_the_rest_with_reasons() {
     };
     assert_eq!(err.status, HIPDNN_PLUGIN_STATUS_NOT_APPLICABLE);
 
-    let mut g = G::new("sdpa");
-    for u in 1..=4 {
-        g.tensor(u, &[1, 1, 4, 8], &[32, 32, 8, 1], DataType::Float, false);
-    }
-    g.node(
-        "attn",
-        SdpaAttributes {
-            q_tensor_uid: 1,
-            k_tensor_uid: 2,
-            v_tensor_uid: 3,
-            o_tensor_uid: 4,
-            ..SdpaAttributes::default()
-        },
+    let bytes = model_graph(
+        "sdpa",
+        (&[1, 1, 4, 8], &[32, 32, 8, 1]),
+        1..=4,
+        Node::new(
+            "attn",
+            SdpaAttributes {
+                q_tensor_uid: 1,
+                k_tensor_uid: 2,
+                v_tensor_uid: 3,
+                o_tensor_uid: 4,
+                ..SdpaAttributes::default()
+            },
+        ),
     );
-    let bytes = g.graph.to_bytes();
     let reason = unsupported_reason(&GraphView::from_bytes(&bytes).unwrap()).unwrap();
     assert!(
         reason.contains("\"attn\"") && reason.contains("SdpaAttributes"),
         "{reason}"
     );
 
-    let mut g = G::new("gen_index");
-    g.tensor(1, &[2, 8], &[8, 1], DataType::Float, false);
-    g.tensor(2, &[2, 8], &[8, 1], DataType::Float, false);
-    g.node(
-        "gi",
-        PointwiseAttributes {
-            operation: PointwiseMode::GEN_INDEX,
-            in_0_tensor_uid: 1,
-            out_0_tensor_uid: 2,
-            ..PointwiseAttributes::default()
-        },
+    let bytes = model_graph(
+        "gen_index",
+        (&[2, 8], &[8, 1]),
+        1..=2,
+        Node::new(
+            "gi",
+            PointwiseAttributes {
+                operation: PointwiseMode::GEN_INDEX,
+                in_0_tensor_uid: 1,
+                out_0_tensor_uid: 2,
+                ..PointwiseAttributes::default()
+            },
+        ),
     );
-    let bytes = g.graph.to_bytes();
     let reason = unsupported_reason(&GraphView::from_bytes(&bytes).unwrap()).unwrap();
     assert!(reason.contains("axis"), "{reason}");
 }

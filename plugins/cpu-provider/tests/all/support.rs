@@ -1,7 +1,8 @@
-//! Shared helpers: graph building and a naive convolution.
+//! Shared helpers: graph building (with the frontend's builder) and a naive convolution.
 
 use hipdnn_data_sdk::DataType;
-use hipdnn_flatbuffers_sdk::model::{Graph, Node, NodeAttributes, TensorAttributes};
+use hipdnn_flatbuffers_sdk::model::Graph;
+use hipdnn_frontend::{GraphBuilder, Tensor, TensorDescriptor};
 
 /// A deterministic pseudo-random sequence in [-1, 1).
 pub fn values(n: usize, seed: u64) -> Vec<f32> {
@@ -16,47 +17,43 @@ pub fn values(n: usize, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-/// Builds graphs tensor by tensor.
-pub struct G {
-    pub graph: Graph,
+/// A graph builder with `FLOAT` I/O, intermediate and compute types.
+pub fn f32_graph(name: &str) -> GraphBuilder {
+    GraphBuilder::new(name)
+        .io_data_type(DataType::Float)
+        .intermediate_data_type(DataType::Float)
+        .compute_data_type(DataType::Float)
 }
 
-impl G {
-    pub fn new(name: &str) -> Self {
-        Self {
-            graph: Graph {
-                name: name.into(),
-                io_data_type: DataType::Float,
-                compute_data_type: DataType::Float,
-                intermediate_data_type: DataType::Float,
-                ..Graph::default()
-            },
-        }
-    }
+/// A graph input `t{uid}` with the given uid, dims, strides and type.
+pub fn input(
+    g: &mut GraphBuilder,
+    uid: i64,
+    dims: &[i64],
+    strides: &[i64],
+    dt: DataType,
+) -> Tensor {
+    let d = TensorDescriptor::new(format!("t{uid}"), dims)
+        .uid(uid)
+        .strides(strides)
+        .data_type(dt);
+    g.tensor(d).unwrap()
+}
 
-    pub fn tensor(
-        &mut self,
-        uid: i64,
-        dims: &[i64],
-        strides: &[i64],
-        dt: DataType,
-        is_virtual: bool,
-    ) -> i64 {
-        self.graph.tensors.push(TensorAttributes {
-            uid,
-            name: format!("t{uid}"),
-            data_type: dt,
-            dims: dims.to_vec(),
-            strides: strides.to_vec(),
-            is_virtual,
-            ..TensorAttributes::default()
-        });
-        uid
-    }
+/// Names an operation's result `t{uid}`, gives it that uid and strides, and makes it a
+/// graph output or leaves it virtual.
+pub fn result(g: &mut GraphBuilder, t: Tensor, uid: i64, strides: &[i64], output: bool) -> Tensor {
+    g.set_name(t, format!("t{uid}"))
+        .and_then(|g| g.set_uid(t, uid))
+        .and_then(|g| g.set_strides(t, strides))
+        .and_then(|g| g.set_output(t, output))
+        .unwrap();
+    t
+}
 
-    pub fn node(&mut self, name: &str, a: impl Into<NodeAttributes>) {
-        self.graph.nodes.push(Node::new(name, a));
-    }
+/// The built (validated) graph.
+pub fn build(g: &GraphBuilder) -> Graph {
+    g.build().unwrap().into_graph()
 }
 
 /// Packed strides of `dims` stored in `order` (outermost first).

@@ -1,14 +1,19 @@
 //! The frontend graph builder end to end: built graphs go through the wire format (bytes,
-//! verified views, JSON) and come back unchanged, and match the hand-built samples.
+//! verified views, JSON) and come back unchanged, and match the graphs written by hand in
+//! the owned model (`flatbuffers-sdk/tests/support/model_graphs.rs`).
 
-use hipdnn_backend::frontend::{
+use hipdnn_flatbuffers_sdk::GraphView;
+use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributesRef};
+use hipdnn_frontend::samples;
+
+#[path = "../../flatbuffers-sdk/tests/support/model_graphs.rs"]
+mod model_graphs;
+use hipdnn_frontend::{
     BatchnormAttrs, BatchnormBackwardAttrs, BatchnormInferenceAttrs, BuiltGraph, ConvAttrs,
     DataType, GraphBuilder, LayernormAttrs, MatmulAttrs, NormFwdPhase, PointwiseAttrs,
     PointwiseMode, ReductionAttrs, ReductionMode, RmsnormAttrs, Tensor, TensorDescriptor,
     TensorLayout, TensorValue,
 };
-use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributesRef};
-use hipdnn_flatbuffers_sdk::{GraphView, samples};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -54,9 +59,10 @@ fn conv_bias_relu_matches_the_golden_sample() -> TestResult {
     g.set_name(y, "y")?.set_output(y, true)?;
     let built = g.build()?;
 
-    let mut expected = samples::conv_bias_relu();
+    let mut expected = model_graphs::conv_bias_relu();
     expected.validate()?;
     assert_eq!(built.graph(), &expected);
+    assert_eq!(samples::conv_bias_relu(), expected);
     assert_eq!(built.to_bytes(), expected.to_bytes());
     let golden = include_bytes!("../../flatbuffers-sdk/tests/data/conv_bias_relu.bin");
     assert_eq!(built.to_bytes(), golden);
@@ -65,6 +71,28 @@ fn conv_bias_relu_matches_the_golden_sample() -> TestResult {
         [1, 2, 3, 4, 5, 6].map(Some)
     );
     round_trip(&built)?;
+    Ok(())
+}
+
+/// The samples are the hand-written model graphs, validated.
+#[test]
+fn samples_match_the_hand_written_graphs() -> TestResult {
+    for (built, mut by_hand) in [
+        (
+            samples::pointwise_chain(1),
+            model_graphs::pointwise_chain(1),
+        ),
+        (
+            samples::pointwise_chain(1000),
+            model_graphs::pointwise_chain(1000),
+        ),
+        (samples::resnet50(1), model_graphs::resnet50(1)),
+        (samples::resnet50(3), model_graphs::resnet50(3)),
+    ] {
+        by_hand.validate()?;
+        assert_eq!(built, by_hand, "{}", built.name);
+        assert_eq!(built.to_bytes(), by_hand.to_bytes(), "{}", built.name);
+    }
     Ok(())
 }
 

@@ -1,25 +1,30 @@
-//! Sample graphs for tests, benchmarks and documentation.
+//! Graphs written directly in the owned model, for this crate's tests and benchmarks: a
+//! conv → bias → ReLU fusion (the golden wire file), a long pointwise chain, and a
+//! ResNet-50-sized inference graph of convolutions, batch norms, ReLUs and residual
+//! additions.
 //!
-//! They are ordinary [`Graph`]s built with the public API: a conv → bias →
-//! ReLU fusion (the golden wire file), a long pointwise chain, and a ResNet-50-sized
-//! inference graph of convolutions, batch norms, ReLUs and residual additions.
+//! Applications and other crates build graphs with `hipdnn-frontend` (whose `samples`
+//! are these graphs, built with its builder). This crate sits below the frontend, so its
+//! tests (included with `#[path]`) and benchmarks (which measure the model API itself)
+//! keep this copy. Data types are left unset, as the model allows before validation;
+//! the stem's max-pool is folded into a stride-4 stem convolution.
 
 use hipdnn_data_sdk::{DataType, TensorLayout, packed_strides};
 
-use crate::model::{
+use hipdnn_flatbuffers_sdk::model::{
     BatchnormInferenceAttributes, ConvolutionFwdAttributes, Graph, Node, PointwiseAttributes,
     TensorAttributes,
 };
-use crate::wire::{ConvMode, PointwiseMode};
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
 /// Accumulates tensors and nodes with fresh uids.
 #[derive(Debug, Default)]
-struct GraphBuilder {
+struct ModelBuilder {
     graph: Graph,
     next_uid: i64,
 }
 
-impl GraphBuilder {
+impl ModelBuilder {
     fn new(name: &str) -> Self {
         let graph = Graph {
             name: name.to_owned(),
@@ -45,7 +50,11 @@ impl GraphBuilder {
         uid
     }
 
-    fn node(&mut self, name: &str, attributes: impl Into<crate::model::NodeAttributes>) {
+    fn node(
+        &mut self,
+        name: &str,
+        attributes: impl Into<hipdnn_flatbuffers_sdk::model::NodeAttributes>,
+    ) {
         self.graph.nodes.push(Node::new(name, attributes));
     }
 
@@ -94,7 +103,7 @@ impl GraphBuilder {
 /// `FLOAT`.
 /// Its serialized form is the golden file `flatbuffers-sdk/tests/data/conv_bias_relu.bin`.
 pub fn conv_bias_relu() -> Graph {
-    let mut b = GraphBuilder::new("conv_bias_relu");
+    let mut b = ModelBuilder::new("conv_bias_relu");
     let x = b.tensor("x", &[1, 3, 8, 8], false);
     let w = b.tensor("w", &[4, 3, 3, 3], false);
     let conv_out = b.tensor("conv_out", &[1, 4, 8, 8], true);
@@ -115,7 +124,7 @@ pub fn pointwise_chain(len: usize) -> Graph {
         PointwiseMode::TANH_FWD,
         PointwiseMode::SIGMOID_FWD,
     ];
-    let mut b = GraphBuilder::new("pointwise_chain");
+    let mut b = ModelBuilder::new("pointwise_chain");
     b.graph.tensors.reserve(len + 1);
     b.graph.nodes.reserve(len);
     let mut current = b.tensor("t0", &[1, 64], false);
@@ -138,13 +147,13 @@ pub fn pointwise_chain(len: usize) -> Graph {
 /// batch norm, with a projection shortcut opening each stage, a residual add and a
 /// ReLU). 53 convolutions and batch norms, 49 ReLUs, 16 additions.
 pub fn resnet50(n: i64) -> Graph {
-    let mut b = GraphBuilder::new("resnet50");
+    let mut b = ModelBuilder::new("resnet50");
     let mut x = b.tensor("image", &[n, 3, 224, 224], false);
     let mut channels = 3;
     let mut size = 224;
 
     // conv → batch norm (→ ReLU); returns the output uid.
-    let unit = |b: &mut GraphBuilder,
+    let unit = |b: &mut ModelBuilder,
                 tag: &str,
                 x: i64,
                 (cin, cout): (i64, i64),
@@ -177,10 +186,9 @@ pub fn resnet50(n: i64) -> Graph {
         r
     };
 
-    size /= 2;
-    x = unit(&mut b, "stem", x, (channels, 64), (7, 2, size), true);
+    size /= 4; // the stem's max-pool is folded into its stride
+    x = unit(&mut b, "stem", x, (channels, 64), (7, 4, size), true);
     channels = 64;
-    size /= 2; // the stem's max-pool is folded into the first stage's stride here
     let stages = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)];
     for (stage, &(blocks, width, first_stride)) in stages.iter().enumerate() {
         for block in 0..blocks {

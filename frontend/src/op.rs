@@ -4,9 +4,9 @@
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{
     BatchnormAttributes, BatchnormBackwardAttributes, BatchnormInferenceAttributes,
-    ConvolutionBwdAttributes, ConvolutionFwdAttributes, ConvolutionWrwAttributes,
-    LayernormAttributes, MatmulAttributes, NodeAttributes, PointwiseAttributes, RMSNormAttributes,
-    ReductionAttributes,
+    BatchnormInferenceAttributesVarianceExt, ConvolutionBwdAttributes, ConvolutionFwdAttributes,
+    ConvolutionWrwAttributes, LayernormAttributes, MatmulAttributes, NodeAttributes,
+    PointwiseAttributes, RMSNormAttributes, ReductionAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode, ReductionMode};
 
@@ -63,6 +63,15 @@ pub(crate) enum Op {
         inv_variance: usize,
         scale: usize,
         bias: usize,
+        y: usize,
+    },
+    BatchnormInferenceVariance {
+        x: usize,
+        mean: usize,
+        variance: usize,
+        scale: usize,
+        bias: usize,
+        epsilon: usize,
         y: usize,
     },
     Batchnorm {
@@ -205,6 +214,24 @@ impl Op {
                 scale_tensor_uid: uid(*scale),
                 bias_tensor_uid: uid(*bias),
                 y_tensor_uid: uid(*y),
+            }
+            .into(),
+            Op::BatchnormInferenceVariance {
+                x,
+                mean,
+                variance,
+                scale,
+                bias,
+                epsilon,
+                y,
+            } => BatchnormInferenceAttributesVarianceExt {
+                x_tensor_uid: uid(*x),
+                mean_tensor_uid: uid(*mean),
+                variance_tensor_uid: uid(*variance),
+                scale_tensor_uid: uid(*scale),
+                bias_tensor_uid: uid(*bias),
+                y_tensor_uid: uid(*y),
+                epsilon_tensor_uid: uid(*epsilon),
             }
             .into(),
             Op::Batchnorm {

@@ -383,6 +383,50 @@ impl GraphBuilder {
         Ok(out[0])
     }
 
+    /// Batch norm for inference from a variance (hipDNN's
+    /// `BatchnormInferenceAttributesVarianceExt`):
+    /// `y = scale · (x - mean) / sqrt(variance + epsilon) + bias`. The four parameters
+    /// are per channel, `[1, C, 1, …]`; `y` has `x`'s dims and layout.
+    ///
+    /// # Errors
+    /// `x` of rank below 2, parameters of other dims, a non-scalar epsilon.
+    pub fn batchnorm_inference_variance(
+        &mut self,
+        x: Tensor,
+        mean: Tensor,
+        variance: Tensor,
+        scale: Tensor,
+        bias: Tensor,
+        attrs: BatchnormInferenceVarianceAttrs,
+    ) -> Result<Tensor> {
+        let node = self.node_name(&attrs.name, "batchnorm_inference_variance");
+        let x = self.input(&node, "x", x)?;
+        let mean = self.input(&node, "mean", mean)?;
+        let variance = self.input(&node, "variance", variance)?;
+        let scale = self.input(&node, "scale", scale)?;
+        let bias = self.input(&node, "bias", bias)?;
+        let epsilon = self.input(&node, "epsilon", attrs.epsilon)?;
+        self.expect_min_rank(&node, x, 2)?;
+        let c = shape::channel_dims(self.dims(x));
+        for t in [mean, variance, scale, bias] {
+            self.expect_dims(&node, t, &c)?;
+        }
+        self.expect_scalar(&node, epsilon)?;
+        let y = self.like(&node, "y", x, self.dims(x).to_vec())?;
+        let out = self.commit(node, attrs.compute_data_type, vec![y], |o| {
+            Op::BatchnormInferenceVariance {
+                x,
+                mean,
+                variance,
+                scale,
+                bias,
+                epsilon,
+                y: o[0],
+            }
+        });
+        Ok(out[0])
+    }
+
     /// Batch norm for training: normalizes with the batch statistics, which it also
     /// outputs (mean and inverse variance, `[1, C, 1, …]`), and updates running
     /// statistics when [`BatchnormAttrs::running_stats`] is set.

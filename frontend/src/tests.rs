@@ -495,6 +495,69 @@ fn batchnorm_inference_checks_per_channel_dims() {
 }
 
 #[test]
+fn batchnorm_inference_variance_checks_epsilon_and_emits_the_ext_node() {
+    let operands = |g: &mut GraphBuilder| {
+        let x = nhwc(g, "x", &[2, 4, 5, 5]);
+        let p: Vec<Tensor> = ["mean", "variance", "scale", "bias"]
+            .iter()
+            .map(|n| input(g, n, &[1, 4, 1, 1]))
+            .collect();
+        (x, p)
+    };
+    let mut bad = builder();
+    let (x, p) = operands(&mut bad);
+    let not_scalar = bad
+        .tensor(TensorDescriptor::new("eps", [1, 2]).uid(20))
+        .unwrap();
+    let e = bad
+        .batchnorm_inference_variance(
+            x,
+            p[0],
+            p[1],
+            p[2],
+            p[3],
+            BatchnormInferenceVarianceAttrs::new(not_scalar).name("bn"),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "node \"bn\": tensor \"eps\" (uid 20) has dims [1, 2], expected [1, 1]"
+    );
+    let mut g = builder();
+    let (x, p) = operands(&mut g);
+    let eps = scalar(&mut g, "epsilon", 1e-5);
+    let y = g
+        .batchnorm_inference_variance(
+            x,
+            p[0],
+            p[1],
+            p[2],
+            p[3],
+            BatchnormInferenceVarianceAttrs::new(eps).name("bn"),
+        )
+        .unwrap();
+    assert_eq!(dims(&g, y), [2, 4, 5, 5]);
+    assert_eq!(strides(&g, y), strides(&g, x));
+    g.set_output(y, true).unwrap();
+    let built = g.build().unwrap();
+    let uid = |t| built.uid(t).unwrap();
+    match &built.graph().nodes[0].attributes {
+        NodeAttributes::BatchnormInferenceAttributesVarianceExt(a) => {
+            assert_eq!(
+                [
+                    a.x_tensor_uid,
+                    a.variance_tensor_uid,
+                    a.epsilon_tensor_uid,
+                    a.y_tensor_uid
+                ],
+                [uid(x), uid(p[1]), uid(eps), uid(y)]
+            );
+        }
+        other => panic!("unexpected node {other:?}"),
+    }
+}
+
+#[test]
 fn batchnorm_training_outputs_and_pruned_statistics() {
     let mut g = builder();
     let x = input(&mut g, "x", &[2, 3, 4, 4]);

@@ -28,7 +28,7 @@ pub struct Tensor {
 /// order.
 ///
 /// ```
-/// use hipdnn_backend::frontend::{DataType, TensorDescriptor, TensorLayout};
+/// use hipdnn_frontend::{DataType, TensorDescriptor, TensorLayout};
 ///
 /// let x = TensorDescriptor::new("x", [8, 64, 56, 56])
 ///     .layout(TensorLayout::ChannelsLast)

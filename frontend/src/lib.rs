@@ -7,6 +7,10 @@
 //! [`Graph`](hipdnn_flatbuffers_sdk::model::Graph) that plugins receive as FlatBuffer
 //! bytes.
 //!
+//! The crate needs only the wire crates (`hipdnn-data-sdk`, `hipdnn-flatbuffers-sdk`), so
+//! anything that makes graphs (applications, tests, tools) can use it without the
+//! backend; `hipdnn-backend` re-exports it as `hipdnn_backend::frontend`.
+//!
 //! # Design
 //!
 //! * **Handles, not shared pointers.** cuDNN hands out `shared_ptr<Tensor_attributes>`
@@ -41,6 +45,7 @@
 //! | [`conv_fprop`](GraphBuilder::conv_fprop) | `[N, K, (in + pre + post − (dil·(k−1)+1)) / stride + 1 …]`, groups = `C / w[1]` |
 //! | [`conv_dgrad`](GraphBuilder::conv_dgrad), [`conv_wgrad`](GraphBuilder::conv_wgrad) | given (`ConvAttrs::output_dims`), checked against `dy` |
 //! | [`batchnorm_inference`](GraphBuilder::batchnorm_inference) | `y` = `x`'s dims |
+//! | [`batchnorm_inference_variance`](GraphBuilder::batchnorm_inference_variance) | `y` = `x`'s dims |
 //! | [`batchnorm`](GraphBuilder::batchnorm) | `y`; `mean`, `inv_variance` (and running stats) `[1, C, 1, …]` |
 //! | [`batchnorm_backward`](GraphBuilder::batchnorm_backward) | `dx` = `x`'s dims; `dscale`, `dbias` `[1, C, 1, …]` |
 //! | [`pointwise`](GraphBuilder::pointwise) | numpy broadcast of the inputs |
@@ -55,7 +60,7 @@
 //! the tensors it binds:
 //!
 //! ```
-//! use hipdnn_backend::frontend::{
+//! use hipdnn_frontend::{
 //!     ConvAttrs, DataType, GraphBuilder, PointwiseAttrs, PointwiseMode, TensorDescriptor,
 //!     TensorLayout,
 //! };
@@ -98,17 +103,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![deny(missing_docs)]
+
 mod attrs;
 mod error;
 mod graph;
 mod op;
+pub mod samples;
 mod shape;
 mod tensor;
 
 pub use attrs::{
     BatchnormAttrs, BatchnormBackwardAttrs, BatchnormBackwardOutputs, BatchnormInferenceAttrs,
-    BatchnormOutputs, ConvAttrs, LayernormAttrs, LayernormOutputs, MatmulAttrs, PointwiseAttrs,
-    ReductionAttrs, RmsnormAttrs, RmsnormOutputs,
+    BatchnormInferenceVarianceAttrs, BatchnormOutputs, ConvAttrs, LayernormAttrs, LayernormOutputs,
+    MatmulAttrs, PointwiseAttrs, ReductionAttrs, RmsnormAttrs, RmsnormOutputs,
 };
 pub use error::{FrontendError, TensorLabel};
 pub use graph::{BuiltGraph, GraphBuilder};

@@ -30,6 +30,7 @@ macro_rules! common_setters {
 common_setters!(
     ConvAttrs,
     BatchnormInferenceAttrs,
+    BatchnormInferenceVarianceAttrs,
     BatchnormAttrs,
     BatchnormBackwardAttrs,
     PointwiseAttrs,
@@ -135,6 +136,27 @@ impl BatchnormInferenceAttrs {
     /// No name, graph compute type.
     pub fn new() -> Self {
         Self::default()
+    }
+}
+
+/// Attributes of a batch norm for inference from a variance
+/// (`BatchnormInferenceAttributesVarianceExt`): the epsilon scalar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchnormInferenceVarianceAttrs {
+    pub(crate) name: String,
+    pub(crate) compute_data_type: DataType,
+    pub(crate) epsilon: Tensor,
+}
+
+impl BatchnormInferenceVarianceAttrs {
+    /// `epsilon` is a scalar tensor (dims `[1]`, usually pass-by-value), added to the
+    /// variance before its inverse square root.
+    pub fn new(epsilon: Tensor) -> Self {
+        Self {
+            name: String::new(),
+            compute_data_type: DataType::Unset,
+            epsilon,
+        }
     }
 }
 

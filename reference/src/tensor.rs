@@ -1,6 +1,6 @@
 //! [`HostTensor`]: a logical tensor over `f32` storage laid out by arbitrary strides.
 //!
-//! Every reference in [`crate::reference`] reads and writes `HostTensor`s by logical
+//! Every reference in [`crate::kernels`] reads and writes `HostTensor`s by logical
 //! index, so the same reference serves NCHW, NHWC and any other stride pattern: the
 //! layout only decides where in `data` an element lives.
 

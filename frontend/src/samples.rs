@@ -1,0 +1,243 @@
+//! Sample graphs for tests, benchmarks and documentation, built with the
+//! [`GraphBuilder`]: a conv → bias → ReLU fusion (the golden wire file), a long pointwise
+//! chain, and a ResNet-50-sized inference graph of convolutions, batch norms, ReLUs and
+//! residual additions.
+//!
+//! Every sample is `FLOAT` throughout (graph defaults: I/O, intermediate and compute),
+//! packed channels-first, with uids 1, 2, … in the order the tensors are made, and comes
+//! back as built: validated, every data type filled in.
+
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::model::Graph;
+use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
+
+use crate::{
+    BatchnormInferenceAttrs, ConvAttrs, FrontendError, GraphBuilder, PointwiseAttrs, Tensor,
+    TensorDescriptor,
+};
+
+type Result<T> = std::result::Result<T, FrontendError>;
+
+fn f32_builder(name: &str) -> GraphBuilder {
+    GraphBuilder::new(name)
+        .io_data_type(DataType::Float)
+        .intermediate_data_type(DataType::Float)
+        .compute_data_type(DataType::Float)
+}
+
+/// Builds `g`, panicking with the sample's name on an error: the samples are fixed,
+/// valid graphs, so an error is a bug in this module.
+fn finish(g: &GraphBuilder, made: Result<()>) -> Graph {
+    made.and_then(|()| g.build())
+        .unwrap_or_else(|e| panic!("sample graph \"{}\": {e}", g.name()))
+        .into_graph()
+}
+
+/// An element-wise operation on `inputs`, its output named `name` (node `node`).
+fn pointwise(
+    g: &mut GraphBuilder,
+    node: &str,
+    mode: PointwiseMode,
+    inputs: &[Tensor],
+    name: &str,
+) -> Result<Tensor> {
+    let out = g.pointwise(inputs, PointwiseAttrs::new(mode).name(node))?;
+    g.set_name(out, name)?;
+    Ok(out)
+}
+
+/// A 3×3 convolution followed by a bias add and a ReLU, with virtual intermediates.
+///
+/// Tensors (uid: name, dims): 1 `x` `[1, 3, 8, 8]`, 2 `w` `[4, 3, 3, 3]`, 3 `conv_out`
+/// (virtual), 4 `bias` `[1, 4, 1, 1]`, 5 `bias_out` (virtual), 6 `y` `[1, 4, 8, 8]`; all
+/// `FLOAT`.
+/// Its serialized form is the golden file `flatbuffers-sdk/tests/data/conv_bias_relu.bin`.
+pub fn conv_bias_relu() -> Graph {
+    let mut g = f32_builder("conv_bias_relu");
+    let made = (|| {
+        let x = g.tensor(TensorDescriptor::new("x", [1, 3, 8, 8]))?;
+        let w = g.tensor(TensorDescriptor::new("w", [4, 3, 3, 3]))?;
+        let conv = g.conv_fprop(x, w, ConvAttrs::new().name("conv").padding([1, 1]))?;
+        g.set_name(conv, "conv_out")?;
+        let bias = g.tensor(TensorDescriptor::new("bias", [1, 4, 1, 1]))?;
+        let biased = pointwise(
+            &mut g,
+            "bias",
+            PointwiseMode::ADD,
+            &[conv, bias],
+            "bias_out",
+        )?;
+        let y = pointwise(&mut g, "relu", PointwiseMode::RELU_FWD, &[biased], "y")?;
+        g.set_output(y, true)?;
+        Ok(())
+    })();
+    finish(&g, made)
+}
+
+/// A chain of `len` unary pointwise nodes over a `[1, 64]` tensor (ReLU, tanh, sigmoid,
+/// in turn); every intermediate is virtual.
+///
+/// # Panics
+/// If `len` is 0 (the graph would have no node).
+pub fn pointwise_chain(len: usize) -> Graph {
+    const MODES: [PointwiseMode; 3] = [
+        PointwiseMode::RELU_FWD,
+        PointwiseMode::TANH_FWD,
+        PointwiseMode::SIGMOID_FWD,
+    ];
+    assert!(len > 0, "a pointwise chain needs at least one node");
+    let mut g = f32_builder("pointwise_chain");
+    let made = (|| {
+        let mut current = g.tensor(TensorDescriptor::new("t0", [1, 64]))?;
+        for i in 0..len {
+            let mode = MODES[i % MODES.len()];
+            let name = format!("t{}", i + 1);
+            current = pointwise(&mut g, &format!("pw{i}"), mode, &[current], &name)?;
+        }
+        g.set_output(current, true)?;
+        Ok(())
+    })();
+    finish(&g, made)
+}
+
+/// A ResNet-50-shaped inference graph at batch `n` and 224×224 input: the 7×7 stem,
+/// then 3, 4, 6 and 3 bottleneck blocks (1×1, 3×3, 1×1 convolutions, each followed by
+/// batch norm, with a projection shortcut opening each stage, a residual add and a
+/// ReLU). 53 convolutions and batch norms, 49 ReLUs, 16 additions. The stem's max-pool
+/// is folded into its stride (4 instead of 2), so the first stage runs at 56×56 as in
+/// the network.
+pub fn resnet50(n: i64) -> Graph {
+    let mut g = f32_builder("resnet50");
+    let made = (|| {
+        let mut x = g.tensor(TensorDescriptor::new("image", [n, 3, 224, 224]))?;
+        x = conv_bn(&mut g, "stem", x, (3, 64), (7, 4), true)?;
+        let mut channels = 64;
+        let stages = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)];
+        for (stage, &(blocks, width, first_stride)) in stages.iter().enumerate() {
+            for block in 0..blocks {
+                let stride = if block == 0 { first_stride } else { 1 };
+                let tag = format!("s{stage}b{block}");
+                let last = stage == stages.len() - 1 && block == blocks - 1;
+                let g = &mut g;
+                let a = conv_bn(g, &format!("{tag}.a"), x, (channels, width), (1, 1), true)?;
+                let b = conv_bn(g, &format!("{tag}.b"), a, (width, width), (3, stride), true)?;
+                let c = conv_bn(g, &format!("{tag}.c"), b, (width, width * 4), (1, 1), false)?;
+                let shortcut = if block == 0 {
+                    let proj = (channels, width * 4);
+                    conv_bn(g, &format!("{tag}.proj"), x, proj, (1, stride), false)?
+                } else {
+                    x
+                };
+                let add = format!("{tag}.add");
+                let sum = pointwise(g, &add, PointwiseMode::ADD, &[c, shortcut], &add)?;
+                let out = format!("{tag}.out");
+                x = pointwise(g, &out, PointwiseMode::RELU_FWD, &[sum], &out)?;
+                if last {
+                    g.set_output(x, true)?;
+                }
+                channels = width * 4;
+            }
+        }
+        Ok(())
+    })();
+    finish(&g, made)
+}
+
+/// Convolution (square `k`×`k` kernel, padding `k / 2`) → batch norm (→ ReLU): tensors
+/// `{tag}.w`, `{tag}.conv`, `{tag}.bn.{mean,inv_var,scale,bias}`, `{tag}.bn`
+/// (, `{tag}.relu`); returns the last.
+fn conv_bn(
+    g: &mut GraphBuilder,
+    tag: &str,
+    x: Tensor,
+    (cin, cout): (i64, i64),
+    (k, stride): (i64, i64),
+    relu: bool,
+) -> Result<Tensor> {
+    let w = g.tensor(TensorDescriptor::new(format!("{tag}.w"), [cout, cin, k, k]))?;
+    let attrs = ConvAttrs::new()
+        .name(format!("{tag}.conv"))
+        .padding([k / 2, k / 2])
+        .stride([stride, stride]);
+    let conv = g.conv_fprop(x, w, attrs)?;
+    g.set_name(conv, format!("{tag}.conv"))?;
+    let [mean, inv_var, scale, bias] = ["mean", "inv_var", "scale", "bias"]
+        .map(|s| TensorDescriptor::new(format!("{tag}.bn.{s}"), [1, cout, 1, 1]));
+    let (mean, inv_var) = (g.tensor(mean)?, g.tensor(inv_var)?);
+    let (scale, bias) = (g.tensor(scale)?, g.tensor(bias)?);
+    let attrs = BatchnormInferenceAttrs::new().name(format!("{tag}.bn"));
+    let y = g.batchnorm_inference(conv, mean, inv_var, scale, bias, attrs)?;
+    g.set_name(y, format!("{tag}.bn"))?;
+    if !relu {
+        return Ok(y);
+    }
+    let name = format!("{tag}.relu");
+    pointwise(g, &name, PointwiseMode::RELU_FWD, &[y], &name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hipdnn_flatbuffers_sdk::model::NodeAttributes;
+
+    #[test]
+    fn resnet50_has_the_network_counts_and_shapes() {
+        let g = resnet50(2);
+        let count =
+            |f: fn(&NodeAttributes) -> bool| g.nodes.iter().filter(|n| f(&n.attributes)).count();
+        assert_eq!(
+            count(|a| matches!(a, NodeAttributes::ConvolutionFwdAttributes(_))),
+            53
+        );
+        assert_eq!(
+            count(|a| matches!(a, NodeAttributes::BatchnormInferenceAttributes(_))),
+            53
+        );
+        let pointwise = |mode| {
+            g.nodes
+                .iter()
+                .filter(|n| matches!(&n.attributes, NodeAttributes::PointwiseAttributes(p) if p.operation == mode))
+                .count()
+        };
+        assert_eq!(pointwise(PointwiseMode::RELU_FWD), 49);
+        assert_eq!(pointwise(PointwiseMode::ADD), 16);
+        let dims = |name: &str| {
+            g.tensors
+                .iter()
+                .find(|t| t.name == name)
+                .unwrap()
+                .dims
+                .clone()
+        };
+        assert_eq!(dims("stem.conv"), [2, 64, 56, 56]);
+        assert_eq!(dims("s0b0.out"), [2, 256, 56, 56]);
+        assert_eq!(dims("s3b2.out"), [2, 2048, 7, 7]);
+        let outputs: Vec<_> = g
+            .tensors
+            .iter()
+            .filter(|t| !t.is_virtual && t.name.ends_with(".out"))
+            .collect();
+        assert_eq!(outputs.len(), 1);
+        let uids: Vec<i64> = g.tensors.iter().map(|t| t.uid).collect();
+        assert_eq!(uids, (1..=g.tensors.len() as i64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pointwise_chain_alternates_modes() {
+        let g = pointwise_chain(4);
+        let modes: Vec<_> = g
+            .nodes
+            .iter()
+            .map(|n| match &n.attributes {
+                NodeAttributes::PointwiseAttributes(p) => p.operation,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        use PointwiseMode as M;
+        assert_eq!(
+            modes,
+            [M::RELU_FWD, M::TANH_FWD, M::SIGMOID_FWD, M::RELU_FWD]
+        );
+        assert_eq!(g.tensors.iter().filter(|t| t.is_virtual).count(), 3);
+    }
+}
