@@ -821,7 +821,7 @@ fn engines_shows_the_memory_kind_for_the_sample_graph() {
         .unwrap_or_else(|| panic!("{run:#?}"));
     assert_eq!(
         lines[row + 1],
-        "    memory: host (for test-sdk add 1x8x8x8)",
+        "    memory: host (for built-in add 1x8x8x8)",
         "{run:#?}"
     );
     let run = s.hipdnn(&["engines", "--json"]);
@@ -834,5 +834,5 @@ fn engines_shows_the_memory_kind_for_the_sample_graph() {
         .find(|e| e["name"] == "PROBE_ADD_ENGINE")
         .unwrap_or_else(|| panic!("{v}"));
     assert_eq!(probe["memory"], "host");
-    assert_eq!(probe["knobs_sample_graph"], "test-sdk add 1x8x8x8");
+    assert_eq!(probe["knobs_sample_graph"], "built-in add 1x8x8x8");
 }
