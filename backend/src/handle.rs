@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use hipdnn_plugin_sdk::abi::{hipStream_t, hipdnnEnginePluginHandle_t};
+use hipdnn_plugin_abi::{hipStream_t, hipdnnEnginePluginHandle_t};
 
 use crate::manager::{self, PluginSet};
 use crate::plugin::LoadedPlugin;

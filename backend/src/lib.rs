@@ -95,6 +95,7 @@ mod error;
 pub mod execution;
 pub mod frontend;
 mod handle;
+mod knobs;
 mod loader;
 pub mod log_output;
 mod logging;

@@ -26,11 +26,11 @@
 //! from the plugin are read with a length bound.
 
 use std::collections::HashSet;
-use std::ffi::{c_char, c_void};
+use std::ffi::{CStr, c_char, c_void};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use hipdnn_plugin_sdk::abi::*;
+use hipdnn_plugin_abi::*;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 
 /// `RTLD_NODELETE`: `dlclose` releases the backend's reference but keeps the code mapped.
@@ -51,56 +51,6 @@ type Span = hipdnnPluginConstData_t;
 type PluginHandle = hipdnnEnginePluginHandle_t;
 type Context = hipdnnEnginePluginExecutionContext_t;
 
-/// `hipdnnPluginGetName`, `GetVersion`, `GetApiVersion`, `hipdnnEnginePluginGetEngineName`
-/// minus the id: a function writing a plugin-owned string.
-pub(crate) type GetStringFn = unsafe extern "C" fn(*mut *const c_char) -> Status;
-pub(crate) type GetTypeFn = unsafe extern "C" fn(*mut hipdnnPluginType_t) -> Status;
-pub(crate) type GetLastErrorStringFn = unsafe extern "C" fn(*mut *const c_char);
-pub(crate) type SetLoggingCallbackFn = unsafe extern "C" fn(hipdnnCallback_t) -> Status;
-pub(crate) type SetLogLevelFn = unsafe extern "C" fn(hipdnnSeverity_t) -> Status;
-pub(crate) type GetAllEngineIdsFn = unsafe extern "C" fn(*mut i64, u32, *mut u32) -> Status;
-pub(crate) type GetEngineNameFn = unsafe extern "C" fn(i64, *mut *const c_char) -> Status;
-pub(crate) type CreateFn = unsafe extern "C" fn(*mut PluginHandle) -> Status;
-pub(crate) type DestroyFn = unsafe extern "C" fn(PluginHandle) -> Status;
-pub(crate) type SetStreamFn = unsafe extern "C" fn(PluginHandle, hipStream_t) -> Status;
-pub(crate) type GetApplicableEngineIdsFn =
-    unsafe extern "C" fn(PluginHandle, *const Span, *mut i64, u32, *mut u32) -> Status;
-pub(crate) type GetEngineDetailsFn =
-    unsafe extern "C" fn(PluginHandle, i64, *const Span, *mut Span) -> Status;
-pub(crate) type DestroyEngineDetailsFn = unsafe extern "C" fn(PluginHandle, *mut Span) -> Status;
-pub(crate) type GetWorkspaceSizeFn =
-    unsafe extern "C" fn(PluginHandle, *const Span, *const Span, *mut usize) -> Status;
-pub(crate) type CreateExecutionContextFn =
-    unsafe extern "C" fn(PluginHandle, *const Span, *const Span, *mut Context) -> Status;
-pub(crate) type DestroyExecutionContextFn = unsafe extern "C" fn(PluginHandle, Context) -> Status;
-pub(crate) type GetWorkspaceSizeFromExecutionContextFn =
-    unsafe extern "C" fn(PluginHandle, Context, *mut usize) -> Status;
-pub(crate) type ExecuteOpGraphFn = unsafe extern "C" fn(
-    PluginHandle,
-    Context,
-    *mut c_void,
-    *const hipdnnPluginDeviceBuffer_t,
-    u32,
-) -> Status;
-pub(crate) type ExecuteOpGraphWithOverridesFn = unsafe extern "C" fn(
-    PluginHandle,
-    Context,
-    *mut c_void,
-    *const hipdnnPluginDeviceBuffer_t,
-    u32,
-    u32,
-    *const i64,
-    *const u32,
-    *const *const i64,
-    *const *const i64,
-) -> Status;
-pub(crate) type SerializeExecutionContextFn =
-    unsafe extern "C" fn(PluginHandle, Context, *mut Span) -> Status;
-pub(crate) type DestroySerializedExecutionContextFn =
-    unsafe extern "C" fn(PluginHandle, *mut Span) -> Status;
-pub(crate) type CreateExecutionContextFromSerializedFn =
-    unsafe extern "C" fn(PluginHandle, *const Span, *mut Context) -> Status;
-
 /// Longest name or version string accepted from a plugin, in bytes.
 pub const MAX_STRING_LEN: usize = 4096;
 
@@ -110,55 +60,6 @@ pub const MAX_ENGINES: u32 = 1 << 16;
 
 /// The API version assumed for a plugin that does not export `hipdnnPluginGetApiVersion`.
 pub const DEFAULT_API_VERSION: semver::Version = semver::Version::new(1, 0, 0);
-
-/// The base functions every plugin type exports (`PluginApi.h`).
-#[derive(Debug, Clone, Copy)]
-#[allow(
-    dead_code,
-    reason = "kept for handle creation and queries, which come later"
-)]
-pub(crate) struct BaseApi {
-    pub(crate) get_name: GetStringFn,
-    pub(crate) get_version: GetStringFn,
-    pub(crate) get_api_version: Option<GetStringFn>,
-    pub(crate) get_type: GetTypeFn,
-    pub(crate) get_last_error_string: GetLastErrorStringFn,
-    pub(crate) set_logging_callback: Option<SetLoggingCallbackFn>,
-    pub(crate) set_log_level: Option<SetLogLevelFn>,
-}
-
-/// The three optional plan-serialization functions, present only all together.
-#[derive(Debug, Clone, Copy)]
-#[allow(dead_code, reason = "used by plan serialization, which comes later")]
-pub(crate) struct SerializationApi {
-    pub(crate) serialize: SerializeExecutionContextFn,
-    pub(crate) destroy_serialized: DestroySerializedExecutionContextFn,
-    pub(crate) create_from_serialized: CreateExecutionContextFromSerializedFn,
-}
-
-/// The engine functions (`EnginePluginApi.h`): 12 required, the rest optional.
-#[derive(Debug, Clone, Copy)]
-#[allow(
-    dead_code,
-    reason = "used by handle creation and execution, which come later"
-)]
-pub(crate) struct EngineApi {
-    pub(crate) get_all_engine_ids: GetAllEngineIdsFn,
-    pub(crate) create: CreateFn,
-    pub(crate) destroy: DestroyFn,
-    pub(crate) set_stream: SetStreamFn,
-    pub(crate) get_applicable_engine_ids: GetApplicableEngineIdsFn,
-    pub(crate) get_engine_details: GetEngineDetailsFn,
-    pub(crate) destroy_engine_details: DestroyEngineDetailsFn,
-    pub(crate) get_workspace_size: GetWorkspaceSizeFn,
-    pub(crate) create_execution_context: CreateExecutionContextFn,
-    pub(crate) destroy_execution_context: DestroyExecutionContextFn,
-    pub(crate) get_workspace_size_from_execution_context: GetWorkspaceSizeFromExecutionContextFn,
-    pub(crate) execute_op_graph: ExecuteOpGraphFn,
-    pub(crate) get_engine_name: Option<GetEngineNameFn>,
-    pub(crate) execute_op_graph_with_overrides: Option<ExecuteOpGraphWithOverridesFn>,
-    pub(crate) serialization: Option<SerializationApi>,
-}
 
 /// What a plugin said about an engine's name (`hipdnnEnginePluginGetEngineName`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -244,57 +145,36 @@ pub(crate) unsafe fn read_bounded(ptr: *const c_char, max: usize) -> Result<Stri
     }
 }
 
-/// Resolves `name` as a function pointer of type `F`; `None` when absent or null.
-///
-/// # Safety
-/// `F` is the `unsafe extern "C" fn` type of the symbol's C declaration.
-unsafe fn lookup<F: Copy>(library: &Library, name: &str) -> Option<F> {
-    const { assert!(size_of::<F>() == size_of::<*mut c_void>()) };
-    // A NUL-terminated name is passed to `dlsym` as is (libloading allocates otherwise).
-    let mut buffer = [0u8; 96];
-    let with_nul = buffer.get_mut(..=name.len())?;
-    with_nul[..name.len()].copy_from_slice(name.as_bytes());
-    // SAFETY: read as a plain address, which any symbol is.
-    let symbol = unsafe { library.get::<*mut c_void>(with_nul) }.ok()?;
-    let address: *mut c_void = *symbol;
-    if address.is_null() {
-        return None;
-    }
-    // SAFETY: `F` is a function pointer type of the same size (asserted above) matching
-    // the symbol's declaration per the caller's contract, and `address` is non-null.
-    Some(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&address) })
+/// Looks `name` up in `library`: its address, or null when it is not exported.
+fn symbol_address(library: &Library, name: &CStr) -> *mut c_void {
+    // SAFETY: read as a plain address, which any symbol is; the name is NUL-terminated,
+    // so libloading passes it to `dlsym` as is.
+    unsafe { library.get::<*mut c_void>(name.to_bytes_with_nul()) }
+        .map_or(std::ptr::null_mut(), |symbol| *symbol)
 }
 
 /// Resolving and calling one plugin during the handshake.
 struct Handshake<'a> {
     path: &'a Path,
     library: &'a Library,
-    last_error: Option<GetLastErrorStringFn>,
+    last_error: Option<hipdnnPluginGetLastErrorString_fn>,
 }
 
 impl Handshake<'_> {
-    /// # Safety
-    /// As [`lookup`].
-    unsafe fn required<F: Copy>(&self, symbol: &'static str) -> Result<F, LoadError> {
-        // SAFETY: forwarded contract.
-        unsafe { lookup(self.library, symbol) }.ok_or_else(|| LoadError::MissingSymbol {
+    fn missing(&self, error: MissingSymbol) -> LoadError {
+        LoadError::MissingSymbol {
             path: self.path.to_path_buf(),
-            symbol,
-        })
+            symbol: error.symbol,
+        }
     }
 
-    /// # Safety
-    /// As [`lookup`].
-    unsafe fn optional<F: Copy>(&self, symbol: &'static str) -> Option<F> {
-        // SAFETY: forwarded contract.
-        let found = unsafe { lookup(self.library, symbol) };
-        if found.is_none() {
+    fn log_missing_optional(&self, symbols: Vec<&'static str>) {
+        for symbol in symbols {
             tracing::info!(
                 "plugin {} does not export the optional symbol `{symbol}`",
                 self.path.display()
             );
         }
-        found
     }
 
     fn check(&self, status: Status, action: impl FnOnce() -> String) -> Result<(), LoadError> {
@@ -310,7 +190,7 @@ impl Handshake<'_> {
     /// Calls a string getter and copies its string.
     fn string(
         &self,
-        f: GetStringFn,
+        f: hipdnnPluginGetName_fn,
         symbol: &'static str,
         action: &str,
     ) -> Result<String, LoadError> {
@@ -335,7 +215,7 @@ impl Handshake<'_> {
 
 /// Builds the error of a failed call, reading the plugin's last error right away.
 fn call_error(
-    last_error: Option<GetLastErrorStringFn>,
+    last_error: Option<hipdnnPluginGetLastErrorString_fn>,
     status: Status,
     action: String,
 ) -> PluginCallError {
@@ -348,7 +228,7 @@ fn call_error(
 }
 
 /// The plugin's last error on this thread, copied (and cut at the SDK's buffer size).
-fn read_last_error(f: GetLastErrorStringFn) -> String {
+fn read_last_error(f: hipdnnPluginGetLastErrorString_fn) -> String {
     let mut out: *const c_char = std::ptr::null();
     // SAFETY: `f` was resolved with its declared type; `out` is writable.
     unsafe { f(&mut out) };
@@ -410,34 +290,21 @@ impl LoadedPlugin {
             last_error: None,
         };
 
-        // SAFETY: here and in every `required`/`optional` below, the type is the one
-        // declared for that symbol in `PluginApi.h` / `EnginePluginApi.h`.
-        let get_last_error_string: GetLastErrorStringFn =
-            unsafe { hs.required("hipdnnPluginGetLastErrorString") }?;
-        hs.last_error = Some(get_last_error_string);
-        // SAFETY: as above.
-        let get_name: GetStringFn = unsafe { hs.required("hipdnnPluginGetName") }?;
-        // SAFETY: as above.
-        let get_version: GetStringFn = unsafe { hs.required("hipdnnPluginGetVersion") }?;
-        // SAFETY: as above.
-        let get_type: GetTypeFn = unsafe { hs.required("hipdnnPluginGetType") }?;
-        // SAFETY: as above.
-        let get_api_version: Option<GetStringFn> =
-            unsafe { hs.optional("hipdnnPluginGetApiVersion") };
-        // SAFETY: as above.
-        let set_logging_callback: Option<SetLoggingCallbackFn> =
-            unsafe { hs.optional("hipdnnPluginSetLoggingCallback") };
-        // SAFETY: as above.
-        let set_log_level: Option<SetLogLevelFn> =
-            unsafe { hs.optional("hipdnnPluginSetLogLevel") };
+        // SAFETY: the library's symbols are the hipDNN functions of their names (a
+        // plugin is trusted code); the table lives next to the library in `Self`, which
+        // drops the library last.
+        let base = unsafe { BaseApi::resolve(|name| symbol_address(&library, name)) }
+            .map_err(|e| hs.missing(e))?;
+        hs.last_error = Some(base.get_last_error_string);
+        hs.log_missing_optional(base.missing_optional());
 
-        let name = hs.string(get_name, "hipdnnPluginGetName", "get the plugin name")?;
+        let name = hs.string(base.get_name, "hipdnnPluginGetName", "get the plugin name")?;
         let version = hs.string(
-            get_version,
+            base.get_version,
             "hipdnnPluginGetVersion",
             "get the plugin version",
         )?;
-        let api_text = match get_api_version {
+        let api_text = match base.get_api_version {
             Some(f) => {
                 Some(hs.string(f, "hipdnnPluginGetApiVersion", "get the plugin api version")?)
             }
@@ -445,7 +312,7 @@ impl LoadedPlugin {
         };
         let mut plugin_type = HIPDNN_PLUGIN_TYPE_UNSPECIFIED;
         // SAFETY: resolved with its declared type; the out-parameter is writable.
-        let status = unsafe { get_type(&mut plugin_type) };
+        let status = unsafe { (base.get_type)(&mut plugin_type) };
         hs.check(status, || "get the plugin type".to_owned())?;
         if plugin_type != HIPDNN_PLUGIN_TYPE_ENGINE {
             return Err(LoadError::WrongType {
@@ -454,13 +321,13 @@ impl LoadedPlugin {
             });
         }
 
-        if let Some(f) = set_logging_callback {
+        if let Some(f) = base.set_logging_callback {
             // SAFETY: resolved with its declared type; the sink is a `'static` function
             // matching `hipdnnCallback_t`.
             let status = unsafe { f(Some(logging::plugin_log_sink)) };
             hs.check(status, || "set the logging callback".to_owned())?;
         }
-        if let Some(f) = set_log_level {
+        if let Some(f) = base.set_log_level {
             let level = logging::current_severity();
             // SAFETY: resolved with its declared type; `level` is a defined severity.
             let status = unsafe { f(level) };
@@ -491,15 +358,6 @@ impl LoadedPlugin {
             })
             .collect();
 
-        let base = BaseApi {
-            get_name,
-            get_version,
-            get_api_version,
-            get_type,
-            get_last_error_string,
-            set_logging_callback,
-            set_log_level,
-        };
         Ok(Self {
             path: path.to_path_buf(),
             name,
@@ -513,60 +371,25 @@ impl LoadedPlugin {
     }
 
     fn resolve_engine_api(hs: &Handshake<'_>) -> Result<EngineApi, LoadError> {
-        // SAFETY: in every `required`/`optional` here, the type is the one declared for
-        // that symbol in `EnginePluginApi.h`.
-        unsafe {
-            let serialize: Option<SerializeExecutionContextFn> =
-                hs.optional("hipdnnEnginePluginSerializeExecutionContext");
-            let destroy_serialized: Option<DestroySerializedExecutionContextFn> =
-                hs.optional("hipdnnEnginePluginDestroySerializedExecutionContext");
-            let create_from_serialized: Option<CreateExecutionContextFromSerializedFn> =
-                hs.optional("hipdnnEnginePluginCreateExecutionContextFromSerialized");
-            let serialization = match (serialize, destroy_serialized, create_from_serialized) {
-                (Some(serialize), Some(destroy_serialized), Some(create_from_serialized)) => {
-                    Some(SerializationApi {
-                        serialize,
-                        destroy_serialized,
-                        create_from_serialized,
-                    })
-                }
-                (None, None, None) => None,
-                _ => {
-                    tracing::warn!(
-                        "plugin {} exports only some of the three plan-serialization \
-                         functions: plan serialization is not supported",
-                        hs.path.display()
-                    );
-                    None
-                }
-            };
-            Ok(EngineApi {
-                get_all_engine_ids: hs.required("hipdnnEnginePluginGetAllEngineIds")?,
-                create: hs.required("hipdnnEnginePluginCreate")?,
-                destroy: hs.required("hipdnnEnginePluginDestroy")?,
-                set_stream: hs.required("hipdnnEnginePluginSetStream")?,
-                get_applicable_engine_ids: hs
-                    .required("hipdnnEnginePluginGetApplicableEngineIds")?,
-                get_engine_details: hs.required("hipdnnEnginePluginGetEngineDetails")?,
-                destroy_engine_details: hs.required("hipdnnEnginePluginDestroyEngineDetails")?,
-                get_workspace_size: hs.required("hipdnnEnginePluginGetWorkspaceSize")?,
-                create_execution_context: hs
-                    .required("hipdnnEnginePluginCreateExecutionContext")?,
-                destroy_execution_context: hs
-                    .required("hipdnnEnginePluginDestroyExecutionContext")?,
-                get_workspace_size_from_execution_context: hs
-                    .required("hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext")?,
-                execute_op_graph: hs.required("hipdnnEnginePluginExecuteOpGraph")?,
-                get_engine_name: hs.optional("hipdnnEnginePluginGetEngineName"),
-                execute_op_graph_with_overrides: hs
-                    .optional("hipdnnEnginePluginExecuteOpGraphWithOverrides"),
-                serialization,
-            })
+        // SAFETY: as for the base functions in `load`.
+        let api = unsafe { EngineApi::resolve(|name| symbol_address(hs.library, name)) }
+            .map_err(|e| hs.missing(e))?;
+        hs.log_missing_optional(api.missing_optional());
+        if api.has_partial_serialization() {
+            tracing::warn!(
+                "plugin {} exports only some of the three plan-serialization \
+                 functions: plan serialization is not supported",
+                hs.path.display()
+            );
         }
+        Ok(api)
     }
 
     /// The two-call `GetAllEngineIds`, checked (§2.4 `validateBeforeAdding`).
-    fn engine_ids(hs: &Handshake<'_>, f: GetAllEngineIdsFn) -> Result<Vec<i64>, LoadError> {
+    fn engine_ids(
+        hs: &Handshake<'_>,
+        f: hipdnnEnginePluginGetAllEngineIds_fn,
+    ) -> Result<Vec<i64>, LoadError> {
         let path = || hs.path.to_path_buf();
         let mut count = 0u32;
         // SAFETY: resolved with its declared type; with `max_engines == 0` the id array
@@ -603,7 +426,11 @@ impl LoadedPlugin {
         Ok(ids)
     }
 
-    fn engine_name(hs: &Handshake<'_>, f: GetEngineNameFn, id: i64) -> EngineName {
+    fn engine_name(
+        hs: &Handshake<'_>,
+        f: hipdnnEnginePluginGetEngineName_fn,
+        id: i64,
+    ) -> EngineName {
         let mut out: *const c_char = std::ptr::null();
         // SAFETY: resolved with its declared type; `out` is writable.
         let status = unsafe { f(id, &mut out) };
@@ -669,7 +496,7 @@ impl LoadedPlugin {
 
     /// Whether it exports all three plan-serialization functions.
     pub fn supports_serialization(&self) -> bool {
-        self.api.serialization.is_some()
+        self.api.serialization().is_some()
     }
 
     /// Pushes a new log level to the plugin (no-op when it does not export

@@ -22,7 +22,7 @@ use hipdnn_backend::{
     EngineSummary, Handle, LoadingMode, UnloadMode, set_engine_plugin_paths, set_plugin_unload_mode,
 };
 use hipdnn_data_sdk::{engine_id_to_hex, engine_name_to_id};
-use hipdnn_plugin_sdk::abi::{
+use hipdnn_plugin_abi::{
     HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR, HIPDNN_PLUGIN_STATUS_NOT_INITIALIZED, hipStream_t,
 };
 use tracing::Level;

@@ -60,7 +60,7 @@
 
 #![deny(missing_docs)]
 
-pub mod abi;
+pub use hipdnn_plugin_abi as abi;
 mod engine;
 mod error;
 pub mod ffi;

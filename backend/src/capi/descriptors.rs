@@ -793,11 +793,10 @@ unsafe fn finalize(kind: &mut Kind) -> BackendResult<()> {
             // SAFETY: the graph's handle is live per the contract.
             let handle = unsafe { handle_ref(g.handle) }?;
             let details = handle.engine_details(*id, &g.graph)?;
-            hipdnn_plugin_sdk::knobs::check_settings(&details.knobs, knobs).map_err(|e| {
+            crate::knobs::check_settings(&details.knobs, knobs).map_err(|e| {
                 BackendError::bad_param(format!(
-                    "engine {}: {}",
-                    hipdnn_data_sdk::engine_id_to_hex(*id),
-                    e.message
+                    "engine {}: {e}",
+                    hipdnn_data_sdk::engine_id_to_hex(*id)
                 ))
             })?;
         }

@@ -19,7 +19,7 @@ use std::ffi::{CStr, c_char, c_int};
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use hipdnn_plugin_sdk::abi::hipStream_t;
+use hipdnn_plugin_abi::hipStream_t;
 
 use crate::discovery::LoadingMode;
 use crate::handle::Handle;
