@@ -416,7 +416,7 @@ impl Handle {
         let name = self.engine_name(id);
         let label = format!("engine {name} ({})", engine_id_to_hex(id));
         let details = self.engine_details(id, graph)?;
-        crate::knobs::check_settings(&details.knobs, knobs)
+        hipdnn_flatbuffers_sdk::model::knob::check_settings(&details.knobs, knobs)
             .map_err(|e| BackendError::bad_param(format!("{label}: {e}")))?;
         let config = EngineConfig {
             engine_id: id,

@@ -97,7 +97,6 @@ mod error;
 pub mod execution;
 pub mod frontend;
 mod handle;
-mod knobs;
 mod loader;
 pub mod log_output;
 mod logging;

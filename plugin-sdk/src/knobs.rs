@@ -4,7 +4,6 @@
 //! [`KnobSetting`]s in the engine config. Ids are dotted: `global.*` is reserved for the
 //! standard knobs below, custom knobs use `<plugin>.<category>.<name>`.
 
-use hipdnn_flatbuffers_sdk::model::knob::KnobSettingNote;
 use hipdnn_flatbuffers_sdk::model::{
     FloatConstraint, IntConstraint, Knob, KnobConstraint, KnobSetting, KnobValue, StringConstraint,
 };
@@ -311,15 +310,8 @@ impl KnobSettingFactory {
 /// # Errors
 /// `BAD_PARAM` for the first invalid setting.
 pub fn check_settings(knobs: &[Knob], settings: &[KnobSetting]) -> PluginResult<()> {
-    hipdnn_flatbuffers_sdk::model::knob::check_settings(knobs, settings, |note| match note {
-        KnobSettingNote::Unknown { knob_id } => {
-            tracing::warn!(knob = %knob_id, "ignoring a setting for a knob this engine does not have");
-        }
-        KnobSettingNote::Deprecated { knob_id } => {
-            tracing::warn!(knob = %knob_id, "knob is deprecated");
-        }
-    })
-    .map_err(|e| PluginError::bad_param(e.to_string()))
+    hipdnn_flatbuffers_sdk::model::knob::check_settings(knobs, settings)
+        .map_err(|e| PluginError::bad_param(e.to_string()))
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //!
 //! A [`KnobSetting`] fits a [`Knob`] when its value has the type of the knob's default
 //! and satisfies the knob's constraint. A setting for a knob the engine does not have is
-//! ignored (forward compatibility); one for a deprecated knob is accepted. Both are worth
-//! a warning, which [`check_settings`] reports to its caller rather than logging itself.
+//! ignored (forward compatibility); one for a deprecated knob is accepted. Both are
+//! logged as warnings (with `tracing`, so in the binary that checks: a plugin forwards
+//! them to its host).
 
 use std::fmt;
 
@@ -30,21 +31,6 @@ pub struct KnobSettingError {
     pub knob_id: String,
     /// What is wrong (type mismatch, out of range, not a valid value).
     pub reason: String,
-}
-
-/// A setting that is accepted but deserves a warning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KnobSettingNote<'a> {
-    /// A setting for a knob the engine does not have: ignored.
-    Unknown {
-        /// The setting's knob id.
-        knob_id: &'a str,
-    },
-    /// A setting for a deprecated knob: accepted.
-    Deprecated {
-        /// The knob's id.
-        knob_id: &'a str,
-    },
 }
 
 /// Why `knob`'s constraint does not fit the type of its default, if it does not.
@@ -106,27 +92,19 @@ pub fn check_value(knob: &Knob, value: &KnobValue) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks `settings` against the advertised `knobs`, in order, handing each accepted
-/// setting worth a warning to `note` (unknown and deprecated knobs).
+/// Checks `settings` against the advertised `knobs`, in order. A setting for an unknown
+/// knob is ignored and one for a deprecated knob accepted, each with a warning.
 ///
 /// # Errors
 /// The first setting whose value does not fit its knob.
-pub fn check_settings<'a>(
-    knobs: &'a [Knob],
-    settings: &'a [KnobSetting],
-    mut note: impl FnMut(KnobSettingNote<'a>),
-) -> Result<(), KnobSettingError> {
+pub fn check_settings(knobs: &[Knob], settings: &[KnobSetting]) -> Result<(), KnobSettingError> {
     for setting in settings {
         let Some(knob) = knobs.iter().find(|k| k.knob_id == setting.knob_id) else {
-            note(KnobSettingNote::Unknown {
-                knob_id: &setting.knob_id,
-            });
+            tracing::warn!(knob = %setting.knob_id, "ignoring a setting for a knob this engine does not have");
             continue;
         };
         if knob.deprecated {
-            note(KnobSettingNote::Deprecated {
-                knob_id: &knob.knob_id,
-            });
+            tracing::warn!(knob = %knob.knob_id, "knob is deprecated");
         }
         check_value(knob, &setting.value).map_err(|reason| KnobSettingError {
             knob_id: knob.knob_id.clone(),
@@ -203,20 +181,17 @@ mod tests {
         ]
     }
 
-    fn check(settings: &[KnobSetting]) -> (Result<(), KnobSettingError>, Vec<String>) {
-        let knobs = knobs();
-        let mut notes = Vec::new();
-        let result = check_settings(&knobs, settings, |n| notes.push(format!("{n:?}")));
-        (result, notes)
+    fn check(settings: &[KnobSetting]) -> Result<(), KnobSettingError> {
+        check_settings(&knobs(), settings)
     }
 
     #[test]
     fn values_are_checked_against_type_and_constraint() {
-        let (result, notes) = check(&[
+        let result = check(&[
             KnobSetting::new("cpu.threads", KnobValue::Int(4)),
             KnobSetting::new("cpu.algo", KnobValue::String("gemm".into())),
         ]);
-        assert_eq!((result, notes), (Ok(()), Vec::new()));
+        assert_eq!(result, Ok(()));
 
         for (setting, reason) in [
             (KnobValue::Int(9), "9 is outside 0..=8"),
@@ -227,18 +202,18 @@ mod tests {
                 "expects int64, got string \"x\"",
             ),
         ] {
-            let (result, _) = check(&[KnobSetting::new("cpu.threads", setting)]);
+            let result = check(&[KnobSetting::new("cpu.threads", setting)]);
             let error = result.unwrap_err();
             assert_eq!(error.knob_id, "cpu.threads");
             assert_eq!(error.reason, reason);
             assert_eq!(error.to_string(), format!("knob \"cpu.threads\": {reason}"));
         }
-        let (result, _) = check(&[KnobSetting::new(
+        let result = check(&[KnobSetting::new(
             "cpu.algo",
             KnobValue::String("fft".into()),
         )]);
         assert!(result.unwrap_err().reason.contains("not one of"));
-        let (result, _) = check(&[KnobSetting::new(
+        let result = check(&[KnobSetting::new(
             "cpu.algo",
             KnobValue::String("winograd".into()),
         )]);
@@ -246,24 +221,17 @@ mod tests {
             result.unwrap_err().reason,
             "\"winograd\" is longer than 6 bytes"
         );
-        let (result, _) = check(&[KnobSetting::new("cpu.alpha", KnobValue::Float(1.5))]);
+        let result = check(&[KnobSetting::new("cpu.alpha", KnobValue::Float(1.5))]);
         assert_eq!(result.unwrap_err().reason, "1.5 is outside -1..=1");
     }
 
     #[test]
-    fn unknown_and_deprecated_knobs_are_accepted_with_a_note() {
-        let (result, notes) = check(&[
+    fn unknown_and_deprecated_knobs_are_accepted() {
+        let result = check(&[
             KnobSetting::new("cpu.unknown", KnobValue::Int(1)),
             KnobSetting::new("cpu.alpha", KnobValue::Float(0.5)),
         ]);
         assert_eq!(result, Ok(()));
-        assert_eq!(
-            notes,
-            [
-                "Unknown { knob_id: \"cpu.unknown\" }",
-                "Deprecated { knob_id: \"cpu.alpha\" }"
-            ]
-        );
     }
 
     #[test]

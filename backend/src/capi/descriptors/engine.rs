@@ -222,7 +222,7 @@ impl EngineConfigDescriptor {
             )
         })?;
         let details = g.handle.handle().engine_details(*id, &g.graph)?;
-        crate::knobs::check_settings(&details.knobs, &self.knobs)
+        hipdnn_flatbuffers_sdk::model::knob::check_settings(&details.knobs, &self.knobs)
             .map_err(|e| BackendError::bad_param(format!("engine {}: {e}", engine_id_to_hex(*id))))
     }
 }
