@@ -16,7 +16,7 @@ use hipdnn_flatbuffers_sdk::model::{
     EngineConfig, Graph, Node, PointwiseAttributes, TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
-use hipdnn_plugin_sdk::abi::*;
+use hipdnn_plugin_abi::*;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 
 mod support;
@@ -54,21 +54,6 @@ struct Buffers {
     y: [f32; 8],
 }
 
-type CreateFn = unsafe extern "C" fn(*mut hipdnnEnginePluginHandle_t) -> hipdnnPluginStatus_t;
-type ContextFn = unsafe extern "C" fn(
-    hipdnnEnginePluginHandle_t,
-    *const hipdnnPluginConstData_t,
-    *const hipdnnPluginConstData_t,
-    *mut hipdnnEnginePluginExecutionContext_t,
-) -> hipdnnPluginStatus_t;
-type ExecuteFn = unsafe extern "C" fn(
-    hipdnnEnginePluginHandle_t,
-    hipdnnEnginePluginExecutionContext_t,
-    *mut c_void,
-    *const hipdnnPluginDeviceBuffer_t,
-    u32,
-) -> hipdnnPluginStatus_t;
-
 fn execute(c: &mut Criterion) {
     let file = support::example_plugin();
     let dir = tempfile::tempdir().unwrap();
@@ -100,20 +85,20 @@ fn execute(c: &mut Criterion) {
         )
     }
     .unwrap();
-    // SAFETY: the SDK's entry points, with their declared types.
-    let (create, context_fn, execute_fn) = unsafe {
-        (
-            *library
-                .get::<CreateFn>(b"hipdnnEnginePluginCreate\0")
-                .unwrap(),
-            *library
-                .get::<ContextFn>(b"hipdnnEnginePluginCreateExecutionContext\0")
-                .unwrap(),
-            *library
-                .get::<ExecuteFn>(b"hipdnnEnginePluginExecuteOpGraph\0")
-                .unwrap(),
-        )
-    };
+    // SAFETY: the SDK's entry points, used while `library` keeps them loaded.
+    let api = unsafe {
+        EngineApi::resolve(|name| {
+            library
+                .get::<*mut c_void>(name.to_bytes_with_nul())
+                .map_or(std::ptr::null_mut(), |symbol| *symbol)
+        })
+    }
+    .unwrap();
+    let (create, context_fn, execute_fn) = (
+        api.create,
+        api.create_execution_context,
+        api.execute_op_graph,
+    );
     let config = EngineConfig {
         engine_id: engine_name_to_id("EXAMPLE_RELU_ENGINE"),
         knobs: Vec::new(),

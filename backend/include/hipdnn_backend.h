@@ -34,7 +34,7 @@ typedef struct hipdnnHandle hipdnnHandle;
 typedef int hipdnnStatus_t;
 
 /*
- A hipDNN handle, created by [`hipdnnCreate`] and freed by [`hipdnnDestroy`].
+ A hipDNN handle, created by [`hipdnnCreate`] and released by [`hipdnnDestroy`].
  */
 typedef struct hipdnnHandle *hipdnnHandle_t;
 
@@ -398,7 +398,7 @@ extern "C" {
 #endif // __cplusplus
 
 /*
- Creates a handle; free it with [`hipdnnDestroy`]. Plugins are loaded on the first
+ Creates a handle; release it with [`hipdnnDestroy`]. Plugins are loaded on the first
  handle of the process (see the Rust `Handle::new`).
 
  # Safety
@@ -407,7 +407,14 @@ extern "C" {
 hipdnnStatus_t hipdnnCreate(hipdnnHandle_t *handle);
 
 /*
- Destroys a handle and everything it owns; null does nothing.
+ Destroys a handle; null does nothing.
+
+ The handle and what it owns (its plugin handles; with `HIPDNN_PLUGIN_UNLOAD_EAGER` and
+ no other handle, the plugins) go now, unless descriptors that refer to it are alive:
+ an operation graph set to it, and what was made from that graph (heuristics, engines,
+ engine configs, execution plans). Those keep it alive, and it goes with the last of
+ them. So a plan descriptor may outlive the handle: it can still be queried and
+ destroyed safely, but not executed ([`hipdnnBackendExecute`] needs the live handle).
 
  # Safety
  `handle` is null or a live handle, not used afterwards.
@@ -536,7 +543,8 @@ hipdnnStatus_t hipdnnBackendCreateDescriptor(hipdnnBackendDescriptorType_t descr
 
 /*
  Destroys a descriptor; null does nothing. An execution plan descriptor releases the
- plugin's plan, which needs its handle alive.
+ plugin's plan; a descriptor that referred to a handle releases its reference, which
+ destroys the handle when `hipdnnDestroy` already released the caller's.
 
  # Safety
  `descriptor` is null or a live descriptor, not used afterwards.
@@ -544,9 +552,43 @@ hipdnnStatus_t hipdnnBackendCreateDescriptor(hipdnnBackendDescriptorType_t descr
 hipdnnStatus_t hipdnnBackendDestroyDescriptor(hipdnnBackendDescriptor_t descriptor);
 
 /*
+ Sets an attribute of an unfinalized descriptor (`NOT_INITIALIZED` once finalized).
+ Setting a handle (`HIPDNN_TYPE_HANDLE`) takes a reference to it.
+
+ # Safety
+ `descriptor` is a live descriptor; `array` is null or valid for `count` elements of
+ the type `attribute_type` names; descriptors and handles in it are live.
+ */
+hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t descriptor, hipdnnBackendAttributeName_t name, hipdnnBackendAttributeType_t attribute_type, int64_t count, const void *array);
+
+/*
+ Finalizes a descriptor: checks that it is complete and consistent, and does the
+ work its kind stands for (ranking engines, building the plan).
+
+ # Safety
+ `descriptor` is a live descriptor.
+ */
+hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
+
+/*
+ Reads an attribute of a finalized descriptor (`NOT_INITIALIZED` before): writes
+ `min(requested, available)` elements to `array` and the available count to
+ `*count`. A null `array` (or `requested` 0) asks for the count only. For
+ `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
+ descriptors, which are filled and finalized.
+
+ # Safety
+ `descriptor` is a live descriptor; `count` is null or writable; `array` is null or
+ valid for `requested` elements of the type `attribute_type` names.
+ */
+hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t descriptor, hipdnnBackendAttributeName_t name, hipdnnBackendAttributeType_t attribute_type, int64_t requested, int64_t *count, void *array);
+
+/*
  Makes an (unfinalized) operation graph descriptor from a serialized `Graph`
  FlatBuffer, or from a graph-and-plan container (`"HDGP"`, whose graph is used): the
- bytes are verified and the graph validated here, once; they are copied. Set its handle (`HIPDNN_ATTR_OPERATIONGRAPH_HANDLE`) and finalize it.
+ bytes are verified and the graph validated here, once; they are copied. Set its
+ handle (`HIPDNN_ATTR_OPERATIONGRAPH_HANDLE`, which the descriptor then keeps alive)
+ and finalize it.
 
  # Safety
  `descriptor` is null or writable; `data` is null or valid for `size` bytes.
@@ -582,46 +624,16 @@ hipdnnStatus_t hipdnnBackendGetSerializedBinaryGraph_ext(hipdnnBackendDescriptor
 hipdnnStatus_t hipdnnBackendGetSerializedJsonGraph_ext(hipdnnBackendDescriptor_t descriptor, size_t requested, size_t *size, char *out);
 
 /*
- Sets an attribute of an unfinalized descriptor (`NOT_INITIALIZED` once finalized).
-
- # Safety
- `descriptor` is a live descriptor; `array` is null or valid for `count` elements of
- the type `attribute_type` names; descriptors in it are live.
- */
-hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t descriptor, hipdnnBackendAttributeName_t name, hipdnnBackendAttributeType_t attribute_type, int64_t count, const void *array);
-
-/*
- Finalizes a descriptor: checks that it is complete and consistent, and does the
- work its kind stands for (ranking engines, building the plan).
-
- # Safety
- `descriptor` is a live descriptor; the handles it refers to are live.
- */
-hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
-
-/*
- Reads an attribute of a finalized descriptor (`NOT_INITIALIZED` before): writes
- `min(requested, available)` elements to `array` and the available count to
- `*count`. A null `array` (or `requested` 0) asks for the count only. For
- `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
- descriptors, which are filled and finalized.
-
- # Safety
- `descriptor` is a live descriptor; `count` is null or writable; `array` is null or
- valid for `requested` elements of the type `attribute_type` names.
- */
-hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t descriptor, hipdnnBackendAttributeName_t name, hipdnnBackendAttributeType_t attribute_type, int64_t requested, int64_t *count, void *array);
-
-/*
  Runs a finalized execution plan with a finalized variant pack on `handle` (the
  plan's handle). The pack is checked against the graph first (a pointer for every
  non-virtual tensor, aligned; a workspace when one is needed): on any mismatch
- nothing runs.
+ nothing runs. A plan whose handle was destroyed cannot run: no live handle is the
+ plan's.
 
  # Safety
- `handle` is the live handle the plan was built on; the descriptors are live; the
- pack's pointers are valid for the tensors their uids name and the workspace for the
- plan's workspace size.
+ `handle` is null or a live handle; the descriptors are live; the pack's pointers are
+ valid for the tensors their uids name and the workspace for the plan's workspace
+ size.
  */
 hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle, hipdnnBackendDescriptor_t execution_plan, hipdnnBackendDescriptor_t variant_pack);
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use hipdnn_plugin_sdk::abi::{
+use hipdnn_plugin_abi::{
     HIPDNN_ENGINE_API_VERSION_MAJOR, HIPDNN_PLUGIN_TYPE_ENGINE, hipdnnPluginStatus_t,
     hipdnnPluginType_t,
 };
@@ -172,7 +172,7 @@ impl LoadError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hipdnn_plugin_sdk::abi::HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
+    use hipdnn_plugin_abi::HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR;
 
     #[test]
     fn call_errors_read_as_hipdnns() {

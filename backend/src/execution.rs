@@ -24,7 +24,7 @@ use std::ffi::c_void;
 use hipdnn_data_sdk::{DataType, MemoryKind, engine_id_to_hex, engine_name_or_id_to_id};
 use hipdnn_flatbuffers_sdk::model::{EngineConfig, EngineDetails, Graph, KnobSetting};
 use hipdnn_flatbuffers_sdk::{EngineDetailsView, GraphAndPlanView, GraphView, VerifyLimits};
-use hipdnn_plugin_sdk::abi::{hipdnnEnginePluginExecutionContext_t, hipdnnPluginDeviceBuffer_t};
+use hipdnn_plugin_abi::{hipdnnEnginePluginExecutionContext_t, hipdnnPluginDeviceBuffer_t};
 
 use crate::handle::{Handle, PluginHandle};
 use crate::plugin::LoadedPlugin;
@@ -434,8 +434,8 @@ impl Handle {
         let name = self.engine_name(id);
         let label = format!("engine {name} ({})", engine_id_to_hex(id));
         let details = self.engine_details(id, graph)?;
-        hipdnn_plugin_sdk::knobs::check_settings(&details.knobs, knobs)
-            .map_err(|e| BackendError::bad_param(format!("{label}: {}", e.message)))?;
+        hipdnn_flatbuffers_sdk::model::knob::check_settings(&details.knobs, knobs)
+            .map_err(|e| BackendError::bad_param(format!("{label}: {e}")))?;
         let config = EngineConfig {
             engine_id: id,
             knobs: knobs.to_vec(),

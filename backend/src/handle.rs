@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
-use hipdnn_plugin_sdk::abi::{hipStream_t, hipdnnEnginePluginHandle_t};
+use hipdnn_plugin_abi::{hipStream_t, hipdnnEnginePluginHandle_t, ihipStream_t};
 
 use crate::manager::{self, PluginSet};
 use crate::plugin::LoadedPlugin;
@@ -45,7 +46,9 @@ pub struct Handle {
     pub(crate) plugin_handles: Vec<PluginHandle>,
     /// Engine id → index into `plugin_handles`.
     pub(crate) routes: HashMap<i64, usize>,
-    stream: hipStream_t,
+    /// The stream last set; changed through `&self`, so that a handle shared by the C
+    /// API's descriptors (which borrow it) can still have its stream set.
+    stream: AtomicPtr<ihipStream_t>,
     pub(crate) set: Arc<PluginSet>,
 }
 
@@ -102,7 +105,7 @@ impl Handle {
         Self {
             plugin_handles,
             routes,
-            stream: std::ptr::null_mut(),
+            stream: AtomicPtr::new(std::ptr::null_mut()),
             set,
         }
     }
@@ -119,7 +122,7 @@ impl Handle {
     ///
     /// # Errors
     /// `PLUGIN_ERROR` naming every plugin that refused (the others have the stream).
-    pub unsafe fn set_stream(&mut self, stream: hipStream_t) -> BackendResult<()> {
+    pub unsafe fn set_stream(&self, stream: hipStream_t) -> BackendResult<()> {
         let mut failures = Vec::new();
         for handle in &self.plugin_handles {
             let plugin = self.plugin(handle);
@@ -129,7 +132,7 @@ impl Handle {
                 failures.push(format!("plugin '{}': {error}", plugin.name()));
             }
         }
-        self.stream = stream;
+        self.stream.store(stream, Ordering::Relaxed);
         if failures.is_empty() {
             Ok(())
         } else {
@@ -139,7 +142,7 @@ impl Handle {
 
     /// The stream last set (`hipdnnGetStream`); null is HIP's default stream.
     pub fn stream(&self) -> hipStream_t {
-        self.stream
+        self.stream.load(Ordering::Relaxed)
     }
 
     /// Paths of the plugins loaded in this process (`hipdnnGetLoadedEnginePluginPaths_ext`).

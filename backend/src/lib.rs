@@ -110,7 +110,9 @@
 //!   so it is dropped last, and never hands it out; handles, plans and contexts borrow it.
 //! * **Everything is resolved up front.** The 12 required engine symbols are resolved
 //!   at load, so a broken plugin fails at load time naming the symbol, never in the
-//!   middle of a graph.
+//!   middle of a graph. The signatures and the tables they are resolved into come from
+//!   `hipdnn-plugin-abi`, the crate plugins are written against too; the backend does not
+//!   depend on the plugin SDK (knob settings are checked with the wire model's rules).
 //! * **Plugins are untrusted in what they say, trusted in what they run.** The backend
 //!   cannot protect itself from a plugin's code (it runs in-process), but everything a
 //!   plugin *reports* is checked: statuses, strings, API versions, engine counts, engine

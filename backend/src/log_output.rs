@@ -31,7 +31,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, Once, RwLock};
 use std::thread::JoinHandle;
 
-use hipdnn_plugin_sdk::abi::*;
+use hipdnn_plugin_abi::*;
 use tracing::field::{Field, Visit};
 use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id, Record};

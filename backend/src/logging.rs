@@ -8,7 +8,7 @@
 use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use hipdnn_plugin_sdk::abi::*;
+use hipdnn_plugin_abi::*;
 use tracing::level_filters::LevelFilter;
 
 use crate::plugin::read_bounded;

@@ -206,7 +206,7 @@ pub fn live_handle_count() -> usize {
 }
 
 /// Pushes a log level to every loaded plugin that accepts one (failures are logged).
-pub(crate) fn push_log_level(level: hipdnn_plugin_sdk::abi::hipdnnSeverity_t) {
+pub(crate) fn push_log_level(level: hipdnn_plugin_abi::hipdnnSeverity_t) {
     let loaded = global().loaded.upgrade();
     for plugin in loaded.iter().flat_map(|set| set.plugins()) {
         if let Err(e) = plugin.set_log_level(level) {

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use hipdnn_backend::capi::*;
 use hipdnn_backend::status::*;
-use hipdnn_plugin_sdk::abi::{HIPDNN_SEV_ERROR, HIPDNN_SEV_INFO, HIPDNN_SEV_OFF, hipdnnSeverity_t};
+use hipdnn_plugin_abi::{HIPDNN_SEV_ERROR, HIPDNN_SEV_INFO, HIPDNN_SEV_OFF, hipdnnSeverity_t};
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 
 mod support;

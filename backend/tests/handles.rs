@@ -2,7 +2,8 @@
 //! is made (or whose engines fail admission) is skipped with its own message while the
 //! good plugin in the same directory keeps serving; plugin paths are frozen while a
 //! handle lives; ADDITIVE vs ABSOLUTE with `HIPDNN_PLUGIN_DIR`; LAZY vs EAGER unloading;
-//! handles made and destroyed from several threads; the stream fan-out.
+//! handles made and destroyed from several threads; the stream fan-out; C descriptors
+//! keeping their handle alive.
 //!
 //! The plugin set, the unload mode and the environment are process-global, so every
 //! test takes [`serial`] first and sets the plugin paths (and the mode it relies on)
@@ -22,7 +23,7 @@ use hipdnn_backend::{
     EngineSummary, Handle, LoadingMode, UnloadMode, set_engine_plugin_paths, set_plugin_unload_mode,
 };
 use hipdnn_data_sdk::{engine_id_to_hex, engine_name_to_id};
-use hipdnn_plugin_sdk::abi::{
+use hipdnn_plugin_abi::{
     HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR, HIPDNN_PLUGIN_STATUS_NOT_INITIALIZED, hipStream_t,
 };
 use tracing::Level;
@@ -524,7 +525,7 @@ fn set_stream_reaches_every_plugin_handle_and_reads_back() {
     install(dir.path(), &["good_plugin", "collide_a"]);
     use_only(dir.path());
 
-    let mut handle = Handle::new();
+    let handle = Handle::new();
     assert_eq!(handle.plugin_handle_count(), 2);
     assert!(handle.stream().is_null(), "HIP's default stream at first");
 
@@ -546,4 +547,160 @@ fn set_stream_reaches_every_plugin_handle_and_reads_back() {
     unsafe { handle.set_stream(dummy) }.expect("accepted");
     assert!(other.stream().is_null());
     assert_eq!(handle.stream(), dummy);
+}
+
+/// The C descriptors own the handle they use: destroying the handle while a plan
+/// descriptor lives leaves the plan usable (queried, refused on another handle) and its
+/// destruction safe; the handle goes with the plan.
+#[test]
+fn a_plan_descriptor_keeps_its_handle_alive_after_hipdnn_destroy() {
+    use hipdnn_backend::capi::*;
+    use hipdnn_backend::status::{HIPDNN_STATUS_BAD_PARAM, HIPDNN_STATUS_SUCCESS, hipdnnStatus_t};
+    use std::ffi::c_void;
+    use std::ptr::{from_mut, from_ref, null_mut};
+
+    #[track_caller]
+    fn ok(status: hipdnnStatus_t) {
+        assert_eq!(status, HIPDNN_STATUS_SUCCESS);
+    }
+
+    #[repr(align(64))]
+    struct Buffers {
+        x: [f32; 8],
+        y: [f32; 8],
+    }
+
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin"]);
+    use_only(dir.path());
+    let json = r#"{"name": "relu", "io_data_type": "FLOAT", "compute_data_type": "FLOAT",
+        "tensors": [{"uid": 1, "name": "x", "dims": [2, 4], "strides": [4, 1]},
+                    {"uid": 2, "name": "y", "dims": [2, 4], "strides": [4, 1]}],
+        "nodes": [{"name": "act", "attributes_type": "PointwiseAttributes",
+                   "attributes": {"operation": "RELU_FWD", "in_0_tensor_uid": 1,
+                                  "out_0_tensor_uid": 2}}]}"#;
+    let mut buffers = Buffers {
+        x: [-2.0, -1.0, 0.0, 1.0, 2.0, -0.5, 3.0, -4.0],
+        y: [0.0; 8],
+    };
+    let uids = [1i64, 2];
+    let pointers: [*mut c_void; 2] = [buffers.x.as_mut_ptr().cast(), buffers.y.as_mut_ptr().cast()];
+
+    // SAFETY: for the whole sequence: out-parameters are live locals, arrays hold the
+    // declared type and count, descriptors are live until destroyed, and `handle` is used
+    // only until `hipdnnDestroy`; the pack's pointers hold the graph's 8 floats each.
+    unsafe {
+        let mut handle: hipdnnHandle_t = null_mut();
+        ok(hipdnnCreate(&mut handle));
+        let mut graph: hipdnnBackendDescriptor_t = null_mut();
+        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut graph,
+            json.as_ptr().cast(),
+            json.len(),
+        ));
+        ok(hipdnnBackendSetAttribute(
+            graph,
+            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+            HIPDNN_TYPE_HANDLE,
+            1,
+            from_ref(&handle).cast(),
+        ));
+        ok(hipdnnBackendFinalize(graph));
+        let mut heuristic: hipdnnBackendDescriptor_t = null_mut();
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+            &mut heuristic,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            from_ref(&graph).cast(),
+        ));
+        ok(hipdnnBackendFinalize(heuristic));
+        let mut config: hipdnnBackendDescriptor_t = null_mut();
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+            &mut config,
+        ));
+        let mut count = 0i64;
+        ok(hipdnnBackendGetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            &mut count,
+            from_mut(&mut config).cast(),
+        ));
+        assert_eq!(count, 1);
+        let mut plan: hipdnnBackendDescriptor_t = null_mut();
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
+            &mut plan,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            plan,
+            HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            from_ref(&config).cast(),
+        ));
+        ok(hipdnnBackendFinalize(plan));
+        let mut pack: hipdnnBackendDescriptor_t = null_mut();
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR,
+            &mut pack,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            pack,
+            HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+            HIPDNN_TYPE_INT64,
+            2,
+            uids.as_ptr().cast(),
+        ));
+        ok(hipdnnBackendSetAttribute(
+            pack,
+            HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+            HIPDNN_TYPE_VOID_PTR,
+            2,
+            pointers.as_ptr().cast(),
+        ));
+        ok(hipdnnBackendFinalize(pack));
+        ok(hipdnnBackendExecute(handle, plan, pack));
+        assert_eq!(buffers.y, [0.0, 0.0, 0.0, 1.0, 2.0, 0.0, 3.0, 0.0]);
+
+        // Everything but the plan and the pack goes, then the handle.
+        for descriptor in [config, heuristic, graph] {
+            ok(hipdnnBackendDestroyDescriptor(descriptor));
+        }
+        ok(hipdnnDestroy(handle));
+        assert_eq!(live_handle_count(), 1, "the plan keeps its handle");
+
+        let mut workspace = -1i64;
+        ok(hipdnnBackendGetAttribute(
+            plan,
+            HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            1,
+            &mut count,
+            from_mut(&mut workspace).cast(),
+        ));
+        assert_eq!((count, workspace), (1, 0));
+        let mut other: hipdnnHandle_t = null_mut();
+        ok(hipdnnCreate(&mut other));
+        assert_ne!(other, handle, "the plan's handle is still allocated");
+        assert_eq!(
+            hipdnnBackendExecute(other, plan, pack),
+            HIPDNN_STATUS_BAD_PARAM
+        );
+        ok(hipdnnDestroy(other));
+        assert_eq!(live_handle_count(), 1);
+
+        // The plan's execution context is destroyed through the handle, then the handle.
+        ok(hipdnnBackendDestroyDescriptor(plan));
+        assert_eq!(live_handle_count(), 0, "the handle went with the plan");
+        ok(hipdnnBackendDestroyDescriptor(pack));
+    }
 }

@@ -10,6 +10,8 @@ use hipdnn_flatbuffers_sdk::model::{
 
 use crate::error::{PluginError, PluginResult};
 
+pub use hipdnn_flatbuffers_sdk::model::knob::{check_value, constraint_type_mismatch, resolve};
+
 /// `global.benchmarking` (int64, default 0): when 1, engines may run and time variants.
 pub const BENCHMARKING_KNOB_NAME: &str = "global.benchmarking";
 /// `global.deterministic` (int64, default 0): when 1, results must be bitwise reproducible.
@@ -228,7 +230,7 @@ impl KnobFactory {
         if let Err(reason) = check_value(&self.knob, &self.knob.default_value) {
             return Err(KnobError::DefaultViolatesConstraint {
                 id: id.clone(),
-                value: describe(&self.knob.default_value),
+                value: self.knob.default_value.to_string(),
                 reason,
             });
         }
@@ -300,73 +302,6 @@ impl KnobSettingFactory {
     }
 }
 
-/// Why `knob`'s constraint does not fit the type of its default, if it does not.
-pub fn constraint_type_mismatch(knob: &Knob) -> Option<String> {
-    let kind = match knob.constraint.as_ref()? {
-        KnobConstraint::Int(_) => "int64",
-        KnobConstraint::Float(_) => "float64",
-        KnobConstraint::String(_) => "string",
-    };
-    let default = knob.default_value.type_name();
-    (kind != default).then(|| format!("a {kind} constraint on a {default} knob"))
-}
-
-fn describe(value: &KnobValue) -> String {
-    match value {
-        KnobValue::Int(v) => v.to_string(),
-        KnobValue::Float(v) => v.to_string(),
-        KnobValue::String(v) => format!("\"{v}\""),
-    }
-}
-
-/// Checks `value` against the type of `knob`'s default and its constraint.
-///
-/// # Errors
-/// A message saying what is wrong (type mismatch, out of range, not a valid value).
-pub fn check_value(knob: &Knob, value: &KnobValue) -> Result<(), String> {
-    if std::mem::discriminant(value) != std::mem::discriminant(&knob.default_value) {
-        return Err(format!(
-            "expects {}, got {} {}",
-            knob.default_value.type_name(),
-            value.type_name(),
-            describe(value)
-        ));
-    }
-    match (&knob.constraint, value) {
-        (Some(KnobConstraint::Int(c)), KnobValue::Int(v)) => {
-            if !c.valid_values.is_empty() {
-                if !c.valid_values.contains(v) {
-                    return Err(format!("{v} is not one of {:?}", c.valid_values));
-                }
-            } else if *v < c.min_value || *v > c.max_value {
-                return Err(format!("{v} is outside {}..={}", c.min_value, c.max_value));
-            } else if c.step > 0
-                && (i128::from(*v) - i128::from(c.min_value)) % i128::from(c.step) != 0
-            {
-                return Err(format!(
-                    "{v} is not {} plus a multiple of {}",
-                    c.min_value, c.step
-                ));
-            }
-        }
-        (Some(KnobConstraint::Float(c)), KnobValue::Float(v))
-            if !(c.min_value..=c.max_value).contains(v) =>
-        {
-            return Err(format!("{v} is outside {}..={}", c.min_value, c.max_value));
-        }
-        (Some(KnobConstraint::String(c)), KnobValue::String(v)) => {
-            if c.max_length > 0 && v.len() > c.max_length as usize {
-                return Err(format!("\"{v}\" is longer than {} bytes", c.max_length));
-            }
-            if !c.valid_values.is_empty() && !c.valid_values.contains(v) {
-                return Err(format!("\"{v}\" is not one of {:?}", c.valid_values));
-            }
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
 /// Checks settings against the advertised knobs, as the final interpreter of a config:
 /// a type mismatch or a value outside the constraint is `BAD_PARAM` naming the knob;
 /// an unknown knob is ignored with a warning (forward compatibility), a deprecated one
@@ -375,37 +310,8 @@ pub fn check_value(knob: &Knob, value: &KnobValue) -> Result<(), String> {
 /// # Errors
 /// `BAD_PARAM` for the first invalid setting.
 pub fn check_settings(knobs: &[Knob], settings: &[KnobSetting]) -> PluginResult<()> {
-    for setting in settings {
-        let Some(knob) = knobs.iter().find(|k| k.knob_id == setting.knob_id) else {
-            tracing::warn!(knob = %setting.knob_id, "ignoring a setting for a knob this engine does not have");
-            continue;
-        };
-        if knob.deprecated {
-            tracing::warn!(knob = %knob.knob_id, "knob is deprecated");
-        }
-        check_value(knob, &setting.value).map_err(|reason| {
-            PluginError::bad_param(format!("knob \"{}\": {reason}", knob.knob_id))
-        })?;
-    }
-    Ok(())
-}
-
-/// The value chosen for `id`: the setting's if present, else the knob's default.
-pub fn resolve<'a>(
-    knobs: &'a [Knob],
-    settings: &'a [KnobSetting],
-    id: &str,
-) -> Option<&'a KnobValue> {
-    settings
-        .iter()
-        .find(|s| s.knob_id == id)
-        .map(|s| &s.value)
-        .or_else(|| {
-            knobs
-                .iter()
-                .find(|k| k.knob_id == id)
-                .map(|k| &k.default_value)
-        })
+    hipdnn_flatbuffers_sdk::model::knob::check_settings(knobs, settings)
+        .map_err(|e| PluginError::bad_param(e.to_string()))
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@
 
 #![deny(missing_docs)]
 
-pub mod abi;
+pub use hipdnn_plugin_abi as abi;
 pub mod cache;
 mod engine;
 mod error;

@@ -371,6 +371,35 @@ macro_rules! __export_engine_plugin_base {
                     )
                 }
             }
+            // Every export has the signature a host casts its symbol to (the ABI crate's
+            // `*_fn` types): a mismatch does not compile.
+            const _: () = {
+                let _: hipdnnPluginGetName_fn = hipdnnPluginGetName;
+                let _: hipdnnPluginGetVersion_fn = hipdnnPluginGetVersion;
+                let _: hipdnnPluginGetApiVersion_fn = hipdnnPluginGetApiVersion;
+                let _: hipdnnPluginGetType_fn = hipdnnPluginGetType;
+                let _: hipdnnPluginGetLastErrorString_fn = hipdnnPluginGetLastErrorString;
+                let _: hipdnnPluginSetLoggingCallback_fn = hipdnnPluginSetLoggingCallback;
+                let _: hipdnnPluginSetLogLevel_fn = hipdnnPluginSetLogLevel;
+                let _: hipdnnEnginePluginGetAllEngineIds_fn = hipdnnEnginePluginGetAllEngineIds;
+                let _: hipdnnEnginePluginGetEngineName_fn = hipdnnEnginePluginGetEngineName;
+                let _: hipdnnEnginePluginCreate_fn = hipdnnEnginePluginCreate;
+                let _: hipdnnEnginePluginDestroy_fn = hipdnnEnginePluginDestroy;
+                let _: hipdnnEnginePluginSetStream_fn = hipdnnEnginePluginSetStream;
+                let _: hipdnnEnginePluginGetApplicableEngineIds_fn =
+                    hipdnnEnginePluginGetApplicableEngineIds;
+                let _: hipdnnEnginePluginGetEngineDetails_fn = hipdnnEnginePluginGetEngineDetails;
+                let _: hipdnnEnginePluginDestroyEngineDetails_fn =
+                    hipdnnEnginePluginDestroyEngineDetails;
+                let _: hipdnnEnginePluginGetWorkspaceSize_fn = hipdnnEnginePluginGetWorkspaceSize;
+                let _: hipdnnEnginePluginCreateExecutionContext_fn =
+                    hipdnnEnginePluginCreateExecutionContext;
+                let _: hipdnnEnginePluginDestroyExecutionContext_fn =
+                    hipdnnEnginePluginDestroyExecutionContext;
+                let _: hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext_fn =
+                    hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext;
+                let _: hipdnnEnginePluginExecuteOpGraph_fn = hipdnnEnginePluginExecuteOpGraph;
+            };
 
             $($extra)*
         };
@@ -440,6 +469,16 @@ macro_rules! __export_engine_plugin_serialization {
                     )
                 }
             }
+            // Every export has the signature a host casts its symbol to (the ABI crate's
+            // `*_fn` types): a mismatch does not compile.
+            const _: () = {
+                let _: hipdnnEnginePluginSerializeExecutionContext_fn =
+                    hipdnnEnginePluginSerializeExecutionContext;
+                let _: hipdnnEnginePluginDestroySerializedExecutionContext_fn =
+                    hipdnnEnginePluginDestroySerializedExecutionContext;
+                let _: hipdnnEnginePluginCreateExecutionContextFromSerialized_fn =
+                    hipdnnEnginePluginCreateExecutionContextFromSerialized;
+            };
         };
     };
 }

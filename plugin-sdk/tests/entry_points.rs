@@ -2,7 +2,8 @@
 //!
 //! The test plugin below is exported into this test binary by the macro. The exports sit
 //! in an anonymous `const _` block, so they cannot be named by Rust path: they are
-//! reached by symbol, through the `extern "C"` declarations in [`c`], with the ABI types.
+//! reached by symbol, through the `extern "C"` declarations in [`c`], which the ABI crate
+//! generates from its one list of signatures.
 //! Every trait method the SDK calls can be made to panic or fail on demand ([`arm`]),
 //! which is how the panic boundary is tested. That switch, the logging callback and the
 //! log level are process-wide, so the tests run one at a time ([`serial`]).
@@ -29,95 +30,22 @@ use hipdnn_plugin_sdk::prelude::*;
 // ---------------------------------------------------------------------------------------
 // The exports, as a host sees them.
 
+/// Every entry point, declared with the ABI crate's signatures.
 mod c {
-    use std::ffi::{c_char, c_void};
+    hipdnn_plugin_sdk::abi::declare_entry_points!();
+}
 
-    use hipdnn_plugin_sdk::abi::*;
+/// `hipdnnPluginSetLoggingCallback`, which takes its argument by value.
+fn set_logging_callback(callback: hipdnnCallback_t) -> hipdnnPluginStatus_t {
+    // SAFETY: no pointer is dereferenced; a callback, when given, is a `'static` function
+    // of the declared type.
+    unsafe { c::hipdnnPluginSetLoggingCallback(callback) }
+}
 
-    type Status = hipdnnPluginStatus_t;
-    type Span = hipdnnPluginConstData_t;
-    type PluginHandle = hipdnnEnginePluginHandle_t;
-    type Context = hipdnnEnginePluginExecutionContext_t;
-
-    unsafe extern "C" {
-        pub fn hipdnnPluginGetName(name: *mut *const c_char) -> Status;
-        pub fn hipdnnPluginGetVersion(version: *mut *const c_char) -> Status;
-        pub fn hipdnnPluginGetApiVersion(version: *mut *const c_char) -> Status;
-        pub fn hipdnnPluginGetType(plugin_type: *mut hipdnnPluginType_t) -> Status;
-        pub fn hipdnnPluginGetLastErrorString(error: *mut *const c_char);
-        pub safe fn hipdnnPluginSetLoggingCallback(callback: hipdnnCallback_t) -> Status;
-        pub safe fn hipdnnPluginSetLogLevel(level: hipdnnSeverity_t) -> Status;
-
-        pub fn hipdnnEnginePluginGetAllEngineIds(
-            engine_ids: *mut i64,
-            max_engines: u32,
-            num_engines: *mut u32,
-        ) -> Status;
-        pub fn hipdnnEnginePluginGetEngineName(engine_id: i64, name: *mut *const c_char) -> Status;
-        pub fn hipdnnEnginePluginCreate(handle: *mut PluginHandle) -> Status;
-        pub fn hipdnnEnginePluginDestroy(handle: PluginHandle) -> Status;
-        pub fn hipdnnEnginePluginSetStream(handle: PluginHandle, stream: hipStream_t) -> Status;
-        pub fn hipdnnEnginePluginGetApplicableEngineIds(
-            handle: PluginHandle,
-            op_graph: *const Span,
-            engine_ids: *mut i64,
-            max_engines: u32,
-            num_engines: *mut u32,
-        ) -> Status;
-        pub fn hipdnnEnginePluginGetEngineDetails(
-            handle: PluginHandle,
-            engine_id: i64,
-            op_graph: *const Span,
-            engine_details: *mut Span,
-        ) -> Status;
-        pub fn hipdnnEnginePluginDestroyEngineDetails(
-            handle: PluginHandle,
-            engine_details: *mut Span,
-        ) -> Status;
-        pub fn hipdnnEnginePluginGetWorkspaceSize(
-            handle: PluginHandle,
-            engine_config: *const Span,
-            op_graph: *const Span,
-            workspace_size: *mut usize,
-        ) -> Status;
-        pub fn hipdnnEnginePluginCreateExecutionContext(
-            handle: PluginHandle,
-            engine_config: *const Span,
-            op_graph: *const Span,
-            execution_context: *mut Context,
-        ) -> Status;
-        pub fn hipdnnEnginePluginDestroyExecutionContext(
-            handle: PluginHandle,
-            execution_context: Context,
-        ) -> Status;
-        pub fn hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext(
-            handle: PluginHandle,
-            execution_context: Context,
-            workspace_size: *mut usize,
-        ) -> Status;
-        pub fn hipdnnEnginePluginExecuteOpGraph(
-            handle: PluginHandle,
-            execution_context: Context,
-            workspace: *mut c_void,
-            device_buffers: *const hipdnnPluginDeviceBuffer_t,
-            num_device_buffers: u32,
-        ) -> Status;
-
-        pub fn hipdnnEnginePluginSerializeExecutionContext(
-            handle: PluginHandle,
-            execution_context: Context,
-            serialized_context: *mut Span,
-        ) -> Status;
-        pub fn hipdnnEnginePluginDestroySerializedExecutionContext(
-            handle: PluginHandle,
-            serialized_context: *mut Span,
-        ) -> Status;
-        pub fn hipdnnEnginePluginCreateExecutionContextFromSerialized(
-            handle: PluginHandle,
-            serialized_context: *const Span,
-            execution_context: *mut Context,
-        ) -> Status;
-    }
+/// `hipdnnPluginSetLogLevel`, which takes its argument by value.
+fn set_log_level(level: hipdnnSeverity_t) -> hipdnnPluginStatus_t {
+    // SAFETY: no pointer is involved; any value is allowed (unknown ones are refused).
+    unsafe { c::hipdnnPluginSetLogLevel(level) }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -998,8 +926,8 @@ struct Recording;
 
 impl Recording {
     fn start() -> Self {
-        assert_ok(c::hipdnnPluginSetLoggingCallback(Some(record_log)));
-        assert_ok(c::hipdnnPluginSetLogLevel(HIPDNN_SEV_INFO));
+        assert_ok(set_logging_callback(Some(record_log)));
+        assert_ok(set_log_level(HIPDNN_SEV_INFO));
         // The first call into the plugin builds its engines, which warns that their
         // names are not registered: get that out of the way.
         all_engine_ids(0);
@@ -1010,7 +938,7 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        c::hipdnnPluginSetLogLevel(HIPDNN_SEV_INFO);
+        set_log_level(HIPDNN_SEV_INFO);
     }
 }
 
@@ -1032,7 +960,7 @@ fn warn_unknown_knob(handle: &PluginHandle) {
 fn set_logging_callback_null_is_bad_param_and_keeps_the_previous_callback() {
     let _serial = serial();
     let _recording = Recording::start();
-    let status = c::hipdnnPluginSetLoggingCallback(None);
+    let status = set_logging_callback(None);
     assert_fails(status, BAD_PARAM, "logging callback is null");
     take_logged();
     fail_get_engine_name();
@@ -1077,13 +1005,13 @@ fn log_level_filters_what_reaches_the_callback() {
         "{logged:?}"
     );
 
-    assert_ok(c::hipdnnPluginSetLogLevel(HIPDNN_SEV_ERROR));
+    assert_ok(set_log_level(HIPDNN_SEV_ERROR));
     warn_unknown_knob(&handle);
     assert_eq!(take_logged(), [], "warnings are below ERROR");
     fail_get_engine_name();
     assert_eq!(take_logged().len(), 1);
 
-    assert_ok(c::hipdnnPluginSetLogLevel(HIPDNN_SEV_OFF));
+    assert_ok(set_log_level(HIPDNN_SEV_OFF));
     fail_get_engine_name();
     warn_unknown_knob(&handle);
     assert_eq!(take_logged(), [], "OFF forwards nothing");
@@ -1093,9 +1021,9 @@ fn log_level_filters_what_reaches_the_callback() {
 fn set_log_level_outside_hipdnn_severity_is_bad_param_and_keeps_the_level() {
     let _serial = serial();
     let _recording = Recording::start();
-    assert_ok(c::hipdnnPluginSetLogLevel(HIPDNN_SEV_OFF));
+    assert_ok(set_log_level(HIPDNN_SEV_OFF));
     for level in [9, -1, 5] {
-        let status = c::hipdnnPluginSetLogLevel(hipdnnSeverity_t(level));
+        let status = set_log_level(hipdnnSeverity_t(level));
         assert_fails(status, BAD_PARAM, &format!("log level {level}"));
     }
     fail_get_engine_name();

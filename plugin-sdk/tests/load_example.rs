@@ -48,44 +48,16 @@ fn example_library(name: &str) -> PathBuf {
 
 type Status = hipdnnPluginStatus_t;
 type Span = hipdnnPluginConstData_t;
-type PluginHandle = hipdnnEnginePluginHandle_t;
-type Context = hipdnnEnginePluginExecutionContext_t;
 
 /// Every entry point of the plugin, resolved by name; valid while `_library` is loaded.
-#[allow(non_snake_case, reason = "hipDNN's C names, kept exactly")]
+/// The optional functions the test calls are unwrapped (the example exports them).
 struct Plugin {
-    hipdnnPluginGetName: unsafe extern "C" fn(*mut *const c_char) -> Status,
-    hipdnnPluginGetVersion: unsafe extern "C" fn(*mut *const c_char) -> Status,
-    hipdnnPluginGetApiVersion: unsafe extern "C" fn(*mut *const c_char) -> Status,
-    hipdnnPluginGetType: unsafe extern "C" fn(*mut hipdnnPluginType_t) -> Status,
-    hipdnnPluginGetLastErrorString: unsafe extern "C" fn(*mut *const c_char),
-    hipdnnPluginSetLoggingCallback: unsafe extern "C" fn(hipdnnCallback_t) -> Status,
-    hipdnnPluginSetLogLevel: unsafe extern "C" fn(hipdnnSeverity_t) -> Status,
-    hipdnnEnginePluginGetAllEngineIds: unsafe extern "C" fn(*mut i64, u32, *mut u32) -> Status,
-    hipdnnEnginePluginGetEngineName: unsafe extern "C" fn(i64, *mut *const c_char) -> Status,
-    hipdnnEnginePluginCreate: unsafe extern "C" fn(*mut PluginHandle) -> Status,
-    hipdnnEnginePluginDestroy: unsafe extern "C" fn(PluginHandle) -> Status,
-    hipdnnEnginePluginSetStream: unsafe extern "C" fn(PluginHandle, hipStream_t) -> Status,
-    hipdnnEnginePluginGetApplicableEngineIds:
-        unsafe extern "C" fn(PluginHandle, *const Span, *mut i64, u32, *mut u32) -> Status,
-    hipdnnEnginePluginGetEngineDetails:
-        unsafe extern "C" fn(PluginHandle, i64, *const Span, *mut Span) -> Status,
-    hipdnnEnginePluginDestroyEngineDetails: unsafe extern "C" fn(PluginHandle, *mut Span) -> Status,
-    hipdnnEnginePluginGetWorkspaceSize:
-        unsafe extern "C" fn(PluginHandle, *const Span, *const Span, *mut usize) -> Status,
-    hipdnnEnginePluginCreateExecutionContext:
-        unsafe extern "C" fn(PluginHandle, *const Span, *const Span, *mut Context) -> Status,
-    hipdnnEnginePluginDestroyExecutionContext:
-        unsafe extern "C" fn(PluginHandle, Context) -> Status,
-    hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext:
-        unsafe extern "C" fn(PluginHandle, Context, *mut usize) -> Status,
-    hipdnnEnginePluginExecuteOpGraph: unsafe extern "C" fn(
-        PluginHandle,
-        Context,
-        *mut c_void,
-        *const hipdnnPluginDeviceBuffer_t,
-        u32,
-    ) -> Status,
+    base: BaseApi,
+    engine: EngineApi,
+    get_api_version: hipdnnPluginGetApiVersion_fn,
+    set_logging_callback: hipdnnPluginSetLoggingCallback_fn,
+    set_log_level: hipdnnPluginSetLogLevel_fn,
+    get_engine_name: hipdnnEnginePluginGetEngineName_fn,
     _library: Library,
 }
 
@@ -94,42 +66,36 @@ impl Plugin {
         // SAFETY: the example plugin's initialisers are Rust statics with no side effects.
         let library = unsafe { Library::new(path) }
             .unwrap_or_else(|e| panic!("dlopen {}: {e}", path.display()));
-        macro_rules! resolve {
-            ($($name:ident),* $(,)?) => {
-                Plugin {
-                    $($name: {
-                        let name = stringify!($name);
-                        // SAFETY: the field's type is the C type EnginePluginApi.h gives
-                        // the symbol; the copy is used only while `_library` is loaded.
-                        *unsafe { library.get(name.as_bytes()) }
-                            .unwrap_or_else(|e| panic!("{name}: {e}"))
-                    },)*
-                    _library: library,
-                }
-            };
+        // SAFETY: the plugin's symbols are the hipDNN functions of their names; the table
+        // is used only while `_library` keeps them loaded.
+        let api = unsafe {
+            EnginePluginApi::resolve(|name| {
+                library
+                    .get::<*mut c_void>(name.to_bytes_with_nul())
+                    .map_or(ptr::null_mut(), |symbol| *symbol)
+            })
         }
-        resolve!(
-            hipdnnPluginGetName,
-            hipdnnPluginGetVersion,
-            hipdnnPluginGetApiVersion,
-            hipdnnPluginGetType,
-            hipdnnPluginGetLastErrorString,
-            hipdnnPluginSetLoggingCallback,
-            hipdnnPluginSetLogLevel,
-            hipdnnEnginePluginGetAllEngineIds,
-            hipdnnEnginePluginGetEngineName,
-            hipdnnEnginePluginCreate,
-            hipdnnEnginePluginDestroy,
-            hipdnnEnginePluginSetStream,
-            hipdnnEnginePluginGetApplicableEngineIds,
-            hipdnnEnginePluginGetEngineDetails,
-            hipdnnEnginePluginDestroyEngineDetails,
-            hipdnnEnginePluginGetWorkspaceSize,
-            hipdnnEnginePluginCreateExecutionContext,
-            hipdnnEnginePluginDestroyExecutionContext,
-            hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext,
-            hipdnnEnginePluginExecuteOpGraph,
-        )
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            api.engine.missing_optional(),
+            [
+                "hipdnnEnginePluginExecuteOpGraphWithOverrides",
+                "hipdnnEnginePluginSerializeExecutionContext",
+                "hipdnnEnginePluginDestroySerializedExecutionContext",
+                "hipdnnEnginePluginCreateExecutionContextFromSerialized",
+            ],
+            "the example exports GetEngineName and no serialization"
+        );
+        let exported = "the example plugin exports it";
+        Plugin {
+            base: api.base,
+            engine: api.engine,
+            get_api_version: api.base.get_api_version.expect(exported),
+            set_logging_callback: api.base.set_logging_callback.expect(exported),
+            set_log_level: api.base.set_log_level.expect(exported),
+            get_engine_name: api.engine.get_engine_name.expect(exported),
+            _library: library,
+        }
     }
 
     /// Panics with the plugin's last error unless `status` is SUCCESS.
@@ -139,7 +105,7 @@ impl Plugin {
             let mut error = ptr::null();
             // SAFETY: a live out-parameter; the buffer is read before the next call.
             let error = unsafe {
-                (self.hipdnnPluginGetLastErrorString)(&mut error);
+                (self.base.get_last_error_string)(&mut error);
                 CStr::from_ptr(error)
             };
             panic!("{what}: {status}: {error:?}");
@@ -221,10 +187,10 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
             ptr::null(),
             HIPDNN_PLUGIN_TYPE_UNSPECIFIED,
         );
-        p.ok((p.hipdnnPluginGetName)(&mut name), "GetName");
-        p.ok((p.hipdnnPluginGetVersion)(&mut version), "GetVersion");
-        p.ok((p.hipdnnPluginGetApiVersion)(&mut api), "GetApiVersion");
-        p.ok((p.hipdnnPluginGetType)(&mut kind), "GetType");
+        p.ok((p.base.get_name)(&mut name), "GetName");
+        p.ok((p.base.get_version)(&mut version), "GetVersion");
+        p.ok((p.get_api_version)(&mut api), "GetApiVersion");
+        p.ok((p.base.get_type)(&mut kind), "GetType");
         assert_eq!(CStr::from_ptr(name), c"example_relu_plugin");
         assert_eq!(CStr::from_ptr(version), c"0.1.0");
         assert_eq!(CStr::from_ptr(api), c"1.4.0");
@@ -232,33 +198,33 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
 
         // Logging: the plugin's own copy of `tracing` forwards to this callback.
         p.ok(
-            (p.hipdnnPluginSetLoggingCallback)(Some(record_log)),
+            (p.set_logging_callback)(Some(record_log)),
             "SetLoggingCallback",
         );
-        p.ok((p.hipdnnPluginSetLogLevel)(HIPDNN_SEV_INFO), "SetLogLevel");
+        p.ok((p.set_log_level)(HIPDNN_SEV_INFO), "SetLogLevel");
 
         // Engines, two-call.
         let mut count = 0_u32;
         p.ok(
-            (p.hipdnnEnginePluginGetAllEngineIds)(ptr::null_mut(), 0, &mut count),
+            (p.engine.get_all_engine_ids)(ptr::null_mut(), 0, &mut count),
             "GetAllEngineIds(count)",
         );
         assert_eq!(count, 1);
         let mut ids = vec![0_i64; count as usize];
         p.ok(
-            (p.hipdnnEnginePluginGetAllEngineIds)(ids.as_mut_ptr(), count, &mut count),
+            (p.engine.get_all_engine_ids)(ids.as_mut_ptr(), count, &mut count),
             "GetAllEngineIds",
         );
         assert_eq!((count, &ids[..]), (1, &[engine_id][..]));
         let mut engine_name = ptr::null();
         p.ok(
-            (p.hipdnnEnginePluginGetEngineName)(engine_id, &mut engine_name),
+            (p.get_engine_name)(engine_id, &mut engine_name),
             "GetEngineName",
         );
         assert_eq!(CStr::from_ptr(engine_name).to_str(), Ok(ENGINE));
 
         // A failing call reaches the host's log as an error.
-        let status = (p.hipdnnEnginePluginGetEngineName)(0x1234, &mut engine_name);
+        let status = (p.get_engine_name)(0x1234, &mut engine_name);
         assert_eq!(status, HIPDNN_PLUGIN_STATUS_INVALID_VALUE);
         let logged = std::mem::take(&mut *LOGGED.lock().expect("not poisoned"));
         assert!(
@@ -271,16 +237,16 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
 
         // A handle on a stream.
         let mut handle = ptr::null_mut();
-        p.ok((p.hipdnnEnginePluginCreate)(&mut handle), "Create");
+        p.ok((p.engine.create)(&mut handle), "Create");
         let stream: hipStream_t = ptr::without_provenance_mut(0x1000);
-        p.ok((p.hipdnnEnginePluginSetStream)(handle, stream), "SetStream");
+        p.ok((p.engine.set_stream)(handle, stream), "SetStream");
 
         // Discovery: the ReLU graph has the engine; the conv sample has none.
         let relu = relu_graph();
         let graph = span(&relu);
         let mut applicable = [0_i64; 1];
         p.ok(
-            (p.hipdnnEnginePluginGetApplicableEngineIds)(
+            (p.engine.get_applicable_engine_ids)(
                 handle,
                 &graph,
                 applicable.as_mut_ptr(),
@@ -294,7 +260,7 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
         conv.validate().expect("a valid sample");
         let conv = conv.to_bytes();
         p.ok(
-            (p.hipdnnEnginePluginGetApplicableEngineIds)(
+            (p.engine.get_applicable_engine_ids)(
                 handle,
                 &span(&conv),
                 applicable.as_mut_ptr(),
@@ -309,7 +275,7 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
         for (y_type, y_strides) in [(DataType::Half, [4, 1]), (DataType::Float, [1, 2])] {
             let other = relu_graph_with(y_type, &y_strides);
             p.ok(
-                (p.hipdnnEnginePluginGetApplicableEngineIds)(
+                (p.engine.get_applicable_engine_ids)(
                     handle,
                     &span(&other),
                     applicable.as_mut_ptr(),
@@ -324,7 +290,7 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
         // Details, verified, then returned.
         let mut details = Span::default();
         p.ok(
-            (p.hipdnnEnginePluginGetEngineDetails)(handle, engine_id, &graph, &mut details),
+            (p.engine.get_engine_details)(handle, engine_id, &graph, &mut details),
             "GetEngineDetails",
         );
         {
@@ -337,7 +303,7 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
             assert!(notes.contains(&HOST_MEMORY_BEHAVIOR_NOTE_EXT), "{notes:?}");
         }
         p.ok(
-            (p.hipdnnEnginePluginDestroyEngineDetails)(handle, &mut details),
+            (p.engine.destroy_engine_details)(handle, &mut details),
             "DestroyEngineDetails",
         );
         assert!(details.ptr.is_null() && details.size == 0);
@@ -352,24 +318,20 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
         let config = span(&config);
         let mut workspace = usize::MAX;
         p.ok(
-            (p.hipdnnEnginePluginGetWorkspaceSize)(handle, &config, &graph, &mut workspace),
+            (p.engine.get_workspace_size)(handle, &config, &graph, &mut workspace),
             "GetWorkspaceSize",
         );
         assert_eq!(workspace, 0);
         let mut context = ptr::null_mut();
         p.ok(
-            (p.hipdnnEnginePluginCreateExecutionContext)(handle, &config, &graph, &mut context),
+            (p.engine.create_execution_context)(handle, &config, &graph, &mut context),
             "CreateExecutionContext",
         );
         assert!(!context.is_null());
         drop(relu); // The plan must not keep the graph.
         workspace = usize::MAX;
         p.ok(
-            (p.hipdnnEnginePluginGetWorkspaceSizeFromExecutionContext)(
-                handle,
-                context,
-                &mut workspace,
-            ),
+            (p.engine.get_workspace_size_from_execution_context)(handle, context, &mut workspace),
             "GetWorkspaceSizeFromExecutionContext",
         );
         assert_eq!(workspace, 0);
@@ -388,13 +350,7 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
             },
         ];
         p.ok(
-            (p.hipdnnEnginePluginExecuteOpGraph)(
-                handle,
-                context,
-                ptr::null_mut(),
-                buffers.as_ptr(),
-                2,
-            ),
+            (p.engine.execute_op_graph)(handle, context, ptr::null_mut(), buffers.as_ptr(), 2),
             "ExecuteOpGraph",
         );
         assert_eq!(y, [-2.0, -0.5, -0.25, 0.0, 0.25, 1.0, 2.0, 3.5]);
@@ -405,10 +361,10 @@ fn minimal_plugin_runs_a_relu_graph_through_the_c_abi() {
         assert_eq!(y[..], expected[..]);
 
         p.ok(
-            (p.hipdnnEnginePluginDestroyExecutionContext)(handle, context),
+            (p.engine.destroy_execution_context)(handle, context),
             "DestroyExecutionContext",
         );
-        p.ok((p.hipdnnEnginePluginDestroy)(handle), "Destroy");
+        p.ok((p.engine.destroy)(handle), "Destroy");
     }
 }
 

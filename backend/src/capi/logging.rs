@@ -2,7 +2,7 @@
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 
-use hipdnn_plugin_sdk::abi::{HIPDNN_SEV_OFF, hipdnnSeverity_t};
+use hipdnn_plugin_abi::{HIPDNN_SEV_OFF, hipdnnSeverity_t};
 
 use super::{boundary, null};
 use crate::log_output::{self, CallbackMode};

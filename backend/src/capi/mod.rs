@@ -11,6 +11,11 @@
 //! * strings are returned with the two-call convention: a null buffer asks for the size
 //!   (terminating NUL included); a buffer smaller than that is
 //!   `HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT` and nothing is written.
+//! * a handle is not thread-safe: calls that use one handle, directly or through a
+//!   descriptor that refers to it, must not overlap; different handles may be used on
+//!   different threads at once;
+//! * objects own what they use: a descriptor that refers to a handle keeps it alive, so
+//!   the handle may be destroyed first ([`hipdnnDestroy`]).
 
 #![expect(non_camel_case_types, reason = "hipDNN's C names, kept exactly")]
 
@@ -18,8 +23,9 @@ use std::cell::RefCell;
 use std::ffi::{CStr, c_char, c_int};
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
-use hipdnn_plugin_sdk::abi::hipStream_t;
+use hipdnn_plugin_abi::hipStream_t;
 
 use crate::discovery::LoadingMode;
 use crate::handle::Handle;
@@ -37,8 +43,36 @@ pub struct hipdnnHandle {
     _opaque: [u8; 0],
 }
 
-/// A hipDNN handle, created by [`hipdnnCreate`] and freed by [`hipdnnDestroy`].
+/// A hipDNN handle, created by [`hipdnnCreate`] and released by [`hipdnnDestroy`].
 pub type hipdnnHandle_t = *mut hipdnnHandle;
+
+/// The object behind a [`hipdnnHandle_t`]: a [`Handle`] shared by the C caller and by the
+/// descriptors that refer to it.
+///
+/// [`hipdnnCreate`] hands out `Arc::into_raw` of one; [`hipdnnDestroy`] gives the caller's
+/// reference back; a descriptor keeps its own `Arc`. The handle is dropped (its plugin
+/// handles destroyed) with the last reference, so no descriptor can outlive it.
+#[derive(Debug)]
+pub(crate) struct SharedHandle(Handle);
+
+// SAFETY: `Handle` is `Send` but not `Sync` because calls into one plugin handle must not
+// overlap. The C API only ever takes `&Handle` from a shared handle (never `&mut`), and
+// its contract (module docs) is that calls using one handle, directly or through a
+// descriptor referring to it, do not overlap: the references of one handle's descriptors
+// are never used at the same time.
+unsafe impl Sync for SharedHandle {}
+
+impl SharedHandle {
+    /// The handle.
+    pub(crate) fn handle(&self) -> &Handle {
+        &self.0
+    }
+
+    /// The C name of this handle: the pointer [`hipdnnCreate`] handed out.
+    pub(crate) fn as_raw(this: &Arc<Self>) -> hipdnnHandle_t {
+        Arc::as_ptr(this).cast_mut().cast()
+    }
+}
 
 /// How custom plugin paths combine with the default ones
 /// (`hipdnnPluginLoadingMode_ext_t`).
@@ -112,14 +146,35 @@ unsafe fn write<T>(out: *mut T, what: &str, value: T) -> BackendResult<()> {
     Ok(())
 }
 
+/// The handle behind `handle`.
+///
 /// # Safety
-/// `handle` is null or a live handle from [`hipdnnCreate`].
-unsafe fn handle_mut<'a>(handle: hipdnnHandle_t) -> BackendResult<&'a mut Handle> {
+/// `handle` is null or a live handle from [`hipdnnCreate`] (not yet destroyed).
+unsafe fn handle_ref<'a>(handle: hipdnnHandle_t) -> BackendResult<&'a Handle> {
     if handle.is_null() {
         return Err(null("handle"));
     }
-    // SAFETY: per the contract, the Box made by `hipdnnCreate`, used by one thread at a time.
-    Ok(unsafe { &mut *handle.cast::<Handle>() })
+    // SAFETY: per the contract, the `Arc` allocation made by `hipdnnCreate`, alive while
+    // the caller holds its reference; only shared references are ever taken.
+    Ok(unsafe { &*handle.cast::<SharedHandle>() }.handle())
+}
+
+/// A new reference to the handle object behind `handle`, for a descriptor to keep.
+///
+/// # Safety
+/// As [`handle_ref`].
+unsafe fn handle_arc(handle: hipdnnHandle_t) -> BackendResult<Arc<SharedHandle>> {
+    if handle.is_null() {
+        return Err(null("handle"));
+    }
+    let ptr = handle.cast::<SharedHandle>().cast_const();
+    // SAFETY: per the contract, a pointer from `Arc::into_raw` whose reference the caller
+    // still holds: counting one more reference and taking it is balanced by the drop of
+    // the returned `Arc`.
+    unsafe {
+        Arc::increment_strong_count(ptr);
+        Ok(Arc::from_raw(ptr))
+    }
 }
 
 /// Copies `text` into a caller buffer with the two-call convention.
@@ -159,7 +214,7 @@ unsafe fn write_string(
     Ok(())
 }
 
-/// Creates a handle; free it with [`hipdnnDestroy`]. Plugins are loaded on the first
+/// Creates a handle; release it with [`hipdnnDestroy`]. Plugins are loaded on the first
 /// handle of the process (see the Rust `Handle::new`).
 ///
 /// # Safety
@@ -170,14 +225,23 @@ pub unsafe extern "C" fn hipdnnCreate(handle: *mut hipdnnHandle_t) -> hipdnnStat
         if handle.is_null() {
             return Err(null("handle"));
         }
-        let raw = Box::into_raw(Box::new(Handle::new())).cast::<hipdnnHandle>();
+        let raw = Arc::into_raw(Arc::new(SharedHandle(Handle::new())))
+            .cast_mut()
+            .cast::<hipdnnHandle>();
         // SAFETY: checked non-null; writable per the contract.
         unsafe { handle.write(raw) };
         Ok(())
     })
 }
 
-/// Destroys a handle and everything it owns; null does nothing.
+/// Destroys a handle; null does nothing.
+///
+/// The handle and what it owns (its plugin handles; with `HIPDNN_PLUGIN_UNLOAD_EAGER` and
+/// no other handle, the plugins) go now, unless descriptors that refer to it are alive:
+/// an operation graph set to it, and what was made from that graph (heuristics, engines,
+/// engine configs, execution plans). Those keep it alive, and it goes with the last of
+/// them. So a plan descriptor may outlive the handle: it can still be queried and
+/// destroyed safely, but not executed ([`hipdnnBackendExecute`] needs the live handle).
 ///
 /// # Safety
 /// `handle` is null or a live handle, not used afterwards.
@@ -185,8 +249,9 @@ pub unsafe extern "C" fn hipdnnCreate(handle: *mut hipdnnHandle_t) -> hipdnnStat
 pub unsafe extern "C" fn hipdnnDestroy(handle: hipdnnHandle_t) -> hipdnnStatus_t {
     boundary("hipdnnDestroy", || {
         if !handle.is_null() {
-            // SAFETY: per the contract, the Box made by `hipdnnCreate`, released once.
-            drop(unsafe { Box::from_raw(handle.cast::<Handle>()) });
+            // SAFETY: per the contract, the `Arc` made by `hipdnnCreate`, whose caller
+            // reference is given back once.
+            drop(unsafe { Arc::from_raw(handle.cast::<SharedHandle>().cast_const()) });
         }
         Ok(())
     })
@@ -203,7 +268,7 @@ pub unsafe extern "C" fn hipdnnSetStream(
 ) -> hipdnnStatus_t {
     boundary("hipdnnSetStream", || {
         // SAFETY: per the contract.
-        let handle = unsafe { handle_mut(handle) }?;
+        let handle = unsafe { handle_ref(handle) }?;
         // SAFETY: per the contract.
         unsafe { handle.set_stream(stream) }
     })
@@ -220,7 +285,7 @@ pub unsafe extern "C" fn hipdnnGetStream(
 ) -> hipdnnStatus_t {
     boundary("hipdnnGetStream", || {
         // SAFETY: per the contract.
-        let handle = unsafe { handle_mut(handle) }?;
+        let handle = unsafe { handle_ref(handle) }?;
         // SAFETY: per the contract.
         unsafe { write(stream, "stream", handle.stream()) }
     })
@@ -359,7 +424,7 @@ pub unsafe extern "C" fn hipdnnGetLoadedEnginePluginPaths_ext(
 ) -> hipdnnStatus_t {
     boundary("hipdnnGetLoadedEnginePluginPaths_ext", || {
         // SAFETY: per the contract.
-        let handle = unsafe { handle_mut(handle) }?;
+        let handle = unsafe { handle_ref(handle) }?;
         if num_plugin_paths.is_null() {
             return Err(null("num_plugin_paths"));
         }
@@ -420,7 +485,7 @@ pub unsafe extern "C" fn hipdnnGetEngineCount_ext(
 ) -> hipdnnStatus_t {
     boundary("hipdnnGetEngineCount_ext", || {
         // SAFETY: per the contract.
-        let handle = unsafe { handle_mut(handle) }?;
+        let handle = unsafe { handle_ref(handle) }?;
         // SAFETY: per the contract.
         unsafe { write(count, "count", handle.engines().len()) }
     })
@@ -449,7 +514,7 @@ pub unsafe extern "C" fn hipdnnGetEngineInfo_ext(
 ) -> hipdnnStatus_t {
     boundary("hipdnnGetEngineInfo_ext", || {
         // SAFETY: per the contract.
-        let handle = unsafe { handle_mut(handle) }?;
+        let handle = unsafe { handle_ref(handle) }?;
         let engines = handle.engines();
         let engine = engines.get(index).ok_or_else(|| {
             BackendError::new(
@@ -512,7 +577,7 @@ pub unsafe extern "C" fn hipdnnGetEngineIdByName_ext(
 ) -> hipdnnStatus_t {
     boundary("hipdnnGetEngineIdByName_ext", || {
         // SAFETY: per the contract.
-        let handle = unsafe { handle_mut(handle) }?;
+        let handle = unsafe { handle_ref(handle) }?;
         if name.is_null() {
             return Err(null("name"));
         }

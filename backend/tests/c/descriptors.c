@@ -1,7 +1,8 @@
 /* The descriptor path from C, against the example ReLU plugin (HIPDNN_PLUGIN_DIR):
  * JSON graph -> OPERATIONGRAPH -> ENGINEHEUR -> ENGINECFG (+ knob) -> EXECUTION_PLAN ->
- * VARIANT_PACK -> hipdnnBackendExecute, results checked; then the refusals. Prints OK
- * and returns 0 when every check passes. */
+ * VARIANT_PACK -> hipdnnBackendExecute, results checked; then the refusals; then the
+ * handle is destroyed before the descriptors that use it. Prints OK and returns 0 when
+ * every check passes. */
 #include <stdalign.h>
 #include <stdio.h>
 #include <string.h>
@@ -184,12 +185,18 @@ int main(void)
     CHECK(hipdnnBackendCreateDescriptor(999, &copy) == HIPDNN_STATUS_NOT_SUPPORTED);
     CHECK(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINE_DESCRIPTOR, NULL) == HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
 
+    /* The handle may go before the descriptors that use it: they keep it alive, a plan
+     * still answers, and destroying the plans afterwards is safe (valgrind checks it). */
+    CHECK(hipdnnDestroy(handle) == HIPDNN_STATUS_SUCCESS);
+    workspace = -1;
+    CHECK(hipdnnBackendGetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, HIPDNN_TYPE_INT64, 1, &count,
+                                    &workspace) == HIPDNN_STATUS_SUCCESS);
+    CHECK(workspace == 0);
     hipdnnBackendDescriptor_t all[] = {short_pack, pack, default_plan, plan, bad_config, steep, config,
                                        knob,       engine, ranked,     heur, graph};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
         CHECK(hipdnnBackendDestroyDescriptor(all[i]) == HIPDNN_STATUS_SUCCESS);
     }
-    CHECK(hipdnnDestroy(handle) == HIPDNN_STATUS_SUCCESS);
     if (failures == 0) {
         printf("OK\n");
     }

@@ -13,6 +13,7 @@ pub(crate) mod enum_name;
 mod field;
 mod graph;
 pub(crate) mod json;
+pub mod knob;
 pub(crate) mod macros;
 mod node;
 

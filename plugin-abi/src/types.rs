@@ -1,11 +1,8 @@
-//! The engine-plugin C ABI types, named and numbered exactly as hipDNN's
-//! `PluginApiDataTypes.h` (mirrored in `plugin-sdk/include/hipdnn_plugin_sdk/`).
+//! The data types of the ABI (`PluginApiDataTypes.h`).
 //!
 //! C enums cross the boundary as `int`. They are modelled as transparent newtypes
 //! over `c_int` with one constant per enumerator, not as Rust enums: a value coming
 //! from C that is not a known enumerator must not be undefined behaviour.
-
-#![expect(non_camel_case_types, reason = "hipDNN's C names, kept exactly")]
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -166,11 +163,11 @@ pub type hipStream_t = *mut ihipStream_t;
 /// Size of the per-thread last-error buffer, terminating NUL included.
 pub const HIPDNN_PLUGIN_ERROR_STRING_MAX_LENGTH: usize = 2048;
 
-/// Major version of the engine plugin C ABI this SDK implements.
+/// Major version of the engine plugin C ABI described here.
 pub const HIPDNN_ENGINE_API_VERSION_MAJOR: u32 = 1;
-/// Minor version of the engine plugin C ABI this SDK implements.
+/// Minor version of the engine plugin C ABI described here.
 pub const HIPDNN_ENGINE_API_VERSION_MINOR: u32 = 4;
-/// Patch version of the engine plugin C ABI this SDK implements.
+/// Patch version of the engine plugin C ABI described here.
 pub const HIPDNN_ENGINE_API_VERSION_PATCH: u32 = 0;
 /// The engine plugin C ABI version as reported by `hipdnnPluginGetApiVersion`.
 pub const HIPDNN_ENGINE_API_VERSION: &std::ffi::CStr = c"1.4.0";

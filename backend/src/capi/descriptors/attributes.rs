@@ -1,0 +1,221 @@
+//! Reading and writing attribute arrays: the `(type, count, array)` triples of
+//! `hipdnnBackendSetAttribute` and the `(type, requested, count, array)` quadruples of
+//! `hipdnnBackendGetAttribute`.
+
+use std::ffi::c_void;
+
+use super::{Descriptor, desc_mut, hipdnnBackendDescriptor_t, referenced};
+use super::{HIPDNN_TYPE_BACKEND_DESCRIPTOR, hipdnnBackendAttributeType_t};
+use crate::capi::{null, write};
+use crate::status::*;
+
+/// The value array of one `hipdnnBackendSetAttribute` call.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SetValue {
+    /// The attribute name.
+    pub(super) name: i32,
+    ty: hipdnnBackendAttributeType_t,
+    count: i64,
+    array: *const c_void,
+}
+
+impl SetValue {
+    /// # Safety
+    /// `array` is null or valid for `count` elements of the type `ty` names; descriptors
+    /// in it are null or live.
+    pub(super) unsafe fn new(
+        name: i32,
+        ty: hipdnnBackendAttributeType_t,
+        count: i64,
+        array: *const c_void,
+    ) -> Self {
+        Self {
+            name,
+            ty,
+            count,
+            array,
+        }
+    }
+
+    /// Checks that the declared attribute type is `want`.
+    pub(super) fn expect_type(&self, want: hipdnnBackendAttributeType_t) -> BackendResult<()> {
+        expect_type(self.name, self.ty, want)
+    }
+
+    /// The declared attribute type.
+    pub(super) fn ty(&self) -> hipdnnBackendAttributeType_t {
+        self.ty
+    }
+
+    /// The elements, read as `T`.
+    ///
+    /// # Safety
+    /// `T` is the element type of the declared attribute type (checked by the caller).
+    pub(super) unsafe fn elements<'a, T>(&self) -> BackendResult<&'a [T]> {
+        let name = self.name;
+        let count = usize::try_from(self.count).map_err(|_| {
+            BackendError::bad_param(format!(
+                "attribute {name}: negative element count {}",
+                self.count
+            ))
+        })?;
+        if count == 0 {
+            return Ok(&[]);
+        }
+        if self.array.is_null() {
+            return Err(null(&format!("attribute {name} array")));
+        }
+        // SAFETY: non-null and valid for `count` `T`s per `new`'s contract and this one.
+        Ok(unsafe { std::slice::from_raw_parts(self.array.cast::<T>(), count) })
+    }
+
+    /// Exactly one element.
+    ///
+    /// # Safety
+    /// As [`SetValue::elements`].
+    pub(super) unsafe fn one<T: Copy>(&self) -> BackendResult<T> {
+        // SAFETY: forwarded.
+        match unsafe { self.elements::<T>() }? {
+            [value] => Ok(*value),
+            other => Err(BackendError::bad_param(format!(
+                "attribute {} takes 1 element, not {}",
+                self.name,
+                other.len()
+            ))),
+        }
+    }
+
+    /// One finalized descriptor (a `BACKEND_DESCRIPTOR` attribute).
+    pub(super) fn descriptor<'a>(&self) -> BackendResult<&'a Descriptor> {
+        self.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
+        // SAFETY: the type is checked: one descriptor pointer.
+        let desc = unsafe { self.one::<hipdnnBackendDescriptor_t>() }?;
+        // SAFETY: null or a live descriptor per `new`'s contract.
+        unsafe { referenced(desc, self.name) }
+    }
+
+    /// Finalized descriptors (a `BACKEND_DESCRIPTOR` array), each checked as it is
+    /// reached.
+    pub(super) fn descriptors<'a>(
+        &self,
+    ) -> BackendResult<impl Iterator<Item = BackendResult<&'a Descriptor>> + use<'a>> {
+        self.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
+        // SAFETY: the type is checked: descriptor pointers.
+        let all = unsafe { self.elements::<hipdnnBackendDescriptor_t>() }?;
+        let name = self.name;
+        Ok(all
+            .iter()
+            // SAFETY: null or live descriptors per `new`'s contract.
+            .map(move |&desc| unsafe { referenced(desc, name) }))
+    }
+
+    /// The characters, up to the first NUL, as UTF-8 text.
+    pub(super) fn text(&self, bytes: &[u8]) -> BackendResult<String> {
+        let bytes = bytes.split(|&b| b == 0).next().unwrap_or_default();
+        String::from_utf8(bytes.to_vec()).map_err(|e| {
+            BackendError::bad_param(format!("attribute {}: not UTF-8: {e}", self.name))
+        })
+    }
+}
+
+/// The output of one `hipdnnBackendGetAttribute` call.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct GetTarget {
+    /// The attribute name.
+    pub(super) name: i32,
+    ty: hipdnnBackendAttributeType_t,
+    /// Elements the caller has room for.
+    pub(super) requested: usize,
+    count: *mut i64,
+    array: *mut c_void,
+}
+
+impl GetTarget {
+    /// # Safety
+    /// `count` is null or writable; `array` is null or valid for `requested` elements of
+    /// the type `ty` names; descriptors in it are live.
+    pub(super) unsafe fn new(
+        name: i32,
+        ty: hipdnnBackendAttributeType_t,
+        requested: usize,
+        count: *mut i64,
+        array: *mut c_void,
+    ) -> Self {
+        Self {
+            name,
+            ty,
+            requested,
+            count,
+            array,
+        }
+    }
+
+    /// Checks that the declared attribute type is `want`.
+    pub(super) fn expect_type(&self, want: hipdnnBackendAttributeType_t) -> BackendResult<()> {
+        expect_type(self.name, self.ty, want)
+    }
+
+    /// Whether the caller asked for the count only.
+    pub(super) fn count_only(&self) -> bool {
+        self.array.is_null()
+    }
+
+    /// Writes the available count.
+    pub(super) fn write_count(&self, available: usize) -> BackendResult<()> {
+        // SAFETY: null or writable per `new`'s contract.
+        unsafe { write(self.count, "element count", available as i64) }
+    }
+
+    /// Writes `values` with the get-attribute convention: the count, and
+    /// `min(requested, available)` elements when there is an array.
+    ///
+    /// # Safety
+    /// `T` is the element type of the declared attribute type (checked by the caller).
+    pub(super) unsafe fn put<T: Copy>(&self, values: &[T]) -> BackendResult<()> {
+        self.write_count(values.len())?;
+        if !self.array.is_null() {
+            let n = self.requested.min(values.len());
+            // SAFETY: room for `requested >= n` elements of `T` per the contracts.
+            unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), self.array.cast::<T>(), n) };
+        }
+        Ok(())
+    }
+
+    /// The caller's `requested` descriptors (a `BACKEND_DESCRIPTOR` array to fill), each
+    /// reached only when iterated to (and used before the next); none when the array is
+    /// null.
+    pub(super) fn descriptors<'a>(
+        &self,
+    ) -> impl Iterator<Item = BackendResult<&'a mut Descriptor>> + use<'a> {
+        let targets: &[hipdnnBackendDescriptor_t] = if self.array.is_null() {
+            &[]
+        } else {
+            // SAFETY: `requested` descriptor pointers per `new`'s contract (the caller
+            // checked the type).
+            unsafe {
+                std::slice::from_raw_parts(
+                    self.array.cast::<hipdnnBackendDescriptor_t>(),
+                    self.requested,
+                )
+            }
+        };
+        targets
+            .iter()
+            // SAFETY: live descriptors per `new`'s contract.
+            .map(|&target| unsafe { desc_mut(target) })
+    }
+}
+
+fn expect_type(
+    name: i32,
+    got: hipdnnBackendAttributeType_t,
+    want: hipdnnBackendAttributeType_t,
+) -> BackendResult<()> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(BackendError::bad_param(format!(
+            "attribute {name} takes attribute type {want}, not {got}"
+        )))
+    }
+}

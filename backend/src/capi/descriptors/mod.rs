@@ -1,0 +1,329 @@
+//! Backend descriptors (`hipdnnBackend*`): the cuDNN-backend-shaped C path from a
+//! serialized graph to an executed plan.
+//!
+//! ```text
+//! hipdnnBackendCreateAndDeserializeGraph_ext  → OPERATIONGRAPH (set HANDLE, finalize)
+//! ENGINEHEUR   set OPERATION_GRAPH, MODE; finalize ranks the engines;
+//!              get RESULTS fills caller-created ENGINECFG descriptors, best first
+//! ENGINE       set OPERATION_GRAPH, GLOBAL_INDEX (the engine id); get NAME_EXT, BEHAVIOR_NOTE
+//! KNOB_CHOICE  set KNOB_TYPE (the knob id, CHAR), KNOB_VALUE (INT64, DOUBLE or CHAR)
+//! ENGINECFG    set ENGINE, KNOB_CHOICES; finalize checks the settings against the engine
+//! EXECUTION_PLAN set ENGINE_CONFIG (and HANDLE); finalize builds the plugin's plan;
+//!              get WORKSPACE_SIZE, TENSOR_UIDS_EXT
+//! VARIANT_PACK set UNIQUE_IDS, DATA_POINTERS, WORKSPACE
+//! hipdnnBackendExecute(handle, plan, variant pack)
+//! ```
+//!
+//! Setting a descriptor attribute copies what it refers to, so the referenced
+//! descriptor may be destroyed afterwards. A finalized descriptor cannot change
+//! (`NOT_INITIALIZED`, hipDNN's status for it); a descriptor must be finalized before
+//! its attributes are read or it is used by another one.
+//!
+//! Descriptors own what they use. An operation graph set to a handle keeps a reference
+//! to it, and so does everything made from that graph, down to the execution plan,
+//! which also owns the plugin's plan: destroying the handle first is safe, and the
+//! handle goes with the last descriptor that refers to it (see `hipdnnDestroy`).
+//!
+//! Each kind of descriptor lives in its own module (`graph`, `engine` for the
+//! heuristic, engine and engine config, `knob_choice`, `plan`, `variant_pack`) with
+//! its attributes and its finalization; this module holds what they share and the five
+//! generic functions that dispatch to them.
+
+use std::ffi::c_void;
+
+use super::{boundary, null};
+use crate::status::*;
+
+mod attributes;
+mod engine;
+mod graph;
+mod knob_choice;
+mod names;
+mod plan;
+mod variant_pack;
+
+use attributes::{GetTarget, SetValue};
+use engine::{EngineConfigDescriptor, EngineDescriptor, HeuristicDescriptor};
+use graph::GraphDescriptor;
+use knob_choice::KnobChoiceDescriptor;
+use plan::PlanDescriptor;
+use variant_pack::VariantPackDescriptor;
+
+pub use graph::{
+    hipdnnBackendCreateAndDeserializeGraph_ext, hipdnnBackendCreateAndDeserializeJsonGraph_ext,
+    hipdnnBackendGetSerializedBinaryGraph_ext, hipdnnBackendGetSerializedJsonGraph_ext,
+};
+pub use names::*;
+pub use plan::hipdnnBackendExecute;
+
+/// Opaque target of [`hipdnnBackendDescriptor_t`].
+#[derive(Debug)]
+pub struct hipdnnBackendDescriptor {
+    _private: [u8; 0],
+}
+
+/// A backend descriptor, created by [`hipdnnBackendCreateDescriptor`] (or a
+/// deserializing constructor) and freed by [`hipdnnBackendDestroyDescriptor`].
+pub type hipdnnBackendDescriptor_t = *mut hipdnnBackendDescriptor;
+
+/// What a descriptor holds, by kind.
+#[derive(Debug)]
+enum Kind {
+    Graph(GraphDescriptor),
+    Heuristic(HeuristicDescriptor),
+    Engine(EngineDescriptor),
+    EngineConfig(EngineConfigDescriptor),
+    KnobChoice(KnobChoiceDescriptor),
+    Plan(PlanDescriptor),
+    VariantPack(VariantPackDescriptor),
+}
+
+/// The object behind a [`hipdnnBackendDescriptor_t`].
+#[derive(Debug)]
+struct Descriptor {
+    kind: Kind,
+    finalized: bool,
+}
+
+impl Kind {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Kind::Graph(_) => GraphDescriptor::TYPE_NAME,
+            Kind::Heuristic(_) => HeuristicDescriptor::TYPE_NAME,
+            Kind::Engine(_) => EngineDescriptor::TYPE_NAME,
+            Kind::EngineConfig(_) => EngineConfigDescriptor::TYPE_NAME,
+            Kind::KnobChoice(_) => KnobChoiceDescriptor::TYPE_NAME,
+            Kind::Plan(_) => PlanDescriptor::TYPE_NAME,
+            Kind::VariantPack(_) => VariantPackDescriptor::TYPE_NAME,
+        }
+    }
+}
+
+/// # Safety
+/// `desc` is null or a live descriptor of this library, used by one thread at a time.
+unsafe fn desc_mut<'a>(desc: hipdnnBackendDescriptor_t) -> BackendResult<&'a mut Descriptor> {
+    if desc.is_null() {
+        return Err(null("descriptor"));
+    }
+    // SAFETY: per the contract, the Box made by a constructor of this module.
+    Ok(unsafe { &mut *desc.cast::<Descriptor>() })
+}
+
+fn into_raw(kind: Kind, finalized: bool) -> hipdnnBackendDescriptor_t {
+    Box::into_raw(Box::new(Descriptor { kind, finalized })).cast()
+}
+
+/// Attribute `name` on a descriptor of `type_name`, which has no such attribute.
+fn unsupported_attribute(type_name: &str, name: hipdnnBackendAttributeName_t) -> BackendError {
+    BackendError::not_supported(format!(
+        "attribute {name} is not supported on a {type_name} descriptor"
+    ))
+}
+
+/// A finalized descriptor, referenced by attribute `name`.
+///
+/// # Safety
+/// `desc` is null or a live descriptor.
+unsafe fn referenced<'a>(
+    desc: hipdnnBackendDescriptor_t,
+    name: i32,
+) -> BackendResult<&'a Descriptor> {
+    // SAFETY: per the contract.
+    let d = unsafe { desc_mut(desc) }?;
+    if !d.finalized {
+        return Err(BackendError::new(
+            HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+            format!(
+                "attribute {name}: the {} descriptor is not finalized",
+                d.kind.type_name()
+            ),
+        ));
+    }
+    Ok(d)
+}
+
+fn wrong_kind(name: i32, want: &str, got: &Kind) -> BackendError {
+    BackendError::bad_param(format!(
+        "attribute {name} takes a {want} descriptor, not {}",
+        got.type_name()
+    ))
+}
+
+/// Creates an empty descriptor of `descriptor_type`; free it with
+/// [`hipdnnBackendDestroyDescriptor`]. Operation graphs are made from bytes instead
+/// ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
+///
+/// # Safety
+/// `descriptor` is null or valid for a write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipdnnBackendCreateDescriptor(
+    descriptor_type: hipdnnBackendDescriptorType_t,
+    descriptor: *mut hipdnnBackendDescriptor_t,
+) -> hipdnnStatus_t {
+    boundary("hipdnnBackendCreateDescriptor", || {
+        if descriptor.is_null() {
+            return Err(null("descriptor"));
+        }
+        let kind = match descriptor_type {
+            HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR => Kind::Heuristic(HeuristicDescriptor::default()),
+            HIPDNN_BACKEND_ENGINE_DESCRIPTOR => Kind::Engine(EngineDescriptor::default()),
+            HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR => {
+                Kind::EngineConfig(EngineConfigDescriptor::default())
+            }
+            HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR => {
+                Kind::KnobChoice(KnobChoiceDescriptor::default())
+            }
+            HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR => Kind::Plan(PlanDescriptor::default()),
+            HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR => {
+                Kind::VariantPack(VariantPackDescriptor::default())
+            }
+            HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR => {
+                return Err(BackendError::not_supported(
+                    "operation graphs are made from serialized graphs: use hipdnnBackendCreateAndDeserializeGraph_ext",
+                ));
+            }
+            other => {
+                return Err(BackendError::not_supported(format!(
+                    "descriptor type {other} is not supported"
+                )));
+            }
+        };
+        // SAFETY: checked non-null; writable per the contract.
+        unsafe { descriptor.write(into_raw(kind, false)) };
+        Ok(())
+    })
+}
+
+/// Destroys a descriptor; null does nothing. An execution plan descriptor releases the
+/// plugin's plan; a descriptor that referred to a handle releases its reference, which
+/// destroys the handle when `hipdnnDestroy` already released the caller's.
+///
+/// # Safety
+/// `descriptor` is null or a live descriptor, not used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipdnnBackendDestroyDescriptor(
+    descriptor: hipdnnBackendDescriptor_t,
+) -> hipdnnStatus_t {
+    boundary("hipdnnBackendDestroyDescriptor", || {
+        if !descriptor.is_null() {
+            // SAFETY: per the contract, a Box of this module, released once.
+            drop(unsafe { Box::from_raw(descriptor.cast::<Descriptor>()) });
+        }
+        Ok(())
+    })
+}
+
+/// Sets an attribute of an unfinalized descriptor (`NOT_INITIALIZED` once finalized).
+/// Setting a handle (`HIPDNN_TYPE_HANDLE`) takes a reference to it.
+///
+/// # Safety
+/// `descriptor` is a live descriptor; `array` is null or valid for `count` elements of
+/// the type `attribute_type` names; descriptors and handles in it are live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipdnnBackendSetAttribute(
+    descriptor: hipdnnBackendDescriptor_t,
+    name: hipdnnBackendAttributeName_t,
+    attribute_type: hipdnnBackendAttributeType_t,
+    count: i64,
+    array: *const c_void,
+) -> hipdnnStatus_t {
+    boundary("hipdnnBackendSetAttribute", || {
+        // SAFETY: per the contract.
+        let d = unsafe { desc_mut(descriptor) }?;
+        if d.finalized {
+            return Err(BackendError::new(
+                HIPDNN_STATUS_NOT_INITIALIZED,
+                format!(
+                    "the {} descriptor is finalized and cannot change",
+                    d.kind.type_name()
+                ),
+            ));
+        }
+        // SAFETY: the array matches the declared type and count per the contract; each
+        // descriptor checks the type before reading.
+        let value = unsafe { SetValue::new(name, attribute_type, count, array) };
+        match &mut d.kind {
+            Kind::Graph(g) => g.set(value),
+            Kind::Heuristic(h) => h.set(value),
+            Kind::Engine(e) => e.set(value),
+            Kind::EngineConfig(c) => c.set(value),
+            Kind::KnobChoice(k) => k.set(value),
+            Kind::Plan(p) => p.set(value),
+            Kind::VariantPack(v) => v.set(value),
+        }
+    })
+}
+
+/// Finalizes a descriptor: checks that it is complete and consistent, and does the
+/// work its kind stands for (ranking engines, building the plan).
+///
+/// # Safety
+/// `descriptor` is a live descriptor.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipdnnBackendFinalize(
+    descriptor: hipdnnBackendDescriptor_t,
+) -> hipdnnStatus_t {
+    boundary("hipdnnBackendFinalize", || {
+        // SAFETY: per the contract.
+        let d = unsafe { desc_mut(descriptor) }?;
+        if d.finalized {
+            return Err(BackendError::new(
+                HIPDNN_STATUS_NOT_INITIALIZED,
+                format!("the {} descriptor is already finalized", d.kind.type_name()),
+            ));
+        }
+        match &mut d.kind {
+            Kind::Graph(g) => g.finalize(),
+            Kind::Heuristic(h) => h.finalize(),
+            Kind::Engine(e) => e.finalize(),
+            Kind::EngineConfig(c) => c.finalize(),
+            Kind::KnobChoice(k) => k.finalize(),
+            Kind::Plan(p) => p.finalize(),
+            Kind::VariantPack(v) => v.finalize(),
+        }?;
+        d.finalized = true;
+        Ok(())
+    })
+}
+
+/// Reads an attribute of a finalized descriptor (`NOT_INITIALIZED` before): writes
+/// `min(requested, available)` elements to `array` and the available count to
+/// `*count`. A null `array` (or `requested` 0) asks for the count only. For
+/// `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
+/// descriptors, which are filled and finalized.
+///
+/// # Safety
+/// `descriptor` is a live descriptor; `count` is null or writable; `array` is null or
+/// valid for `requested` elements of the type `attribute_type` names.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hipdnnBackendGetAttribute(
+    descriptor: hipdnnBackendDescriptor_t,
+    name: hipdnnBackendAttributeName_t,
+    attribute_type: hipdnnBackendAttributeType_t,
+    requested: i64,
+    count: *mut i64,
+    array: *mut c_void,
+) -> hipdnnStatus_t {
+    boundary("hipdnnBackendGetAttribute", || {
+        // SAFETY: per the contract.
+        let d = unsafe { desc_mut(descriptor) }?;
+        if !d.finalized {
+            return Err(BackendError::new(
+                HIPDNN_STATUS_NOT_INITIALIZED,
+                format!("the {} descriptor is not finalized", d.kind.type_name()),
+            ));
+        }
+        let requested = usize::try_from(requested).unwrap_or(0);
+        // SAFETY: per the contract.
+        let target = unsafe { GetTarget::new(name, attribute_type, requested, count, array) };
+        match &d.kind {
+            Kind::Graph(g) => g.get(target),
+            Kind::Heuristic(h) => h.get(target),
+            Kind::Engine(e) => e.get(target),
+            Kind::Plan(p) => p.get(target),
+            other @ (Kind::EngineConfig(_) | Kind::KnobChoice(_) | Kind::VariantPack(_)) => {
+                Err(unsupported_attribute(other.type_name(), name))
+            }
+        }
+    })
+}
