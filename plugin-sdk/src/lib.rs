@@ -64,6 +64,7 @@ pub mod abi;
 mod engine;
 mod error;
 pub mod ffi;
+pub mod graph;
 pub mod knobs;
 pub mod logging;
 mod macros;
