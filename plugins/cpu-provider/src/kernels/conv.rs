@@ -78,6 +78,18 @@ pub enum ConvAlgo {
     Direct,
 }
 
+impl ConvAlgo {
+    /// The algorithm a `cpu.conv_algo` value names (`auto`, `gemm`, `direct`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "auto" => Self::Auto,
+            "gemm" => Self::Gemm,
+            "direct" => Self::Direct,
+            _ => return None,
+        })
+    }
+}
+
 /// A normalized convolution problem: batch `n`, `c` input and `k` output channels in
 /// `g` groups, 3 spatial dims (missing leading ones have extent 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
