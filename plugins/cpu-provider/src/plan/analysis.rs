@@ -167,3 +167,174 @@ fn tensor_info(index: &GraphIndex<'_>, uid: i64) -> Result<TensorInfo, String> {
         placement,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use hipdnn_flatbuffers_sdk::model::{
+        BatchnormBackwardAttributes, Node, PointwiseAttributes, SdpaAttributes, TensorAttributes,
+    };
+    use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
+    use hipdnn_flatbuffers_sdk::{GraphView, samples};
+
+    use super::*;
+    use crate::plan::{CpuSettings, Plan, unsupported_reason};
+
+    fn graph(tensors: &[(i64, &[i64])], data_type: DataType, node: Node) -> Graph {
+        let mut g = Graph {
+            name: "g".into(),
+            io_data_type: data_type,
+            intermediate_data_type: DataType::Float,
+            compute_data_type: DataType::Float,
+            ..Graph::default()
+        };
+        for &(uid, dims) in tensors {
+            let mut strides = vec![1; dims.len()];
+            for d in (0..dims.len() - 1).rev() {
+                strides[d] = strides[d + 1] * dims[d + 1];
+            }
+            g.tensors.push(TensorAttributes {
+                uid,
+                name: format!("t{uid}"),
+                dims: dims.to_vec(),
+                strides,
+                ..TensorAttributes::default()
+            });
+        }
+        g.nodes.push(node);
+        g
+    }
+
+    fn pointwise(mode: PointwiseMode) -> Node {
+        Node::new(
+            "pw",
+            PointwiseAttributes {
+                operation: mode,
+                in_0_tensor_uid: 1,
+                out_0_tensor_uid: 2,
+                ..PointwiseAttributes::default()
+            },
+        )
+    }
+
+    /// Accepted graphs and refused ones (type, operation, attribute, missing input).
+    fn graphs() -> Vec<Graph> {
+        let pair: &[(i64, &[i64])] = &[(1, &[2, 8]), (2, &[2, 8])];
+        let mut bn_bwd = BatchnormBackwardAttributes {
+            x_tensor_uid: 1,
+            dy_tensor_uid: 2,
+            dx_tensor_uid: 3,
+            scale_tensor_uid: 4,
+            dscale_tensor_uid: 5,
+            dbias_tensor_uid: 6,
+            ..BatchnormBackwardAttributes::default()
+        };
+        let bn_tensors: &[(i64, &[i64])] = &[
+            (1, &[2, 3, 4, 4]),
+            (2, &[2, 3, 4, 4]),
+            (3, &[2, 3, 4, 4]),
+            (4, &[1, 3, 1, 1]),
+            (5, &[1, 3, 1, 1]),
+            (6, &[1, 3, 1, 1]),
+            (7, &[1, 3, 1, 1]),
+        ];
+        let without_stats = graph(
+            bn_tensors,
+            DataType::Float,
+            Node::new("bwd", bn_bwd.clone()),
+        );
+        bn_bwd.mean_tensor_uid = Some(7);
+        let half_stats = graph(bn_tensors, DataType::Float, Node::new("bwd", bn_bwd));
+        vec![
+            samples::conv_bias_relu(),
+            samples::pointwise_chain(4),
+            samples::resnet50(1),
+            graph(pair, DataType::Half, pointwise(PointwiseMode::RELU_FWD)),
+            graph(pair, DataType::Double, pointwise(PointwiseMode::RELU_FWD)),
+            graph(pair, DataType::Float, pointwise(PointwiseMode::GEN_INDEX)),
+            graph(pair, DataType::Float, pointwise(PointwiseMode::ADD)),
+            graph(
+                &[
+                    (1, &[1, 1, 4, 8]),
+                    (2, &[1, 1, 4, 8]),
+                    (3, &[1, 1, 4, 8]),
+                    (4, &[1, 1, 4, 8]),
+                ],
+                DataType::Float,
+                Node::new(
+                    "attn",
+                    SdpaAttributes {
+                        q_tensor_uid: 1,
+                        k_tensor_uid: 2,
+                        v_tensor_uid: 3,
+                        o_tensor_uid: 4,
+                        ..SdpaAttributes::default()
+                    },
+                ),
+            ),
+            without_stats,
+            half_stats,
+        ]
+    }
+
+    #[test]
+    fn the_applicability_check_and_plan_building_agree() {
+        let mut refused = Vec::new();
+        for g in graphs() {
+            let bytes = g.to_bytes();
+            let view = GraphView::from_bytes(&bytes).unwrap();
+            let reason = unsupported_reason(&view);
+            let built = Plan::build(&view, &CpuSettings::default());
+            assert_eq!(
+                reason,
+                built.as_ref().err().map(|e| e.message.clone()),
+                "{}",
+                g.name
+            );
+            refused.extend(reason);
+        }
+        // Each refusal names its node or tensor.
+        let expected = [
+            // The sample's shapes are a structure, not a consistent network.
+            "node \"s0b0.a.conv\": spatial dim 0: output extent 56",
+            "tensor uid 1 (\"t1\") has data type DOUBLE",
+            "node \"pw\": GEN_INDEX needs an axis",
+            "node \"pw\": Add needs input 1",
+            "node \"attn\" is a SdpaAttributes",
+            "node \"bwd\": batch-norm backward needs the saved mean",
+            "node \"bwd\": mean and inv_variance must be given together",
+        ];
+        assert_eq!(refused.len(), expected.len(), "{refused:#?}");
+        for (got, want) in refused.iter().zip(expected) {
+            assert!(
+                got.starts_with(want),
+                "{got:?} does not start with {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_chain_becomes_one_stage() {
+        for g in [samples::conv_bias_relu(), samples::pointwise_chain(5)] {
+            let analysis = Analysis::new(&g).unwrap();
+            let plan = Plan::from_model(&g, &CpuSettings::default()).unwrap();
+            assert_eq!(analysis.chains.len(), plan.stage_count(), "{}", g.name);
+            for (chain, described) in analysis.chains.iter().zip(plan.describe()) {
+                let names: Vec<&str> = chain
+                    .chain
+                    .nodes()
+                    .map(|n| analysis.index.node(n).name.as_str())
+                    .collect();
+                assert!(described.ends_with(&names.join(" -> ")), "{described}");
+            }
+        }
+        // conv → bias → ReLU: one stage, both intermediates virtual.
+        let g = samples::conv_bias_relu();
+        let analysis = Analysis::new(&g).unwrap();
+        assert_eq!(analysis.chains[0].chain.virtual_intermediates, [3, 5]);
+        assert!(matches!(
+            analysis.chains[0].head,
+            super::ops::HeadOp::Convolution { .. }
+        ));
+        assert_eq!(analysis.chains[0].steps.len(), 2);
+    }
+}
