@@ -142,10 +142,8 @@ impl Normalization {
     }
 }
 
-type Checked<T> = Result<T, String>;
-
 /// Checks the node heading a chain.
-pub(super) fn check_head(facts: &Facts<'_, '_>, node: usize) -> Checked<HeadOp> {
+pub(super) fn check_head(facts: &Facts<'_, '_>, node: usize) -> Result<HeadOp, String> {
     let name = facts.node_name(node);
     let attributes = &facts.index.node(node).attributes;
     match attributes {
@@ -154,7 +152,8 @@ pub(super) fn check_head(facts: &Facts<'_, '_>, node: usize) -> Checked<HeadOp> 
         | NodeAttributes::ConvolutionWrwAttributes(_) => convolution(facts, name, attributes),
         NodeAttributes::MatmulAttributes(a) => {
             let (x, y, c) = (a.a_tensor_uid, a.b_tensor_uid, a.c_tensor_uid);
-            for (u, r) in [(x, "a"), (y, "b"), (c, "c")] {
+            // Outputs are never pass-by-value (validation refuses that): inputs only.
+            for (u, r) in [(x, "a"), (y, "b")] {
                 in_memory(facts, name, u, r)?;
             }
             MatmulPlan::new(
@@ -208,7 +207,7 @@ pub(super) fn check_head(facts: &Facts<'_, '_>, node: usize) -> Checked<HeadOp> 
 
 /// Checks a node extending a chain (the fusion policy's verdict, and what the epilogue
 /// runs).
-pub(super) fn check_step(facts: &Facts<'_, '_>, step: &ChainStep) -> Checked<EpilogueOp> {
+pub(super) fn check_step(facts: &Facts<'_, '_>, step: &ChainStep) -> Result<EpilogueOp, String> {
     match &facts.index.node(step.node).attributes {
         NodeAttributes::PointwiseAttributes(_) => {
             let op = pointwise(facts, step.node)?;
@@ -232,7 +231,7 @@ pub(super) fn check_step(facts: &Facts<'_, '_>, step: &ChainStep) -> Checked<Epi
     }
 }
 
-fn in_memory(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Checked<()> {
+fn in_memory(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Result<(), String> {
     if matches!(facts.tensor(uid).placement, Placement::Constant(_)) {
         return Err(format!(
             "node \"{node}\": {role} tensor uid {uid} is a pass-by-value scalar"
@@ -242,7 +241,7 @@ fn in_memory(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Checked
 }
 
 /// A one-value operand: a pass-by-value scalar or a one-element tensor.
-fn scalar(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Checked<ValueSource> {
+fn scalar(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Result<ValueSource, String> {
     let t = facts.tensor(uid);
     match t.placement {
         Placement::Constant(v) => Ok(ValueSource::Constant(v)),
@@ -255,7 +254,13 @@ fn scalar(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Checked<Va
 }
 
 /// A tensor of `c` values, one per channel (`[1, C, 1, ...]` or `[C]`).
-fn per_channel(facts: &Facts<'_, '_>, node: &str, uid: i64, c: usize, role: &str) -> Checked<()> {
+fn per_channel(
+    facts: &Facts<'_, '_>,
+    node: &str,
+    uid: i64,
+    c: usize,
+    role: &str,
+) -> Result<(), String> {
     let t = facts.tensor(uid);
     let d = &t.shape.dims;
     let ok = t.shape.numel() == c && (d.len() < 2 || d[1] == c || c == 1);
@@ -267,8 +272,8 @@ fn per_channel(facts: &Facts<'_, '_>, node: &str, uid: i64, c: usize, role: &str
     in_memory(facts, node, uid, role)
 }
 
-fn conv_params(g: ConvGeometryRef<'_>) -> Checked<ConvParams> {
-    let u = |v: &[i64], what: &str| -> Checked<Vec<usize>> {
+fn conv_params(g: ConvGeometryRef<'_>) -> Result<ConvParams, String> {
+    let u = |v: &[i64], what: &str| -> Result<Vec<usize>, String> {
         v.iter()
             .map(|&x| usize::try_from(x).map_err(|_| format!("negative {what} {x}")))
             .collect()
@@ -288,7 +293,11 @@ fn conv_params(g: ConvGeometryRef<'_>) -> Checked<ConvParams> {
 }
 
 /// Forward convolution and its two gradients.
-fn convolution(facts: &Facts<'_, '_>, name: &str, attributes: &NodeAttributes) -> Checked<HeadOp> {
+fn convolution(
+    facts: &Facts<'_, '_>,
+    name: &str,
+    attributes: &NodeAttributes,
+) -> Result<HeadOp, String> {
     let err = |e: String| format!("node \"{name}\": {e}");
     // The pass, (input, filter, output) of the forward convolution, the operands' roles.
     let (pass, geometry, (x, w, y), roles) = match attributes {
@@ -312,13 +321,13 @@ fn convolution(facts: &Facts<'_, '_>, name: &str, attributes: &NodeAttributes) -
         ),
         _ => unreachable!("called for convolution nodes"),
     };
-    // Checked in the order the node lists them: its inputs, then its output.
-    let order = match pass {
-        ConvPass::Forward => [0, 1, 2],
-        ConvPass::DataGradient => [2, 1, 0],
-        ConvPass::FilterGradient => [0, 2, 1],
+    // The inputs, in the order the node lists them.
+    let inputs = match pass {
+        ConvPass::Forward => [0, 1],
+        ConvPass::DataGradient => [2, 1],
+        ConvPass::FilterGradient => [0, 2],
     };
-    for k in order {
+    for k in inputs {
         in_memory(facts, name, [x, w, y][k], roles[k])?;
     }
     let params = conv_params(geometry).map_err(err)?;
@@ -337,9 +346,8 @@ fn gen_index(
     facts: &Facts<'_, '_>,
     name: &str,
     p: &hipdnn_flatbuffers_sdk::model::PointwiseAttributes,
-) -> Checked<HeadOp> {
+) -> Result<HeadOp, String> {
     let output = p.out_0_tensor_uid;
-    in_memory(facts, name, output, "out_0")?;
     let d = facts.dims(output);
     let rank = d.len() as i64;
     let axis = p
@@ -369,7 +377,7 @@ fn gen_index(
 }
 
 /// The function and inputs of pointwise node `node`, checked.
-fn pointwise(facts: &Facts<'_, '_>, node: usize) -> Checked<PointwiseOp> {
+fn pointwise(facts: &Facts<'_, '_>, node: usize) -> Result<PointwiseOp, String> {
     let NodeAttributes::PointwiseAttributes(p) = &facts.index.node(node).attributes else {
         unreachable!("called for pointwise nodes")
     };
@@ -400,7 +408,6 @@ fn pointwise(facts: &Facts<'_, '_>, node: usize) -> Checked<PointwiseOp> {
         }
     }
     let output = p.out_0_tensor_uid;
-    in_memory(facts, name, output, "out_0")?;
     let od = facts.dims(output);
     for u in inputs.iter().take(arity).flatten() {
         if facts.tensor(*u).shape.broadcast_strides(od).is_none() {
@@ -417,7 +424,7 @@ fn pointwise(facts: &Facts<'_, '_>, node: usize) -> Checked<PointwiseOp> {
 }
 
 /// x and y of a batch norm share dims of rank ≥ 2; the channel count.
-fn batch_norm_dims(facts: &Facts<'_, '_>, name: &str, x: i64, y: i64) -> Checked<usize> {
+fn batch_norm_dims(facts: &Facts<'_, '_>, name: &str, x: i64, y: i64) -> Result<usize, String> {
     let xd = facts.dims(x);
     if xd.len() < 2 || facts.dims(y) != xd {
         return Err(format!(
@@ -427,7 +434,7 @@ fn batch_norm_dims(facts: &Facts<'_, '_>, name: &str, x: i64, y: i64) -> Checked
     Ok(xd[1])
 }
 
-fn batch_norm_inference(facts: &Facts<'_, '_>, node: usize) -> Checked<BatchNormInference> {
+fn batch_norm_inference(facts: &Facts<'_, '_>, node: usize) -> Result<BatchNormInference, String> {
     let name = facts.node_name(node);
     let bn = match &facts.index.node(node).attributes {
         NodeAttributes::BatchnormInferenceAttributes(a) => BatchNormInference {
@@ -472,7 +479,7 @@ fn batch_norm_training(
     facts: &Facts<'_, '_>,
     name: &str,
     attributes: &NodeAttributes,
-) -> Checked<HeadOp> {
+) -> Result<HeadOp, String> {
     let NodeAttributes::BatchnormAttributes(a) = attributes else {
         unreachable!("called for batch-norm training nodes")
     };
@@ -527,7 +534,7 @@ fn batch_norm_backward(
     facts: &Facts<'_, '_>,
     name: &str,
     attributes: &NodeAttributes,
-) -> Checked<HeadOp> {
+) -> Result<HeadOp, String> {
     let NodeAttributes::BatchnormBackwardAttributes(a) = attributes else {
         unreachable!("called for batch-norm backward nodes")
     };
@@ -543,7 +550,7 @@ fn batch_norm_backward(
             "node \"{name}\": x, dy and dx must share dims of rank >= 2"
         ));
     }
-    for (u, r) in [(x, "x"), (dy, "dy"), (dx, "dx")] {
+    for (u, r) in [(x, "x"), (dy, "dy")] {
         in_memory(facts, name, u, r)?;
     }
     let c = xd[1];
@@ -576,7 +583,7 @@ fn normalization(
     facts: &Facts<'_, '_>,
     name: &str,
     attributes: &NodeAttributes,
-) -> Checked<HeadOp> {
+) -> Result<HeadOp, String> {
     // The fields, the normalized dim count (`None`: all but the batch dim, RMS norm)
     // and the epsilon uid.
     let (norm, count, epsilon, phase) = match attributes {
