@@ -3,16 +3,14 @@
 //! errors name the node and say what is unsupported.
 
 use hipdnn_flatbuffers_sdk::model::{
-    BatchnormAttributes, BatchnormBackwardAttributes, ConvGeometryRef, NodeAttributes,
+    BatchnormAttributes, BatchnormBackwardAttributes, NodeAttributes,
 };
-use hipdnn_flatbuffers_sdk::wire::{
-    ConvMode as WireConvMode, NormFwdPhase, PointwiseMode, ReductionMode,
-};
+use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PointwiseMode};
 use hipdnn_plugin_sdk::graph::ChainStep;
 
 use super::analysis::Facts;
 use super::workspace::Placement;
-use crate::kernels::conv::{ConvGeometry, ConvMode, ConvParams};
+use crate::kernels::conv::{ConvGeometry, ConvParams};
 use crate::kernels::matmul::MatmulPlan;
 use crate::kernels::norm::ReduceOp;
 use crate::kernels::pointwise::{PwOp, PwParams};
@@ -190,7 +188,7 @@ pub(super) fn check_head(facts: &Facts<'_, '_>, node: usize) -> Result<HeadOp, S
                     "node \"{name}\": output dims {yd:?} are not a reduction of {xd:?}"
                 ));
             }
-            let op = reduce_op(a.mode).ok_or_else(|| {
+            let op = ReduceOp::from_mode(a.mode).ok_or_else(|| {
                 format!(
                     "node \"{name}\": reduction mode {} is not supported",
                     a.mode.0
@@ -272,26 +270,6 @@ fn per_channel(
     in_memory(facts, node, uid, role)
 }
 
-fn conv_params(g: ConvGeometryRef<'_>) -> Result<ConvParams, String> {
-    let u = |v: &[i64], what: &str| -> Result<Vec<usize>, String> {
-        v.iter()
-            .map(|&x| usize::try_from(x).map_err(|_| format!("negative {what} {x}")))
-            .collect()
-    };
-    let mode = match g.conv_mode {
-        WireConvMode::CONVOLUTION => ConvMode::Convolution,
-        WireConvMode::CROSS_CORRELATION | WireConvMode::UNSET => ConvMode::CrossCorrelation,
-        m => return Err(format!("unknown convolution mode {}", m.0)),
-    };
-    Ok(ConvParams {
-        pre_padding: u(g.pre_padding, "padding")?,
-        post_padding: u(g.post_padding, "padding")?,
-        stride: u(g.stride, "stride")?,
-        dilation: u(g.dilation, "dilation")?,
-        mode,
-    })
-}
-
 /// Forward convolution and its two gradients.
 fn convolution(
     facts: &Facts<'_, '_>,
@@ -330,7 +308,7 @@ fn convolution(
     for k in inputs {
         in_memory(facts, name, [x, w, y][k], roles[k])?;
     }
-    let params = conv_params(geometry).map_err(err)?;
+    let params = ConvParams::from_wire(geometry).map_err(err)?;
     let geometry =
         ConvGeometry::new(facts.dims(x), facts.dims(w), facts.dims(y), &params).map_err(err)?;
     Ok(HeadOp::Convolution {
@@ -679,19 +657,4 @@ fn normalization(
         }
     }
     Ok(HeadOp::Normalization(Box::new(norm)))
-}
-
-fn reduce_op(mode: ReductionMode) -> Option<ReduceOp> {
-    Some(match mode {
-        ReductionMode::ADD => ReduceOp::Add,
-        ReductionMode::MUL => ReduceOp::Mul,
-        ReductionMode::MIN_OP => ReduceOp::Min,
-        ReductionMode::MAX_OP => ReduceOp::Max,
-        ReductionMode::AMAX => ReduceOp::Amax,
-        ReductionMode::AVG => ReduceOp::Avg,
-        ReductionMode::NORM1 => ReduceOp::Norm1,
-        ReductionMode::NORM2 => ReduceOp::Norm2,
-        ReductionMode::MUL_NO_ZEROS => ReduceOp::MulNoZeros,
-        _ => return None,
-    })
 }

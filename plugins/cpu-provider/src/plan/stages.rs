@@ -314,7 +314,7 @@ impl StageBuilder<'_> {
     fn stage(&self, chain: &CheckedChain) -> Stage {
         let mut arrays = StageArrays::default();
         let mut steps = Vec::new();
-        let mut folds = Vec::new();
+        let mut head_step = None;
         let (kernel, dims) = match &chain.head {
             HeadOp::Convolution {
                 pass: ConvPass::Forward,
@@ -361,23 +361,19 @@ impl StageBuilder<'_> {
                 let d = self.dims(*out);
                 (Kernel::Scratch(arrays.reserve(d.iter().product())), d)
             }
+            // The node's function is the first epilogue step, on its (first) input.
             HeadOp::Pointwise(op) => {
-                // The function is the first step: its in_0 starts the chain.
-                let mut step = pointwise_step(self.tensors, op);
-                let init = step.others[0].take().expect("in_0 is always given");
-                steps.push(step);
+                let init = source(self.tensors, op.inputs[0].expect("in_0 is always given"));
+                head_step = Some(EpilogueOp::Pointwise {
+                    op: op.clone(),
+                    chain_input: 0,
+                });
                 (Kernel::Elementwise { init }, self.dims(op.output))
             }
             HeadOp::BatchNormInference(bn) => {
-                let d = self.dims(bn.y);
-                let fold = BatchNormFold {
-                    bn: bn.clone(),
-                    arrays: ScaleShift::reserve(&mut arrays, bn.channels),
-                };
-                steps.push(fold.arrays.step(channel_shape(&d, bn.channels)));
-                folds.push(fold);
                 let init = ValueSource::Tensor(bn.x);
-                (Kernel::Elementwise { init }, d)
+                head_step = Some(EpilogueOp::BatchNormInference(bn.clone()));
+                (Kernel::Elementwise { init }, self.dims(bn.y))
             }
             HeadOp::BatchNormTraining(spec) => {
                 let xd = self.dims(spec.node.x_tensor_uid);
@@ -411,11 +407,14 @@ impl StageBuilder<'_> {
             head: chain.head.clone(),
             kernel,
             dims,
-            folds,
+            folds: Vec::new(),
             epilogue: EpilogueSpec { store: None, steps },
             arrays: arrays.bytes(),
             kernel_workspace: 0,
         };
+        if let Some(op) = head_step {
+            append_epilogue_op(self.tensors, &mut stage, &op);
+        }
         stage.kernel_workspace = stage.kernel_workspace();
         stage
     }

@@ -1,5 +1,8 @@
 //! The convolution problem: parameters, algorithm choice and normalized geometry.
 
+use hipdnn_flatbuffers_sdk::model::ConvGeometryRef;
+use hipdnn_flatbuffers_sdk::wire::ConvMode as WireConvMode;
+
 use super::*;
 
 /// Whether the filter is applied flipped.
@@ -27,6 +30,30 @@ pub struct ConvParams {
 }
 
 impl ConvParams {
+    /// The parameters of a graph node's convolution geometry.
+    ///
+    /// # Errors
+    /// A negative padding, stride or dilation; an unknown mode.
+    pub fn from_wire(g: ConvGeometryRef<'_>) -> Result<Self, String> {
+        let u = |v: &[i64], what: &str| -> Result<Vec<usize>, String> {
+            v.iter()
+                .map(|&x| usize::try_from(x).map_err(|_| format!("negative {what} {x}")))
+                .collect()
+        };
+        let mode = match g.conv_mode {
+            WireConvMode::CONVOLUTION => ConvMode::Convolution,
+            WireConvMode::CROSS_CORRELATION | WireConvMode::UNSET => ConvMode::CrossCorrelation,
+            m => return Err(format!("unknown convolution mode {}", m.0)),
+        };
+        Ok(Self {
+            pre_padding: u(g.pre_padding, "padding")?,
+            post_padding: u(g.post_padding, "padding")?,
+            stride: u(g.stride, "stride")?,
+            dilation: u(g.dilation, "dilation")?,
+            mode,
+        })
+    }
+
     /// Symmetric padding `pad`, stride `stride`, dilation 1, cross-correlation, over
     /// `spatial` dimensions.
     pub fn simple(spatial: usize, pad: usize, stride: usize) -> Self {
