@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::CpuSettings;
 use super::analysis::{Analysis, CheckedChain, TensorInfo};
-use super::ops::{BatchNormInference, ConvPass, EpilogueOp, HeadOp, PointwiseOp, ValueSource};
+use super::ops::{BatchNormInference, ConvPass, EpilogueOp, HeadOp, ValueSource};
 use super::workspace::{Placement, StageArrays, WorkspaceLayout};
 use crate::kernels::conv::{ConvAlgo, FpropPlan};
 use crate::kernels::conv_bwd::{self, BwdImpl};
@@ -249,10 +249,14 @@ fn append_epilogue_op(tensors: &HashMap<i64, TensorInfo>, stage: &mut Stage, op:
     let mut arrays = StageArrays::resume(stage.arrays);
     match op {
         EpilogueOp::Pointwise { op, chain_input } => {
-            let mut step = pointwise_step(tensors, op);
-            step.others[*chain_input] = None;
-            step.chain_input = *chain_input;
-            stage.epilogue.steps.push(step);
+            let mut others = op.inputs.map(|u| u.map(|u| source(tensors, u)));
+            others[*chain_input] = None;
+            stage.epilogue.steps.push(EpilogueStep {
+                op: op.op,
+                chain_input: *chain_input,
+                others,
+                store: None,
+            });
         }
         EpilogueOp::BatchNormInference(bn) => {
             let fold = BatchNormFold {
@@ -274,16 +278,6 @@ fn source(tensors: &HashMap<i64, TensorInfo>, uid: i64) -> ValueSource {
     match tensors[&uid].placement {
         Placement::Constant(v) => ValueSource::Constant(v),
         _ => ValueSource::Tensor(uid),
-    }
-}
-
-/// A pointwise op as the first step of its chain (reading `in_0` as the running value).
-fn pointwise_step(tensors: &HashMap<i64, TensorInfo>, op: &PointwiseOp) -> EpilogueStep {
-    EpilogueStep {
-        op: op.op,
-        chain_input: 0,
-        others: op.inputs.map(|u| u.map(|u| source(tensors, u))),
-        store: None,
     }
 }
 
