@@ -23,6 +23,8 @@
 //! add), so a CPU engine turning them into GEMM epilogues and a GPU engine turning them
 //! into fusion plans share the same matcher with different policies.
 
+use std::collections::HashSet;
+
 use hipdnn_flatbuffers_sdk::model::NodeAttributes;
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 
@@ -436,15 +438,21 @@ fn candidate(
 /// Fills in a chain's external inputs and outputs.
 fn describe_boundary(index: &GraphIndex<'_>, chain: &mut Chain) {
     let nodes: Vec<usize> = chain.nodes().collect();
-    let written = |uid: i64| nodes.iter().any(|&n| index.node_outputs(n).contains(&uid));
+    let written: HashSet<i64> = nodes
+        .iter()
+        .flat_map(|&n| index.node_outputs(n).iter().copied())
+        .collect();
+    let mut seen: HashSet<i64> = chain.virtual_intermediates.iter().copied().collect();
     for &node in &nodes {
         for &uid in index.node_inputs(node) {
-            if !written(uid) && !chain.inputs.contains(&uid) {
+            if !written.contains(&uid) && seen.insert(uid) {
                 chain.inputs.push(uid);
             }
         }
+    }
+    for &node in &nodes {
         for &uid in index.node_outputs(node) {
-            if !chain.virtual_intermediates.contains(&uid) && !chain.outputs.contains(&uid) {
+            if seen.insert(uid) {
                 chain.outputs.push(uid);
             }
         }

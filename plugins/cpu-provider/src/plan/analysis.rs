@@ -5,6 +5,7 @@
 //! ([`super::ops`]). What it returns is all that plan building needs about the graph;
 //! the cheap applicability check is this analysis and nothing more.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use hipdnn_data_sdk::DataType;
@@ -67,14 +68,19 @@ impl<'g> Analysis<'g> {
             index: &index,
             tensors: &tensors,
         };
+        let policy = CpuFusion {
+            facts,
+            accepted: RefCell::default(),
+        };
         let mut chains = Vec::new();
-        for chain in partition(&index, &CpuFusion(facts)) {
+        for chain in partition(&index, &policy) {
             let head = ops::check_head(&facts, chain.head)?;
+            let mut accepted = policy.accepted.borrow_mut();
             let steps = chain
                 .steps
                 .iter()
-                .map(|step| ops::check_step(&facts, step))
-                .collect::<Result<_, _>>()?;
+                .map(|step| accepted.remove(&step.node).expect("accepted by the policy"))
+                .collect();
             chains.push(CheckedChain { chain, head, steps });
         }
         Ok(Self {
@@ -107,12 +113,19 @@ impl Facts<'_, '_> {
 }
 
 /// What CPU epilogues fuse: any pointwise op or batch-norm inference the kernels run,
-/// after any producer.
-struct CpuFusion<'a, 'g>(Facts<'a, 'g>);
+/// after any producer. Keeps what it checked for the steps it accepts.
+struct CpuFusion<'a, 'g> {
+    facts: Facts<'a, 'g>,
+    accepted: RefCell<HashMap<usize, EpilogueOp>>,
+}
 
 impl FusionPolicy for CpuFusion<'_, '_> {
     fn accepts(&self, _: &GraphIndex<'_>, _: &Chain, step: &ChainStep) -> bool {
-        ops::check_step(&self.0, step).is_ok()
+        let Ok(op) = ops::check_step(&self.facts, step) else {
+            return false;
+        };
+        self.accepted.borrow_mut().insert(step.node, op);
+        true
     }
 }
 
