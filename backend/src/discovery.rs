@@ -1,4 +1,4 @@
-//! Which files are engine plugins: hipDNN's discovery rules (reference §2.4).
+//! Which files are engine plugins: hipDNN's discovery rules.
 //!
 //! Discovery is pure path logic, split from the process state it reads so that every
 //! rule can be tested with temporary directories:

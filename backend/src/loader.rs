@@ -1,4 +1,5 @@
-//! Loading every discovered plugin file, going on past failures (reference §2.4).
+//! Loading every discovered plugin file, going on past failures (as hipDNN's backend
+//! does: one bad plugin does not keep the others from loading).
 
 use std::path::{Path, PathBuf};
 

@@ -13,7 +13,9 @@ use hipdnn_flatbuffers_sdk::model::{EngineConfig, EngineDetails, Knob, KnobSetti
 
 use crate::abi::*;
 use crate::cache::HandleCaches;
-use crate::error::{PluginError, PluginResult, panic_message};
+use hipdnn_data_sdk::panic_message;
+
+use crate::error::{PluginError, PluginResult};
 use crate::knobs;
 use crate::memory::Execution;
 

@@ -1,7 +1,6 @@
 //! Errors, the per-thread last-error string, and the one boundary every entry point
 //! runs inside.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -100,17 +99,6 @@ pub(crate) fn last_error_ptr() -> *const c_char {
     LAST_ERROR.with(|buf| buf.as_ptr().cast::<c_char>())
 }
 
-/// The text of a panic's payload (`&str` or `String`), or a placeholder.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
-    }
-}
-
 /// Runs the body of an entry point: clears the last error, turns `Err` into its status
 /// (message stored as the last error and logged) and a panic into `INTERNAL_ERROR`
 /// (message `"panic in <entry>: ..."`). Nothing unwinds past this function.
@@ -122,9 +110,10 @@ pub fn boundary(
     let error = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => return HIPDNN_PLUGIN_STATUS_SUCCESS,
         Ok(Err(error)) => error,
-        Err(payload) => {
-            PluginError::internal(format!("panic in {entry}: {}", panic_message(&*payload)))
-        }
+        Err(payload) => PluginError::internal(format!(
+            "panic in {entry}: {}",
+            hipdnn_data_sdk::panic_message(&*payload)
+        )),
     };
     // Logging runs host code and formatting; keep a second panic from escaping too.
     let status = error.status;

@@ -281,6 +281,53 @@ pub mod global {
     }
 }
 
+/// The standard `global.*` knobs as an engine config chose them, typed.
+///
+/// Engines embed it in their own [`Settings`](crate::Settings) and read it with
+/// [`GlobalSettings::from_choices`]; an engine that has no knobs of its own can use it as
+/// its `Settings` directly. Knobs left unset read as their defaults (off, no limit).
+///
+/// ```
+/// use hipdnn_plugin_sdk::KnobChoices;
+/// use hipdnn_plugin_sdk::knobs::{GlobalSettings, KnobSettingFactory, global};
+///
+/// let knobs = [global::deterministic(), global::workspace_size_limit()];
+/// let settings = [KnobSettingFactory::int("global.workspace_size_limit", 4096)];
+/// let chosen = GlobalSettings::from_choices(&KnobChoices { knobs: &knobs, settings: &settings });
+/// assert_eq!(chosen.workspace_size_limit, Some(4096));
+/// assert!(!chosen.deterministic && !chosen.benchmarking);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GlobalSettings {
+    /// `global.deterministic`: results must be bitwise reproducible from run to run.
+    pub deterministic: bool,
+    /// `global.workspace_size_limit`: the largest workspace in bytes a plan may ask for
+    /// (`None`: no limit).
+    pub workspace_size_limit: Option<usize>,
+    /// `global.benchmarking`: the engine may run and time variants to choose one.
+    pub benchmarking: bool,
+}
+
+impl GlobalSettings {
+    /// Reads the standard knobs from `choices` (already checked against the engine's
+    /// knobs, so values are in range).
+    pub fn from_choices(choices: &crate::KnobChoices<'_>) -> Self {
+        Self {
+            deterministic: choices.int(DETERMINISTIC_KNOB_NAME) == Some(1),
+            workspace_size_limit: choices
+                .int(WORKSPACE_SIZE_LIMIT_KNOB_NAME)
+                .and_then(|limit| usize::try_from(limit).ok()),
+            benchmarking: choices.int(BENCHMARKING_KNOB_NAME) == Some(1),
+        }
+    }
+}
+
+impl crate::Settings for GlobalSettings {
+    fn from_choices(choices: &crate::KnobChoices<'_>) -> PluginResult<Self> {
+        Ok(GlobalSettings::from_choices(choices))
+    }
+}
+
 /// Builds [`KnobSetting`]s (for tests and hosts).
 #[derive(Debug, Clone, Copy)]
 pub struct KnobSettingFactory;
@@ -331,6 +378,41 @@ mod tests {
             global::workspace_size_limit().default_value,
             KnobValue::Int(-1)
         );
+    }
+
+    #[test]
+    fn global_settings_read_the_standard_knobs() {
+        let knobs = [
+            global::benchmarking(),
+            global::deterministic(),
+            global::workspace_size_limit(),
+        ];
+        let read = |settings: &[KnobSetting]| {
+            GlobalSettings::from_choices(&crate::KnobChoices {
+                knobs: &knobs,
+                settings,
+            })
+        };
+        assert_eq!(read(&[]), GlobalSettings::default());
+        let chosen = read(&[
+            KnobSettingFactory::int(BENCHMARKING_KNOB_NAME, 1),
+            KnobSettingFactory::int(DETERMINISTIC_KNOB_NAME, 1),
+            KnobSettingFactory::int(WORKSPACE_SIZE_LIMIT_KNOB_NAME, 0),
+        ]);
+        assert_eq!(
+            chosen,
+            GlobalSettings {
+                deterministic: true,
+                workspace_size_limit: Some(0),
+                benchmarking: true,
+            }
+        );
+        // Knobs the engine does not advertise read as unset.
+        let none = GlobalSettings::from_choices(&crate::KnobChoices {
+            knobs: &[],
+            settings: &[],
+        });
+        assert_eq!(none, GlobalSettings::default());
     }
 
     #[test]

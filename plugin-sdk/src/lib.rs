@@ -15,6 +15,12 @@
 //! The result loads in our backend and, because the ABI and wire format are hipDNN's,
 //! in hipDNN's own.
 //!
+//! Building blocks for the plan builders themselves: [`graph`] indexes a graph
+//! (producers, consumers, effective types, pass-by-value scalars) and cuts it into
+//! fusable chains (conv/matmul → bias → activation → residual add, batch norm →
+//! activation, pointwise chains) under an engine's own fusion policy, and
+//! [`knobs::GlobalSettings`] reads the standard `global.*` knobs.
+//!
 //! # Why it is built this way
 //!
 //! * **Authors never write `extern "C"`.** The macro emits thin exports that call one
@@ -77,6 +83,7 @@ pub mod cache;
 mod engine;
 mod error;
 pub mod ffi;
+pub mod graph;
 pub mod knobs;
 pub mod logging;
 mod macros;

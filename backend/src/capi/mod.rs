@@ -112,11 +112,7 @@ fn boundary(entry: &str, body: impl FnOnce() -> BackendResult<()>) -> hipdnnStat
         Ok(Ok(())) => return HIPDNN_STATUS_SUCCESS,
         Ok(Err(error)) => error,
         Err(payload) => {
-            let text = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic with a non-string payload".to_owned());
+            let text = hipdnn_data_sdk::panic_message(payload.as_ref());
             BackendError::new(HIPDNN_STATUS_INTERNAL_ERROR, format!("panic: {text}"))
         }
     };

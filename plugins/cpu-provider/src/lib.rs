@@ -5,7 +5,7 @@
 //!
 //! Graphs of convolutions (forward, data and filter gradients; 1–3 spatial dims,
 //! groups, padding, stride, dilation, both modes), matmuls (batched, broadcast batch
-//! dims), pointwise ops (every mode of the schema but `GEN_INDEX`), batch norm
+//! dims), pointwise ops (every mode of the schema), batch norm
 //! (inference, training with running statistics, backward), layer norm, RMS norm and
 //! reductions, over `FLOAT`, `HALF` and `BFLOAT16` tensors with any strides, computing
 //! in `FLOAT`. Applicability is exact: [`plan::unsupported_reason`] says why a graph is
@@ -59,6 +59,7 @@ pub mod tensor;
 
 use std::ffi::CStr;
 
+use hipdnn_plugin_sdk::knobs::GlobalSettings;
 use hipdnn_plugin_sdk::prelude::*;
 
 pub use plan::{CpuSettings, HostTensors, Plan, plan_for, unsupported_reason};
@@ -74,26 +75,20 @@ pub const KNOB_CONV_ALGO: &str = "cpu.conv_algo";
 
 impl Settings for CpuSettings {
     fn from_choices(choices: &KnobChoices<'_>) -> PluginResult<Self> {
-        use hipdnn_plugin_sdk::knobs::{DETERMINISTIC_KNOB_NAME, WORKSPACE_SIZE_LIMIT_KNOB_NAME};
         let threads = choices.int(KNOB_THREADS).unwrap_or(0);
-        let conv_algo = match choices.string(KNOB_CONV_ALGO).unwrap_or("auto") {
-            "auto" => kernels::ConvAlgo::Auto,
-            "gemm" => kernels::ConvAlgo::Gemm,
-            "direct" => kernels::ConvAlgo::Direct,
-            other => {
-                return Err(PluginError::bad_param(format!(
-                    "knob \"{KNOB_CONV_ALGO}\": unknown algorithm \"{other}\""
-                )));
-            }
-        };
-        let limit = choices.int(WORKSPACE_SIZE_LIMIT_KNOB_NAME).unwrap_or(-1);
+        let algo = choices.string(KNOB_CONV_ALGO).unwrap_or("auto");
+        let global = GlobalSettings::from_choices(choices);
         Ok(Self {
             threads: usize::try_from(threads).map_err(|_| {
                 PluginError::bad_param(format!("knob \"{KNOB_THREADS}\": {threads} is negative"))
             })?,
-            conv_algo,
-            deterministic: choices.int(DETERMINISTIC_KNOB_NAME).unwrap_or(0) == 1,
-            workspace_limit: usize::try_from(limit).ok(),
+            conv_algo: kernels::ConvAlgo::from_name(algo).ok_or_else(|| {
+                PluginError::bad_param(format!(
+                    "knob \"{KNOB_CONV_ALGO}\": unknown algorithm \"{algo}\""
+                ))
+            })?,
+            deterministic: global.deterministic,
+            workspace_limit: global.workspace_size_limit,
         })
     }
 }

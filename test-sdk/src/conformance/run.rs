@@ -39,11 +39,7 @@ pub fn run_case<P: Provider + ?Sized>(provider: &P, case: &Case, seed: u64) -> O
         Ok(Ok(())) => {}
         Ok(Err(e)) => return Outcome::Failed(format!("provider rejected the case: {e}")),
         Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_default();
+            let msg = hipdnn_data_sdk::panic_message(panic.as_ref());
             return Outcome::Failed(format!("provider panicked: {msg}"));
         }
     }

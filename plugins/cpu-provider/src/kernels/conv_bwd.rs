@@ -9,7 +9,7 @@
 use super::conv::ConvGeometry;
 use super::elementwise::{Epilogue, Operand, elementwise};
 use super::exec::{Exec, split};
-use crate::tensor::{RawIn, RawOut, Shape};
+use crate::tensor::{RawIn, Shape};
 
 /// Which backward form to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -394,7 +394,3 @@ pub fn wgrad(
         exec,
     );
 }
-
-/// Keeps `RawOut` in scope for docs of the epilogue outputs.
-#[allow(dead_code)]
-type _Out = RawOut;

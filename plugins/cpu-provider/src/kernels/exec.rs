@@ -84,6 +84,14 @@ pub fn split(n: usize, parts: usize, part: usize) -> std::ops::Range<usize> {
     start..start + len
 }
 
+/// A pointer to read-only data that outlives a parallel section, shared by its threads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SendPtr<T>(pub *const T);
+// SAFETY: only made for read-only buffers that outlive the parallel section.
+unsafe impl<T> Send for SendPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SendPtr<T> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

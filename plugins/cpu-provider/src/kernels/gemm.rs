@@ -104,6 +104,25 @@ pub fn panel_stride(kc: usize) -> usize {
     kc * NR + 16
 }
 
+/// Stores `src` to `dst[q * stride]`, `q < src.len()`: a copy for unit strides.
+///
+/// # Safety
+/// `dst` is valid for writes at `q * stride`, `q < src.len()`, that no other thread
+/// touches meanwhile.
+#[inline(always)]
+pub(crate) unsafe fn store_strided(dst: *mut f32, stride: usize, src: &[f32]) {
+    // SAFETY: per the function's contract.
+    unsafe {
+        if stride == 1 {
+            copy_short(std::slice::from_raw_parts_mut(dst, src.len()), src);
+        } else {
+            for (q, &v) in src.iter().enumerate() {
+                *dst.add(q * stride) = v;
+            }
+        }
+    }
+}
+
 /// Copies `src` to `dst` (equal lengths) without a library call for short runs.
 #[inline(always)]
 pub fn copy_short(dst: &mut [f32], src: &[f32]) {

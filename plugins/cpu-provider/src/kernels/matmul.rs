@@ -3,7 +3,7 @@
 //! tile stores.
 
 use super::elementwise::{Epilogue, Prepared};
-use super::exec::Exec;
+use super::exec::{Exec, SendPtr};
 use super::gemm::{self, Blocking, GemmProblem, MR, NR, TILE};
 use crate::tensor::{DType, Elem, RawIn, Shape};
 use half::{bf16, f16};
@@ -159,16 +159,9 @@ fn batch_dims(c: &[usize], t: &Shape) -> Vec<usize> {
     d
 }
 
-#[derive(Debug, Clone, Copy)]
-struct SendPtr(*const f32);
-// SAFETY: read-only data that outlives the parallel section.
-unsafe impl Send for SendPtr {}
-// SAFETY: as above.
-unsafe impl Sync for SendPtr {}
-
 struct Problem<'a> {
     plan: &'a MatmulPlan,
-    a: SendPtr,
+    a: SendPtr<f32>,
     a_rs: usize,
     a_ks: usize,
     b: &'a RawIn,
@@ -226,16 +219,7 @@ impl GemmProblem for Problem<'_> {
             for i in 0..mr {
                 let src = &tile[i * NR..i * NR + nr];
                 // SAFETY: in bounds (checked above); tiles are disjoint across threads.
-                unsafe {
-                    let dst = y.add(base + i * rs);
-                    if cs == 1 {
-                        gemm::copy_short(std::slice::from_raw_parts_mut(dst, nr), src);
-                    } else {
-                        for (q, &v) in src.iter().enumerate() {
-                            *dst.add(q * cs) = v;
-                        }
-                    }
-                }
+                unsafe { gemm::store_strided(y.add(base + i * rs), cs, src) };
             }
             return;
         }

@@ -6,6 +6,8 @@
 //! multiply-adds themselves run as epilogue steps (see the plan), so activations that
 //! follow fuse into them.
 
+use hipdnn_flatbuffers_sdk::wire::ReductionMode;
+
 use super::exec::{Exec, split};
 use crate::tensor::{RawIn, RawOut, Shape};
 
@@ -249,6 +251,24 @@ pub enum ReduceOp {
     Norm2,
     /// Product of the non-zero elements.
     MulNoZeros,
+}
+
+impl ReduceOp {
+    /// The operator for a wire reduction mode, or `None` for `UNSET` and unknown values.
+    pub fn from_mode(mode: ReductionMode) -> Option<Self> {
+        Some(match mode {
+            ReductionMode::ADD => Self::Add,
+            ReductionMode::MUL => Self::Mul,
+            ReductionMode::MIN_OP => Self::Min,
+            ReductionMode::MAX_OP => Self::Max,
+            ReductionMode::AMAX => Self::Amax,
+            ReductionMode::AVG => Self::Avg,
+            ReductionMode::NORM1 => Self::Norm1,
+            ReductionMode::NORM2 => Self::Norm2,
+            ReductionMode::MUL_NO_ZEROS => Self::MulNoZeros,
+            _ => return None,
+        })
+    }
 }
 
 /// Reduces `x` into the dense buffer `out` laid out row-major over `out_dims` (each

@@ -158,8 +158,8 @@ pub struct PwParams {
 }
 
 impl PwOp {
-    /// The function for a wire mode, or `None` for modes this engine does not run
-    /// (`GEN_INDEX`, unknown values).
+    /// The function for a wire mode, or `None` for modes that are no function of their
+    /// inputs (`GEN_INDEX`, which the plan runs as a producer) and unknown values.
     pub fn from_mode(mode: PointwiseMode, p: &PwParams) -> Option<Self> {
         let relu = (
             p.relu_lower_clip.unwrap_or(0.0),

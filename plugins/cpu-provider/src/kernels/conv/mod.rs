@@ -1,0 +1,46 @@
+//! Convolution forward: geometry, algorithm choice, and three implementations.
+//!
+//! * [`FpropImpl::ImplicitGemm`]: `Y[Cout × pixels] = W[Cout × K] · im2col[K × pixels]`
+//!   on the [`gemm`] engine. Weight rows are A (packed by the engine, once per run when
+//!   there are many pixels); im2col columns are packed per K block straight from the
+//!   input (B): whole pixel rows for 1×1 stride-1 convolutions (no im2col at all),
+//!   else AVX2 masked gathers over per-column tables, with plain loads for in-image
+//!   runs of 8 (stride 1 and 2). The epilogue runs on each finished tile. Works for
+//!   every layout and element type.
+//! * [`FpropImpl::Indirect`]: channels-last `f32` inputs, and 1×1 `f32` convolutions
+//!   with fewer pixels than output channels in any layout.
+//!   `Y[pixels × Cout] = X̃[pixels × K] · Wᵀ[K × Cout]`, where the rows of X̃ are
+//!   never formed: the engine packs each filter tap's input pixel through a pointer
+//!   (an indirection buffer, zero row for padding); weights stored as (tap, channel)
+//!   rows are packed per K block straight from the tensor (else once per execution).
+//! * [`FpropImpl::Direct`]: a straightforward loop for what GEMMs do badly (depthwise
+//!   and other thin grouped convolutions) and as the always-available fallback.
+//!
+//! Weights are never cached across executions (their values arrive with each
+//! execute); all packing happens inside `run`, in the workspace.
+//!
+//! Problems of 1 to 3 spatial dimensions are handled as 3-D with size-1 dimensions.
+//! Convolution mode (flipped filter) is handled by reading filter taps in reverse.
+
+use super::elementwise::{CHUNK, Epilogue, Prepared};
+use super::exec::{Exec, SendPtr, split};
+use super::gemm::{self, Blocking, GemmProblem, MR, NR, TILE};
+use crate::tensor::{DType, Elem, RawIn, Shape};
+use half::{bf16, f16};
+
+mod direct;
+mod geometry;
+mod implicit;
+mod indirect;
+mod pixels;
+mod plan;
+mod weights;
+
+pub use geometry::{ConvAlgo, ConvGeometry, ConvMode, ConvParams};
+pub use plan::{FpropImpl, FpropPlan};
+
+use direct::*;
+use implicit::*;
+use indirect::*;
+use pixels::*;
+use weights::*;

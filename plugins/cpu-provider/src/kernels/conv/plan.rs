@@ -1,0 +1,263 @@
+//! Choosing an implementation and running it: [`FpropPlan`].
+
+use super::*;
+
+/// The implementation a convolution forward will use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FpropImpl {
+    /// Weights-as-A implicit GEMM, any layout and type.
+    ImplicitGemm,
+    /// Channels-last indirect GEMM (`f32` input with unit channel stride).
+    Indirect,
+    /// Direct loop.
+    Direct,
+}
+
+/// Whether `w`'s K elements (`Cg × taps`) can be read in place as `f32` rows with unit
+/// stride, and in which order: `Some(true)` for (tap, channel), `Some(false)` for
+/// (channel, tap).
+pub(super) fn weight_rows_in_place(geo: &ConvGeometry, w: &Shape, dtype: DType) -> Option<bool> {
+    if dtype != DType::F32 {
+        return None;
+    }
+    let s = geo.strides5(w);
+    let f = geo.filt;
+    let cg = geo.cg();
+    // Missing spatial dims have stride 0 and extent 1: treat them as fitting.
+    let fits = |d: usize, want: usize| f[d - 2] == 1 || s[d] == want;
+    let channel_major = s[1] == f[0] * f[1] * f[2] || cg == 1;
+    if fits(4, 1) && fits(3, f[2]) && fits(2, f[1] * f[2]) && channel_major {
+        return Some(false);
+    }
+    if (s[1] == 1 || cg == 1) && fits(4, cg) && fits(3, f[2] * cg) && fits(2, f[1] * f[2] * cg) {
+        return Some(true);
+    }
+    None
+}
+
+/// A planned convolution forward: the implementation, and the workspace it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FpropPlan {
+    /// The geometry.
+    pub geo: ConvGeometry,
+    /// The implementation.
+    pub imp: FpropImpl,
+    pub(super) blocking: Blocking,
+    pub(super) weights_in_place: Option<bool>,
+    pub(super) threads: usize,
+}
+
+impl FpropPlan {
+    /// Chooses an implementation for `x` and `w` (shapes and types) under `algo`.
+    pub fn new(
+        geo: ConvGeometry,
+        x: (&Shape, DType),
+        w: (&Shape, DType),
+        algo: ConvAlgo,
+        threads: usize,
+    ) -> Self {
+        let xs = geo.strides5(x.0);
+        let thin = geo.cg() * geo.taps() < 8 || geo.kg() < 4;
+        let channels_last = x.1 == DType::F32 && (xs[1] == 1 || geo.cg() == 1);
+        let imp = match algo {
+            ConvAlgo::Direct => FpropImpl::Direct,
+            ConvAlgo::Auto if thin => FpropImpl::Direct,
+            // Channels-last: pixels are rows of A read through the indirection buffer,
+            // weights are packed as B per K block (no im2col, no transposed pixels).
+            _ if channels_last && geo.cg() >= 8 => FpropImpl::Indirect,
+            // 1×1 with fewer pixels than output channels: pixels as rows (their
+            // channels strided) and the weights as B avoid narrow column panels and
+            // packing im2col twice; needs every pixel inside the input (no padding).
+            _ if x.1 == DType::F32
+                && geo.taps() == 1
+                && geo.cg() >= 8
+                && geo.npix() < geo.kg()
+                && geo.reads_no_padding() =>
+            {
+                FpropImpl::Indirect
+            }
+            _ => FpropImpl::ImplicitGemm,
+        };
+        let blocking = Blocking::default();
+        Self {
+            weights_in_place: weight_rows_in_place(&geo, w.0, w.1),
+            geo,
+            imp,
+            blocking,
+            threads: threads.max(1),
+        }
+    }
+
+    /// Whether the weights are `f32` rows in (tap, channel) order, readable in place
+    /// (with one tap, both orders are the same).
+    pub(super) fn weight_rows_tap_major(&self) -> bool {
+        match self.weights_in_place {
+            Some(tap_major) => tap_major || self.geo.taps() == 1,
+            None => false,
+        }
+    }
+
+    /// The same plan with another implementation (tests, benchmarks).
+    pub fn with_impl(mut self, imp: FpropImpl) -> Self {
+        self.imp = imp;
+        self
+    }
+
+    /// Workspace in `f32` elements.
+    pub fn workspace_len(&self) -> usize {
+        let g = &self.geo;
+        let kred = g.cg() * g.taps();
+        match self.imp {
+            FpropImpl::Direct => 0,
+            FpropImpl::ImplicitGemm => {
+                let wpack = if self.weights_in_place.is_some() {
+                    0
+                } else {
+                    g.k * kred
+                };
+                let kb = kred.div_ceil(self.blocking.kc).max(1);
+                wpack + gemm::scratch_len(g.kg(), g.npix(), kred, kb, self.blocking, self.threads)
+            }
+            FpropImpl::Indirect => {
+                let wpack = if self.weight_rows_tap_major() {
+                    0
+                } else {
+                    g.g * g.kg().div_ceil(NR) * NR * kred
+                };
+                let kb = indirect_blocks(g, self.blocking.kc).len();
+                wpack
+                    + g.cg()
+                    + gemm::scratch_len(g.npix(), g.kg(), kred, kb, self.blocking, self.threads)
+            }
+        }
+    }
+
+    /// Runs `y = conv(x, w)` into the epilogue (whose index space is y's dims).
+    ///
+    /// # Panics
+    /// When `ws` is shorter than [`FpropPlan::workspace_len`] or the tensors do not
+    /// match the geometry (internal contracts).
+    pub fn run(&self, x: &RawIn, w: &RawIn, ep: &Epilogue, exec: &Exec, ws: &mut [f32]) {
+        assert!(ws.len() >= self.workspace_len(), "conv workspace too small");
+        let prepared = Prepared::new(ep);
+        match self.imp {
+            FpropImpl::Direct => direct(&self.geo, x, w, &prepared, exec),
+            FpropImpl::ImplicitGemm => self.run_implicit(x, w, &prepared, exec, ws),
+            FpropImpl::Indirect => self.run_indirect(x, w, &prepared, exec, ws),
+        }
+    }
+
+    pub(super) fn run_implicit(
+        &self,
+        x: &RawIn,
+        w: &RawIn,
+        ep: &Prepared<'_>,
+        exec: &Exec,
+        ws: &mut [f32],
+    ) {
+        let g = &self.geo;
+        let kred = g.cg() * g.taps();
+        let ws_w = geo_ws(g, w);
+        let (tap_major, a_base, row_stride, rest): (bool, *const f32, usize, &mut [f32]) =
+            match self.weights_in_place {
+                Some(tap_major) => (tap_major, w.ptr_as::<f32>(), ws_w[0], ws),
+                None => {
+                    let (pack, rest) = ws.split_at_mut(g.k * kred);
+                    pack_weights_rows(g, w, pack, exec);
+                    (false, pack.as_ptr(), kred, rest)
+                }
+            };
+        let xs = g.strides5(x.shape());
+        let mut k_coff = Vec::with_capacity(kred);
+        let mut k_tap = Vec::with_capacity(kred);
+        let taps = tap_list(g);
+        if tap_major {
+            for t in &taps {
+                for ci in 0..g.cg() {
+                    k_coff.push(ci * xs[1]);
+                    k_tap.push(*t);
+                }
+            }
+        } else {
+            for ci in 0..g.cg() {
+                for t in &taps {
+                    k_coff.push(ci * xs[1]);
+                    k_tap.push(*t);
+                }
+            }
+        }
+        let pix = Pixels::new(g);
+        for grp in 0..g.g {
+            let prob = Implicit {
+                geo: g,
+                grp,
+                x,
+                xs,
+                a_base: SendPtr(a_base),
+                row_stride,
+                k_coff: &k_coff,
+                k_tap: &k_tap,
+                pix: &pix,
+                ep,
+                ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
+            };
+            gemm::run(&prob, exec, self.blocking, rest);
+        }
+    }
+
+    pub(super) fn run_indirect(
+        &self,
+        x: &RawIn,
+        w: &RawIn,
+        ep: &Prepared<'_>,
+        exec: &Exec,
+        ws: &mut [f32],
+    ) {
+        let g = &self.geo;
+        let kred = g.cg() * g.taps();
+        let panels = g.kg().div_ceil(NR);
+        let direct_w = self.weight_rows_tap_major();
+        let wlen = if direct_w {
+            0
+        } else {
+            g.g * panels * NR * kred
+        };
+        let (wpack, rest) = ws.split_at_mut(wlen);
+        let (zeros, rest) = rest.split_at_mut(g.cg());
+        zeros.fill(0.0);
+        if !direct_w {
+            pack_weights_panels(g, w, wpack, exec);
+        }
+        let pix = Pixels::new(g);
+        let taps = tap_list(g);
+        let blocks = indirect_blocks(g, self.blocking.kc);
+        for grp in 0..g.g {
+            let prob = Indirect {
+                geo: g,
+                grp,
+                x: SendPtr(x.ptr_as::<f32>()),
+                x_span: x.shape().span(),
+                xs: g.strides5(x.shape()),
+                zeros: SendPtr(zeros.as_ptr()),
+                wpack: if direct_w {
+                    &[]
+                } else {
+                    &wpack[grp * panels * NR * kred..(grp + 1) * panels * NR * kred]
+                },
+                w_rows: direct_w.then(|| {
+                    (
+                        SendPtr(w.ptr_as::<f32>()),
+                        geo_ws(g, w)[0],
+                        w.shape().span(),
+                    )
+                }),
+                taps: &taps,
+                blocks: &blocks,
+                pix: &pix,
+                ep,
+                ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
+            };
+            gemm::run(&prob, exec, self.blocking, rest);
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! Applicability: which graphs CPU_ENGINE runs, decided without planning any kernel.
+//!
+//! The analysis indexes the graph, checks every tensor (type, storage) and node
+//! (compute type), cuts the graph into fusable chains and checks each chain's nodes
+//! ([`super::ops`]). What it returns is all that plan building needs about the graph;
+//! the cheap applicability check is this analysis and nothing more.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::TensorValue;
+use hipdnn_flatbuffers_sdk::model::Graph;
+use hipdnn_plugin_sdk::graph::{Chain, ChainStep, FusionPolicy, GraphIndex, partition};
+
+use super::ops::{self, EpilogueOp, HeadOp};
+use super::workspace::Placement;
+use crate::tensor::{DType, Shape};
+
+/// What execution needs to know about a tensor.
+#[derive(Debug, Clone)]
+pub(super) struct TensorInfo {
+    pub name: String,
+    pub dtype: DType,
+    pub shape: Shape,
+    pub placement: Placement,
+}
+
+/// A chain of nodes with every node checked: the head's operation and the epilogue
+/// operations after it.
+#[derive(Debug, Clone)]
+pub(super) struct CheckedChain {
+    pub chain: Chain,
+    pub head: HeadOp,
+    pub steps: Vec<EpilogueOp>,
+}
+
+/// A graph CPU_ENGINE runs, as far as plan building needs to know it.
+#[derive(Debug)]
+pub(super) struct Analysis<'g> {
+    pub index: GraphIndex<'g>,
+    pub tensors: HashMap<i64, TensorInfo>,
+    pub chains: Vec<CheckedChain>,
+}
+
+impl<'g> Analysis<'g> {
+    /// Analyses `graph` (validated, nodes in topological order).
+    ///
+    /// # Errors
+    /// Why CPU_ENGINE cannot run the graph, naming the node or tensor.
+    pub fn new(graph: &'g Graph) -> Result<Self, String> {
+        let index = GraphIndex::new(graph).map_err(|e| e.to_string())?;
+        let mut tensors = HashMap::with_capacity(graph.tensors.len());
+        for t in &graph.tensors {
+            tensors.insert(t.uid, tensor_info(&index, t.uid)?);
+        }
+        for node in index.topological_order() {
+            let compute = index.compute_data_type(node);
+            if !matches!(compute, DataType::Unset | DataType::Float) {
+                return Err(format!(
+                    "node \"{}\" asks for compute type {}; CPU_ENGINE computes in FLOAT",
+                    index.node(node).name,
+                    compute.name()
+                ));
+            }
+        }
+        let facts = Facts {
+            index: &index,
+            tensors: &tensors,
+        };
+        let policy = CpuFusion {
+            facts,
+            accepted: RefCell::default(),
+        };
+        let mut chains = Vec::new();
+        for chain in partition(&index, &policy) {
+            let head = ops::check_head(&facts, chain.head)?;
+            let mut accepted = policy.accepted.borrow_mut();
+            let steps = chain
+                .steps
+                .iter()
+                .map(|step| accepted.remove(&step.node).expect("accepted by the policy"))
+                .collect();
+            chains.push(CheckedChain { chain, head, steps });
+        }
+        Ok(Self {
+            index,
+            tensors,
+            chains,
+        })
+    }
+}
+
+/// The index and the tensor facts, as the op checks read them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Facts<'a, 'g> {
+    pub index: &'a GraphIndex<'g>,
+    pub tensors: &'a HashMap<i64, TensorInfo>,
+}
+
+impl Facts<'_, '_> {
+    pub fn tensor(&self, uid: i64) -> &TensorInfo {
+        &self.tensors[&uid]
+    }
+
+    pub fn dims(&self, uid: i64) -> &[usize] {
+        self.index.dims(uid)
+    }
+
+    pub fn node_name(&self, node: usize) -> &str {
+        &self.index.node(node).name
+    }
+}
+
+/// What CPU epilogues fuse: any pointwise op or batch-norm inference the kernels run,
+/// after any producer. Keeps what it checked for the steps it accepts.
+struct CpuFusion<'a, 'g> {
+    facts: Facts<'a, 'g>,
+    accepted: RefCell<HashMap<usize, EpilogueOp>>,
+}
+
+impl FusionPolicy for CpuFusion<'_, '_> {
+    fn accepts(&self, _: &GraphIndex<'_>, _: &Chain, step: &ChainStep) -> bool {
+        let Ok(op) = ops::check_step(&self.facts, step) else {
+            return false;
+        };
+        self.accepted.borrow_mut().insert(step.node, op);
+        true
+    }
+}
+
+/// Type, shape and placement of tensor `uid`, or why the engine cannot hold it.
+fn tensor_info(index: &GraphIndex<'_>, uid: i64) -> Result<TensorInfo, String> {
+    let t = index.tensor(uid);
+    let what = || format!("tensor uid {} (\"{}\")", t.uid, t.name);
+    if t.ragged_offset_tensor_uid.is_some() {
+        return Err(format!(
+            "{} is ragged; CPU_ENGINE does not run ragged tensors",
+            what()
+        ));
+    }
+    if t.is_runtime_pass_by_value {
+        return Err(format!(
+            "{} is a runtime pass-by-value scalar; CPU_ENGINE needs scalars baked into the graph",
+            what()
+        ));
+    }
+    let data_type = match index.data_type(uid) {
+        DataType::Unset if t.is_virtual => DataType::Float,
+        d => d,
+    };
+    let placement = match index.scalar(uid) {
+        Some(v) => Placement::Constant(v as f32),
+        None if t.is_virtual => Placement::Virtual,
+        None => Placement::Host,
+    };
+    let dtype = match (DType::from_data_type(data_type), &t.value) {
+        (Some(d), _) => d,
+        (
+            None,
+            Some(
+                TensorValue::Float64(_)
+                | TensorValue::Int32(_)
+                | TensorValue::Int64(_)
+                | TensorValue::Bool(_),
+            ),
+        ) => DType::F32,
+        (None, _) => {
+            return Err(format!(
+                "{} has data type {}; CPU_ENGINE handles FLOAT, HALF and BFLOAT16",
+                what(),
+                data_type.name()
+            ));
+        }
+    };
+    Ok(TensorInfo {
+        name: t.name.clone(),
+        dtype,
+        shape: Shape::new(index.dims(uid), index.strides(uid)),
+        placement,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use hipdnn_flatbuffers_sdk::GraphView;
+    use hipdnn_flatbuffers_sdk::model::{
+        BatchnormBackwardAttributes, Node, PointwiseAttributes, SdpaAttributes, TensorAttributes,
+    };
+    use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
+    use hipdnn_frontend::samples;
+
+    use super::*;
+    use crate::plan::{CpuSettings, Plan, unsupported_reason};
+
+    fn graph(tensors: &[(i64, &[i64])], data_type: DataType, node: Node) -> Graph {
+        let mut g = Graph {
+            name: "g".into(),
+            io_data_type: data_type,
+            intermediate_data_type: DataType::Float,
+            compute_data_type: DataType::Float,
+            ..Graph::default()
+        };
+        for &(uid, dims) in tensors {
+            let mut strides = vec![1; dims.len()];
+            for d in (0..dims.len() - 1).rev() {
+                strides[d] = strides[d + 1] * dims[d + 1];
+            }
+            g.tensors.push(TensorAttributes {
+                uid,
+                name: format!("t{uid}"),
+                dims: dims.to_vec(),
+                strides,
+                ..TensorAttributes::default()
+            });
+        }
+        g.nodes.push(node);
+        g
+    }
+
+    fn pointwise(mode: PointwiseMode) -> Node {
+        Node::new(
+            "pw",
+            PointwiseAttributes {
+                operation: mode,
+                in_0_tensor_uid: 1,
+                out_0_tensor_uid: 2,
+                ..PointwiseAttributes::default()
+            },
+        )
+    }
+
+    /// Accepted graphs and refused ones (type, operation, attribute, missing input).
+    fn graphs() -> Vec<Graph> {
+        let pair: &[(i64, &[i64])] = &[(1, &[2, 8]), (2, &[2, 8])];
+        let mut bn_bwd = BatchnormBackwardAttributes {
+            x_tensor_uid: 1,
+            dy_tensor_uid: 2,
+            dx_tensor_uid: 3,
+            scale_tensor_uid: 4,
+            dscale_tensor_uid: 5,
+            dbias_tensor_uid: 6,
+            ..BatchnormBackwardAttributes::default()
+        };
+        let bn_tensors: &[(i64, &[i64])] = &[
+            (1, &[2, 3, 4, 4]),
+            (2, &[2, 3, 4, 4]),
+            (3, &[2, 3, 4, 4]),
+            (4, &[1, 3, 1, 1]),
+            (5, &[1, 3, 1, 1]),
+            (6, &[1, 3, 1, 1]),
+            (7, &[1, 3, 1, 1]),
+        ];
+        let without_stats = graph(
+            bn_tensors,
+            DataType::Float,
+            Node::new("bwd", bn_bwd.clone()),
+        );
+        bn_bwd.mean_tensor_uid = Some(7);
+        let half_stats = graph(bn_tensors, DataType::Float, Node::new("bwd", bn_bwd));
+        vec![
+            samples::conv_bias_relu(),
+            samples::pointwise_chain(4),
+            samples::resnet50(1),
+            graph(pair, DataType::Half, pointwise(PointwiseMode::RELU_FWD)),
+            graph(pair, DataType::Double, pointwise(PointwiseMode::RELU_FWD)),
+            graph(pair, DataType::Float, pointwise(PointwiseMode::GEN_INDEX)),
+            graph(pair, DataType::Float, pointwise(PointwiseMode::ADD)),
+            graph(
+                &[
+                    (1, &[1, 1, 4, 8]),
+                    (2, &[1, 1, 4, 8]),
+                    (3, &[1, 1, 4, 8]),
+                    (4, &[1, 1, 4, 8]),
+                ],
+                DataType::Float,
+                Node::new(
+                    "attn",
+                    SdpaAttributes {
+                        q_tensor_uid: 1,
+                        k_tensor_uid: 2,
+                        v_tensor_uid: 3,
+                        o_tensor_uid: 4,
+                        ..SdpaAttributes::default()
+                    },
+                ),
+            ),
+            without_stats,
+            half_stats,
+        ]
+    }
+
+    #[test]
+    fn the_applicability_check_and_plan_building_agree() {
+        let mut refused = Vec::new();
+        for g in graphs() {
+            let bytes = g.to_bytes();
+            let view = GraphView::from_bytes(&bytes).unwrap();
+            let reason = unsupported_reason(&view);
+            let built = Plan::build(&view, &CpuSettings::default());
+            assert_eq!(
+                reason,
+                built.as_ref().err().map(|e| e.message.clone()),
+                "{}",
+                g.name
+            );
+            refused.extend(reason);
+        }
+        // Each refusal names its node or tensor.
+        let expected = [
+            "tensor uid 1 (\"t1\") has data type DOUBLE",
+            "node \"pw\": GEN_INDEX needs an axis",
+            "node \"pw\": Add needs input 1",
+            "node \"attn\" is a SdpaAttributes",
+            "node \"bwd\": batch-norm backward needs the saved mean",
+            "node \"bwd\": mean and inv_variance must be given together",
+        ];
+        assert_eq!(refused.len(), expected.len(), "{refused:#?}");
+        for (got, want) in refused.iter().zip(expected) {
+            assert!(
+                got.starts_with(want),
+                "{got:?} does not start with {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_chain_becomes_one_stage() {
+        for g in [samples::conv_bias_relu(), samples::pointwise_chain(5)] {
+            let analysis = Analysis::new(&g).unwrap();
+            let plan = Plan::from_model(&g, &CpuSettings::default()).unwrap();
+            assert_eq!(analysis.chains.len(), plan.stage_count(), "{}", g.name);
+            for (chain, described) in analysis.chains.iter().zip(plan.describe()) {
+                let names: Vec<&str> = chain
+                    .chain
+                    .nodes()
+                    .map(|n| analysis.index.node(n).name.as_str())
+                    .collect();
+                assert!(described.ends_with(&names.join(" -> ")), "{described}");
+            }
+        }
+        // conv → bias → ReLU: one stage, both intermediates virtual.
+        let g = samples::conv_bias_relu();
+        let analysis = Analysis::new(&g).unwrap();
+        assert_eq!(analysis.chains[0].chain.virtual_intermediates, [3, 5]);
+        assert!(matches!(
+            analysis.chains[0].head,
+            super::ops::HeadOp::Convolution { .. }
+        ));
+        assert_eq!(analysis.chains[0].steps.len(), 2);
+    }
+}

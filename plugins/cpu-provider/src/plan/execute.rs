@@ -1,0 +1,490 @@
+//! Execution: checking the buffers a run receives and running the stages on them.
+
+use std::collections::HashMap;
+
+use hipdnn_flatbuffers_sdk::model::BatchnormBackwardAttributes;
+use hipdnn_plugin_sdk::{PluginError, PluginResult};
+
+use super::Plan;
+use super::analysis::TensorInfo;
+use super::ops::{BatchNormTraining, ConvPass, HeadOp, Normalization, ValueSource};
+use super::stages::{BatchNormFold, EpilogueSpec, Kernel, ScaleShift, Stage};
+use super::workspace::{ALIGN, Placement};
+use crate::kernels::conv_bwd;
+use crate::kernels::elementwise::{Epilogue, Operand, Step, broadcast, elementwise};
+use crate::kernels::norm;
+use crate::tensor::{DType, RawIn, RawOut, Shape};
+
+/// A host buffer of a run: its address and length in bytes (`usize::MAX`: unknown, as
+/// for buffers passed through the C ABI).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct HostBuffer {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+
+/// Checks extents, alignment and overlap of `buffers`, then runs every stage.
+///
+/// # Safety
+/// Every buffer is host memory of `len` bytes (when known) holding its tensor, live and
+/// not accessed by anyone else during the call; `workspace` is null or host memory of
+/// `workspace_size` bytes.
+pub(super) unsafe fn run(
+    plan: &Plan,
+    buffers: &HashMap<i64, HostBuffer>,
+    workspace: *mut u8,
+    workspace_size: usize,
+) -> PluginResult<()> {
+    if workspace_size < plan.workspace || (plan.workspace > 0 && workspace.is_null()) {
+        return Err(PluginError::bad_param(format!(
+            "workspace of {workspace_size} bytes is smaller than the {} bytes the plan needs",
+            plan.workspace
+        )));
+    }
+    check_buffers(plan, buffers)?;
+    let workspace = if workspace.is_null() {
+        workspace
+    } else {
+        let skip = (workspace as usize).div_ceil(ALIGN) * ALIGN - workspace as usize;
+        // SAFETY: `skip` < ALIGN <= the slack the plan's workspace size includes.
+        unsafe { workspace.add(skip) }
+    };
+    let runner = StageRunner {
+        plan,
+        buffers,
+        workspace,
+    };
+    for stage in &plan.stages {
+        runner.run(stage);
+    }
+    Ok(())
+}
+
+/// Each buffer large enough and aligned for its tensor; no output overlapping another
+/// tensor.
+fn check_buffers(plan: &Plan, buffers: &HashMap<i64, HostBuffer>) -> PluginResult<()> {
+    struct Extent {
+        start: usize,
+        end: usize,
+        uid: i64,
+        is_output: bool,
+    }
+    let mut outputs = Vec::new();
+    for stage in &plan.stages {
+        stage.outputs(&mut outputs);
+    }
+    let mut extents = Vec::with_capacity(buffers.len());
+    for (&uid, buffer) in buffers {
+        let t = &plan.tensors[&uid];
+        let bytes = t.shape.span() * t.dtype.size();
+        if buffer.len != usize::MAX && bytes > buffer.len {
+            return Err(PluginError::bad_param(format!(
+                "buffer of tensor uid {uid} (\"{}\") holds {} bytes, its shape needs {bytes}",
+                t.name, buffer.len
+            )));
+        }
+        if !(buffer.ptr as usize).is_multiple_of(t.dtype.size()) {
+            return Err(PluginError::bad_param(format!(
+                "buffer of tensor uid {uid} (\"{}\") at {:p} is not aligned for {:?}",
+                t.name, buffer.ptr, t.dtype
+            )));
+        }
+        let start = buffer.ptr as usize;
+        extents.push(Extent {
+            start,
+            end: start + bytes,
+            uid,
+            is_output: outputs.contains(&uid),
+        });
+    }
+    for a in &extents {
+        for b in &extents {
+            if a.uid != b.uid && (a.is_output || b.is_output) && a.start < b.end && b.start < a.end
+            {
+                let (output, other) = if a.is_output {
+                    (a.uid, b.uid)
+                } else {
+                    (b.uid, a.uid)
+                };
+                return Err(PluginError::bad_param(format!(
+                    "output tensor uid {output} overlaps tensor uid {other}: in-place execution is not supported by CPU_ENGINE"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs stages against one run's buffers and workspace.
+struct StageRunner<'a> {
+    plan: &'a Plan,
+    buffers: &'a HashMap<i64, HostBuffer>,
+    /// The workspace, aligned to [`ALIGN`].
+    workspace: *mut u8,
+}
+
+impl StageRunner<'_> {
+    fn info(&self, uid: i64) -> &TensorInfo {
+        &self.plan.tensors[&uid]
+    }
+
+    fn ptr(&self, uid: i64) -> *mut u8 {
+        match self.info(uid).placement {
+            Placement::Host => self.buffers[&uid].ptr,
+            // SAFETY: offsets are inside the workspace (laid out when the plan was built).
+            Placement::Workspace(offset) => unsafe { self.workspace.add(offset) },
+            Placement::Constant(_) | Placement::Virtual => {
+                unreachable!("tensor uid {uid} has no memory")
+            }
+        }
+    }
+
+    fn input(&self, uid: i64) -> RawIn {
+        let t = self.info(uid);
+        // SAFETY: host buffers per the execute contract (extent checked when known);
+        // workspace tensors are inside the workspace.
+        unsafe { RawIn::from_parts(self.ptr(uid), t.dtype, t.shape.clone()) }
+    }
+
+    fn output(&self, uid: i64) -> RawOut {
+        let t = self.info(uid);
+        // SAFETY: as `input`; outputs do not overlap other tensors (checked).
+        unsafe { RawOut::from_parts(self.ptr(uid), t.dtype, t.shape.clone()) }
+    }
+
+    fn scalar(&self, source: &ValueSource) -> f32 {
+        match source {
+            ValueSource::Constant(v) => *v,
+            ValueSource::Tensor(uid) => match self.info(*uid).placement {
+                Placement::Constant(v) => v,
+                // SAFETY: a one-element tensor.
+                _ => unsafe { self.input(*uid).load(0) },
+            },
+            ValueSource::Scratch { .. } => unreachable!("scratch arrays are not scalars"),
+        }
+    }
+
+    #[expect(
+        clippy::mut_from_ref,
+        reason = "disjoint scratch regions of the workspace, one user each"
+    )]
+    fn scratch(&self, offset: usize, len: usize) -> &mut [f32] {
+        // SAFETY: the plan laid out disjoint scratch arrays inside the workspace; each is
+        // used by one stage at a time, from the thread running the plan.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.workspace
+                    .add(self.plan.scratch_at + offset)
+                    .cast::<f32>(),
+                len,
+            )
+        }
+    }
+
+    /// A dense scratch result as an operand of the stage's index space.
+    fn scratch_tensor(&self, offset: usize, dims: &[usize]) -> Operand {
+        let buf = self.scratch(offset, dims.iter().product());
+        // SAFETY: `buf` holds the dense values and is only read from here on.
+        Operand::Tensor(unsafe {
+            RawIn::from_parts(buf.as_ptr().cast(), DType::F32, Shape::packed(dims))
+        })
+    }
+
+    fn operand(&self, source: &ValueSource, dims: &[usize]) -> Operand {
+        match source {
+            ValueSource::Constant(v) => Operand::Scalar(*v),
+            ValueSource::Tensor(uid) => match self.info(*uid).placement {
+                Placement::Constant(v) => Operand::Scalar(v),
+                _ => {
+                    let t = self.input(*uid);
+                    let shape = broadcast(t.shape(), dims);
+                    Operand::Tensor(t.with_shape(shape))
+                }
+            },
+            ValueSource::Scratch { offset, shape } => {
+                let buf = self.scratch(*offset, shape.span());
+                // SAFETY: a scratch array of `span` floats, only read during the stage.
+                let t =
+                    unsafe { RawIn::from_parts(buf.as_ptr().cast(), DType::F32, shape.clone()) };
+                Operand::Tensor(t.with_shape(broadcast(shape, dims)))
+            }
+        }
+    }
+
+    fn epilogue(&self, spec: &EpilogueSpec, dims: &[usize]) -> Epilogue {
+        let out = |uid: i64| {
+            let o = self.output(uid);
+            assert_eq!(
+                o.shape().dims,
+                dims,
+                "stored tensor outside the index space"
+            );
+            o
+        };
+        Epilogue {
+            store: spec.store.map(out),
+            steps: spec
+                .steps
+                .iter()
+                .map(|s| Step {
+                    op: s.op,
+                    chain_input: s.chain_input,
+                    others: std::array::from_fn(|i| {
+                        s.others[i].as_ref().map(|o| self.operand(o, dims))
+                    }),
+                    store: s.store.map(out),
+                })
+                .collect(),
+        }
+    }
+
+    fn run(&self, stage: &Stage) {
+        let exec = &self.plan.exec;
+        for fold in &stage.folds {
+            self.fold_batch_norm(fold);
+        }
+        let dims = &stage.dims;
+        let ep = self.epilogue(&stage.epilogue, dims);
+        let kernel_workspace = || self.scratch(stage.arrays, stage.kernel_workspace);
+        match (&stage.head, &stage.kernel) {
+            (_, Kernel::Elementwise { init }) => {
+                elementwise(&self.operand(init, dims), &ep, dims, exec);
+            }
+            (HeadOp::Convolution { x, w, .. }, Kernel::Convolution(plan)) => plan.run(
+                &self.input(*x),
+                &self.input(*w),
+                &ep,
+                exec,
+                kernel_workspace(),
+            ),
+            (
+                HeadOp::Convolution {
+                    pass,
+                    x,
+                    w,
+                    y,
+                    geometry,
+                },
+                Kernel::ConvolutionGradient(a),
+            ) => {
+                let gradient = if *pass == ConvPass::DataGradient {
+                    conv_bwd::dgrad
+                } else {
+                    conv_bwd::wgrad
+                };
+                // dgrad reads (dy, w), wgrad reads (x, dy).
+                let (first, second) = if *pass == ConvPass::DataGradient {
+                    (y, w)
+                } else {
+                    (x, y)
+                };
+                gradient(
+                    geometry,
+                    &self.input(*first),
+                    &self.input(*second),
+                    dims,
+                    &ep,
+                    *a,
+                    exec,
+                    kernel_workspace(),
+                );
+            }
+            (HeadOp::Matmul { a, b, .. }, Kernel::Matmul(plan)) => plan.run(
+                &self.input(*a),
+                &self.input(*b),
+                &ep,
+                exec,
+                kernel_workspace(),
+            ),
+            (HeadOp::BatchNormBackward(spec), _) => self.batch_norm_backward(spec),
+            (HeadOp::BatchNormTraining(spec), Kernel::Statistics(arrays)) => {
+                self.batch_norm_training(spec, *arrays);
+                self.normalize(spec.node.x_tensor_uid, &ep, dims);
+            }
+            (HeadOp::Normalization(spec), Kernel::Statistics(arrays)) => {
+                self.normalization(spec, *arrays);
+                self.normalize(spec.x, &ep, dims);
+            }
+            (HeadOp::GenIndex { axis, .. }, Kernel::Scratch(at)) => {
+                let n: usize = dims.iter().product();
+                let inner: usize = dims[axis + 1..].iter().product();
+                for (i, v) in self.scratch(*at, n).iter_mut().enumerate() {
+                    *v = ((i / inner) % dims[*axis]) as f32;
+                }
+                elementwise(&self.scratch_tensor(*at, dims), &ep, dims, exec);
+            }
+            (HeadOp::Reduction { x, op, .. }, Kernel::Scratch(at)) => {
+                let n: usize = dims.iter().product();
+                norm::reduce(&self.input(*x), dims, *op, self.scratch(*at, n), exec);
+                elementwise(&self.scratch_tensor(*at, dims), &ep, dims, exec);
+            }
+            _ => unreachable!("the stage builder pairs each head with its kernel"),
+        }
+    }
+
+    /// Runs `x` through the epilogue (whose first step applies the statistics).
+    fn normalize(&self, x: i64, ep: &Epilogue, dims: &[usize]) {
+        let x = self.input(x);
+        let x = Operand::Tensor(x.with_shape(broadcast(x.shape(), dims)));
+        elementwise(&x, ep, dims, &self.plan.exec);
+    }
+
+    /// Writes `a = scale·inv_std` and `b = bias − mean·scale·inv_std` to the stage's
+    /// arrays (a missing scale is 1, a missing mean or bias 0).
+    fn write_scale_shift(
+        &self,
+        arrays: ScaleShift,
+        inv_std: &[f64],
+        mean: Option<&[f64]>,
+        scale: Option<&[f64]>,
+        bias: Option<&[f64]>,
+    ) {
+        let n = inv_std.len();
+        let a = self.scratch(arrays.scale_at, n);
+        for i in 0..n {
+            a[i] = (scale.map_or(1.0, |s| s[i]) * inv_std[i]) as f32;
+        }
+        let b = self.scratch(arrays.shift_at, n);
+        for i in 0..n {
+            let centre = mean.map_or(0.0, |m| m[i]) * scale.map_or(1.0, |s| s[i]) * inv_std[i];
+            b[i] = bias.map_or(-centre, |b| b[i] - centre) as f32;
+        }
+    }
+
+    fn fold_batch_norm(&self, fold: &BatchNormFold) {
+        let bn = &fold.bn;
+        let c = bn.channels;
+        let mean = norm::per_channel(&self.input(bn.mean), c);
+        let inv_std: Vec<f64> = match (&bn.inv_variance, &bn.variance_epsilon) {
+            (Some(iv), _) => norm::per_channel(&self.input(*iv), c),
+            (None, Some((var, eps))) => {
+                let eps = f64::from(self.scalar(eps));
+                norm::per_channel(&self.input(*var), c)
+                    .into_iter()
+                    .map(|v| 1.0 / (v + eps).sqrt())
+                    .collect()
+            }
+            (None, None) => unreachable!("checked by the analysis"),
+        };
+        let scale = norm::per_channel(&self.input(bn.scale), c);
+        let bias = norm::per_channel(&self.input(bn.bias), c);
+        self.write_scale_shift(
+            fold.arrays,
+            &inv_std,
+            Some(&mean),
+            Some(&scale),
+            Some(&bias),
+        );
+    }
+
+    fn batch_norm_training(&self, b: &BatchNormTraining, arrays: ScaleShift) {
+        let exec = &self.plan.exec;
+        let (c, n) = (b.channels, &b.node);
+        let x = self.input(n.x_tensor_uid);
+        let mut keep = vec![false; x.shape().rank()];
+        keep[1] = true;
+        let (mean, var) = norm::moments(&x, &keep, exec);
+        let eps = f64::from(self.scalar(&b.epsilon));
+        let inv: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
+        if let Some(o) = n.mean_tensor_uid {
+            norm::write_per_channel(&self.output(o), &mean);
+        }
+        if let Some(o) = n.inv_variance_tensor_uid {
+            norm::write_per_channel(&self.output(o), &inv);
+        }
+        if let Some(m) = &b.momentum {
+            let m = f64::from(self.scalar(m));
+            let count = (x.shape().numel() / c) as f64;
+            let unbias = if count > 1.0 {
+                count / (count - 1.0)
+            } else {
+                1.0
+            };
+            let update = |prev: Option<i64>, next: Option<i64>, batch: &[f64], factor: f64| {
+                if let (Some(p), Some(o)) = (prev, next) {
+                    let prev = norm::per_channel(&self.input(p), c);
+                    let next: Vec<f64> = prev
+                        .iter()
+                        .zip(batch)
+                        .map(|(p, v)| (1.0 - m) * p + m * v * factor)
+                        .collect();
+                    norm::write_per_channel(&self.output(o), &next);
+                }
+            };
+            let (prev_mean, next_mean) = (
+                n.prev_running_mean_tensor_uid,
+                n.next_running_mean_tensor_uid,
+            );
+            update(prev_mean, next_mean, &mean, 1.0);
+            let (prev_var, next_var) = (
+                n.prev_running_variance_tensor_uid,
+                n.next_running_variance_tensor_uid,
+            );
+            update(prev_var, next_var, &var, unbias);
+        }
+        let scale = norm::per_channel(&self.input(n.scale_tensor_uid), c);
+        let bias = norm::per_channel(&self.input(n.bias_tensor_uid), c);
+        self.write_scale_shift(arrays, &inv, Some(&mean), Some(&scale), Some(&bias));
+    }
+
+    fn batch_norm_backward(&self, b: &BatchnormBackwardAttributes) {
+        let x = self.input(b.x_tensor_uid);
+        let c = x.shape().dims[1];
+        let saved = b.mean_tensor_uid.zip(b.inv_variance_tensor_uid);
+        let (mean, inv) = saved.expect("checked by the analysis");
+        let mean = norm::per_channel(&self.input(mean), c);
+        let inv = norm::per_channel(&self.input(inv), c);
+        let scale = norm::per_channel(&self.input(b.scale_tensor_uid), c);
+        let (ds, db) = norm::batchnorm_backward(
+            &x,
+            &self.input(b.dy_tensor_uid),
+            &mean,
+            &inv,
+            &scale,
+            &self.output(b.dx_tensor_uid),
+            &self.plan.exec,
+        );
+        norm::write_per_channel(&self.output(b.dscale_tensor_uid), &ds);
+        norm::write_per_channel(&self.output(b.dbias_tensor_uid), &db);
+    }
+
+    fn normalization(&self, n: &Normalization, arrays: ScaleShift) {
+        let exec = &self.plan.exec;
+        let x = self.input(n.x);
+        let eps = f64::from(self.scalar(&n.epsilon));
+        let stats_dims = n.stats_dims(&x.shape().dims);
+        let rows: usize = stats_dims.iter().product();
+        let (mean, inv): (Vec<f64>, Vec<f64>) = if n.rms {
+            let ms = norm::mean_square(&x, &n.keep, exec);
+            (
+                vec![0.0; rows],
+                ms.iter().map(|m| 1.0 / (m + eps).sqrt()).collect(),
+            )
+        } else {
+            let (m, v) = norm::moments(&x, &n.keep, exec);
+            let inv = v.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
+            (m, inv)
+        };
+        let write = |uid: i64, vals: &[f64]| {
+            let o = self.output(uid);
+            let s = broadcast(o.shape(), &stats_dims);
+            let mut idx = vec![0; stats_dims.len()];
+            for (i, v) in vals.iter().enumerate() {
+                let mut rem = i;
+                for d in (0..idx.len()).rev() {
+                    idx[d] = rem % stats_dims[d];
+                    rem /= stats_dims[d];
+                }
+                // SAFETY: inside the output's shape; single-threaded.
+                unsafe { o.store(s.offset(&idx), *v as f32) };
+            }
+        };
+        if let Some(o) = n.mean_out {
+            write(o, &mean);
+        }
+        if let Some(o) = n.inv_out {
+            write(o, &inv);
+        }
+        self.write_scale_shift(arrays, &inv, Some(&mean), None, None);
+    }
+}

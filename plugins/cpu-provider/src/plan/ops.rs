@@ -1,0 +1,660 @@
+//! The operations CPU_ENGINE runs, checked node by node: what each reads and writes and
+//! the parameters its kernels need. Each check is the engine's whole verdict on a node;
+//! errors name the node and say what is unsupported.
+
+use hipdnn_flatbuffers_sdk::model::{
+    BatchnormAttributes, BatchnormBackwardAttributes, NodeAttributes,
+};
+use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PointwiseMode};
+use hipdnn_plugin_sdk::graph::ChainStep;
+
+use super::analysis::Facts;
+use super::workspace::Placement;
+use crate::kernels::conv::{ConvGeometry, ConvParams};
+use crate::kernels::matmul::MatmulPlan;
+use crate::kernels::norm::ReduceOp;
+use crate::kernels::pointwise::{PwOp, PwParams};
+
+/// Where an operand's value comes from at execution.
+#[derive(Debug, Clone)]
+pub(super) enum ValueSource {
+    /// A tensor (host buffer or workspace).
+    Tensor(i64),
+    /// A value known when the plan is built (a pass-by-value scalar).
+    Constant(f32),
+    /// An `f32` array in the stage's scratch at this byte offset, with this shape.
+    Scratch {
+        offset: usize,
+        shape: crate::tensor::Shape,
+    },
+}
+
+/// The operation that heads a chain.
+#[derive(Debug, Clone)]
+pub(super) enum HeadOp {
+    /// A convolution pass over the forward roles: `x` input, `w` filter, `y` output.
+    /// The forward pass writes `y`, the data gradient `x` (reading `y` = dy), the
+    /// filter gradient `w`.
+    Convolution {
+        pass: ConvPass,
+        x: i64,
+        w: i64,
+        y: i64,
+        geometry: ConvGeometry,
+    },
+    Matmul {
+        a: i64,
+        b: i64,
+        c: i64,
+    },
+    GenIndex {
+        output: i64,
+        axis: usize,
+    },
+    Pointwise(PointwiseOp),
+    BatchNormInference(BatchNormInference),
+    BatchNormTraining(Box<BatchNormTraining>),
+    /// From the saved statistics (both given: checked).
+    BatchNormBackward(Box<BatchnormBackwardAttributes>),
+    Normalization(Box<Normalization>),
+    Reduction {
+        x: i64,
+        y: i64,
+        op: ReduceOp,
+    },
+}
+
+/// Which pass of a convolution a node runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ConvPass {
+    Forward,
+    DataGradient,
+    FilterGradient,
+}
+
+/// An operation applied to a chain's running value.
+#[derive(Debug, Clone)]
+pub(super) enum EpilogueOp {
+    /// A pointwise function; `chain_input` is the input slot that reads the chain value.
+    Pointwise { op: PointwiseOp, chain_input: usize },
+    /// Batch-norm inference, folded into a per-channel scale and shift.
+    BatchNormInference(BatchNormInference),
+}
+
+/// A pointwise node: its function and the inputs the function uses.
+#[derive(Debug, Clone)]
+pub(super) struct PointwiseOp {
+    pub op: PwOp,
+    /// `in_0`..`in_2`, `None` past the function's arity.
+    pub inputs: [Option<i64>; 3],
+    pub output: i64,
+}
+
+/// Batch-norm inference: `y = (x − mean)·inv_std·scale + bias` per channel.
+#[derive(Debug, Clone)]
+pub(super) struct BatchNormInference {
+    pub x: i64,
+    pub y: i64,
+    pub channels: usize,
+    pub mean: i64,
+    /// The inverse standard deviation, given directly ...
+    pub inv_variance: Option<i64>,
+    /// ... or as a variance and an epsilon.
+    pub variance_epsilon: Option<(i64, ValueSource)>,
+    pub scale: i64,
+    pub bias: i64,
+}
+
+/// Batch-norm training: batch statistics, optionally running statistics.
+#[derive(Debug, Clone)]
+pub(super) struct BatchNormTraining {
+    pub node: BatchnormAttributes,
+    pub channels: usize,
+    pub epsilon: ValueSource,
+    pub momentum: Option<ValueSource>,
+}
+
+/// Layer norm or RMS norm over the dims `keep` marks `false`.
+#[derive(Debug, Clone)]
+pub(super) struct Normalization {
+    pub rms: bool,
+    pub x: i64,
+    /// Per dim of `x`: whether it indexes the statistics (rows) rather than being
+    /// normalized over.
+    pub keep: Vec<bool>,
+    pub epsilon: ValueSource,
+    pub mean_out: Option<i64>,
+    pub inv_out: Option<i64>,
+    pub scale: Option<i64>,
+    pub bias: Option<i64>,
+}
+
+impl Normalization {
+    /// Dims of the statistics: `x`'s with the normalized dims set to 1.
+    pub fn stats_dims(&self, x_dims: &[usize]) -> Vec<usize> {
+        x_dims
+            .iter()
+            .zip(&self.keep)
+            .map(|(d, k)| if *k { *d } else { 1 })
+            .collect()
+    }
+}
+
+/// Checks the node heading a chain.
+pub(super) fn check_head(facts: &Facts<'_, '_>, node: usize) -> Result<HeadOp, String> {
+    let name = facts.node_name(node);
+    let attributes = &facts.index.node(node).attributes;
+    match attributes {
+        NodeAttributes::ConvolutionFwdAttributes(_)
+        | NodeAttributes::ConvolutionBwdAttributes(_)
+        | NodeAttributes::ConvolutionWrwAttributes(_) => convolution(facts, name, attributes),
+        NodeAttributes::MatmulAttributes(a) => {
+            let (x, y, c) = (a.a_tensor_uid, a.b_tensor_uid, a.c_tensor_uid);
+            // Outputs are never pass-by-value (validation refuses that): inputs only.
+            for (u, r) in [(x, "a"), (y, "b")] {
+                in_memory(facts, name, u, r)?;
+            }
+            MatmulPlan::new(
+                facts.dims(x),
+                facts.dims(y),
+                facts.dims(c),
+                facts.tensor(x).dtype,
+                1,
+            )
+            .map_err(|e| format!("node \"{name}\": {e}"))?;
+            Ok(HeadOp::Matmul { a: x, b: y, c })
+        }
+        NodeAttributes::PointwiseAttributes(p) if p.operation == PointwiseMode::GEN_INDEX => {
+            gen_index(facts, name, p)
+        }
+        NodeAttributes::PointwiseAttributes(_) => Ok(HeadOp::Pointwise(pointwise(facts, node)?)),
+        NodeAttributes::BatchnormInferenceAttributes(_)
+        | NodeAttributes::BatchnormInferenceAttributesVarianceExt(_) => Ok(
+            HeadOp::BatchNormInference(batch_norm_inference(facts, node)?),
+        ),
+        NodeAttributes::BatchnormAttributes(_) => batch_norm_training(facts, name, attributes),
+        NodeAttributes::BatchnormBackwardAttributes(_) => {
+            batch_norm_backward(facts, name, attributes)
+        }
+        NodeAttributes::LayernormAttributes(_) | NodeAttributes::RMSNormAttributes(_) => {
+            normalization(facts, name, attributes)
+        }
+        NodeAttributes::ReductionAttributes(a) => {
+            let (x, y) = (a.in_tensor_uid, a.out_tensor_uid);
+            in_memory(facts, name, x, "in")?;
+            let (xd, yd) = (facts.dims(x), facts.dims(y));
+            if xd.len() != yd.len() || xd.iter().zip(yd).any(|(a, b)| a != b && *b != 1) {
+                return Err(format!(
+                    "node \"{name}\": output dims {yd:?} are not a reduction of {xd:?}"
+                ));
+            }
+            let op = ReduceOp::from_mode(a.mode).ok_or_else(|| {
+                format!(
+                    "node \"{name}\": reduction mode {} is not supported",
+                    a.mode.0
+                )
+            })?;
+            Ok(HeadOp::Reduction { x, y, op })
+        }
+        other => Err(format!(
+            "node \"{name}\" is a {}, which CPU_ENGINE does not run",
+            other.type_name()
+        )),
+    }
+}
+
+/// Checks a node extending a chain (the fusion policy's verdict, and what the epilogue
+/// runs).
+pub(super) fn check_step(facts: &Facts<'_, '_>, step: &ChainStep) -> Result<EpilogueOp, String> {
+    match &facts.index.node(step.node).attributes {
+        NodeAttributes::PointwiseAttributes(_) => {
+            let op = pointwise(facts, step.node)?;
+            // The chain input must be one the function uses.
+            if op.inputs[step.slot] != Some(step.input) {
+                return Err(format!(
+                    "node \"{}\": {:?} does not read input {}",
+                    facts.node_name(step.node),
+                    op.op,
+                    step.slot
+                ));
+            }
+            Ok(EpilogueOp::Pointwise {
+                op,
+                chain_input: step.slot,
+            })
+        }
+        _ => Ok(EpilogueOp::BatchNormInference(batch_norm_inference(
+            facts, step.node,
+        )?)),
+    }
+}
+
+fn in_memory(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Result<(), String> {
+    if matches!(facts.tensor(uid).placement, Placement::Constant(_)) {
+        return Err(format!(
+            "node \"{node}\": {role} tensor uid {uid} is a pass-by-value scalar"
+        ));
+    }
+    Ok(())
+}
+
+/// A one-value operand: a pass-by-value scalar or a one-element tensor.
+fn scalar(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Result<ValueSource, String> {
+    let t = facts.tensor(uid);
+    match t.placement {
+        Placement::Constant(v) => Ok(ValueSource::Constant(v)),
+        _ if t.shape.numel() == 1 => Ok(ValueSource::Tensor(uid)),
+        _ => Err(format!(
+            "node \"{node}\": {role} tensor uid {uid} must hold one value, has dims {:?}",
+            t.shape.dims
+        )),
+    }
+}
+
+/// A tensor of `c` values, one per channel (`[1, C, 1, ...]` or `[C]`).
+fn per_channel(
+    facts: &Facts<'_, '_>,
+    node: &str,
+    uid: i64,
+    c: usize,
+    role: &str,
+) -> Result<(), String> {
+    let t = facts.tensor(uid);
+    let d = &t.shape.dims;
+    let ok = t.shape.numel() == c && (d.len() < 2 || d[1] == c || c == 1);
+    if !ok {
+        return Err(format!(
+            "node \"{node}\": {role} tensor uid {uid} has dims {d:?}, expected [1, {c}, 1, ...]"
+        ));
+    }
+    in_memory(facts, node, uid, role)
+}
+
+/// Forward convolution and its two gradients.
+fn convolution(
+    facts: &Facts<'_, '_>,
+    name: &str,
+    attributes: &NodeAttributes,
+) -> Result<HeadOp, String> {
+    let err = |e: String| format!("node \"{name}\": {e}");
+    // The pass, (input, filter, output) of the forward convolution, the operands' roles.
+    let (pass, geometry, (x, w, y), roles) = match attributes {
+        NodeAttributes::ConvolutionFwdAttributes(a) => (
+            ConvPass::Forward,
+            a.geometry(),
+            (a.x_tensor_uid, a.w_tensor_uid, a.y_tensor_uid),
+            ["x", "w", "y"],
+        ),
+        NodeAttributes::ConvolutionBwdAttributes(a) => (
+            ConvPass::DataGradient,
+            a.geometry(),
+            (a.dx_tensor_uid, a.w_tensor_uid, a.dy_tensor_uid),
+            ["dx", "w", "dy"],
+        ),
+        NodeAttributes::ConvolutionWrwAttributes(a) => (
+            ConvPass::FilterGradient,
+            a.geometry(),
+            (a.x_tensor_uid, a.dw_tensor_uid, a.dy_tensor_uid),
+            ["x", "dw", "dy"],
+        ),
+        _ => unreachable!("called for convolution nodes"),
+    };
+    // The inputs, in the order the node lists them.
+    let inputs = match pass {
+        ConvPass::Forward => [0, 1],
+        ConvPass::DataGradient => [2, 1],
+        ConvPass::FilterGradient => [0, 2],
+    };
+    for k in inputs {
+        in_memory(facts, name, [x, w, y][k], roles[k])?;
+    }
+    let params = ConvParams::from_wire(geometry).map_err(err)?;
+    let geometry =
+        ConvGeometry::new(facts.dims(x), facts.dims(w), facts.dims(y), &params).map_err(err)?;
+    Ok(HeadOp::Convolution {
+        pass,
+        x,
+        w,
+        y,
+        geometry,
+    })
+}
+
+fn gen_index(
+    facts: &Facts<'_, '_>,
+    name: &str,
+    p: &hipdnn_flatbuffers_sdk::model::PointwiseAttributes,
+) -> Result<HeadOp, String> {
+    let output = p.out_0_tensor_uid;
+    let d = facts.dims(output);
+    let rank = d.len() as i64;
+    let axis = p
+        .axis_tensor_uid
+        .map(|a| if a < 0 { a + rank } else { a })
+        .filter(|a| (0..rank).contains(a))
+        .ok_or_else(|| {
+            format!(
+                "node \"{name}\": GEN_INDEX needs an axis in -{rank}..{rank}, got {:?}",
+                p.axis_tensor_uid
+            )
+        })?;
+    if facts
+        .tensor(p.in_0_tensor_uid)
+        .shape
+        .broadcast_strides(d)
+        .is_none()
+    {
+        return Err(format!(
+            "node \"{name}\": input does not broadcast to the output dims {d:?}"
+        ));
+    }
+    Ok(HeadOp::GenIndex {
+        output,
+        axis: axis as usize,
+    })
+}
+
+/// The function and inputs of pointwise node `node`, checked.
+fn pointwise(facts: &Facts<'_, '_>, node: usize) -> Result<PointwiseOp, String> {
+    let NodeAttributes::PointwiseAttributes(p) = &facts.index.node(node).attributes else {
+        unreachable!("called for pointwise nodes")
+    };
+    let name = facts.node_name(node);
+    let params = PwParams {
+        relu_lower_clip: p.relu_lower_clip,
+        relu_upper_clip: p.relu_upper_clip,
+        relu_lower_clip_slope: p.relu_lower_clip_slope,
+        swish_beta: p.swish_beta,
+        elu_alpha: p.elu_alpha,
+        softplus_beta: p.softplus_beta,
+    };
+    let op = PwOp::from_mode(p.operation, &params).ok_or_else(|| {
+        format!(
+            "node \"{name}\": pointwise mode {:?} is not supported",
+            p.operation
+        )
+    })?;
+    let mut inputs = [
+        Some(p.in_0_tensor_uid),
+        p.in_1_tensor_uid,
+        p.in_2_tensor_uid,
+    ];
+    let arity = op.arity();
+    for (k, u) in inputs.iter().enumerate() {
+        if k < arity && u.is_none() {
+            return Err(format!("node \"{name}\": {op:?} needs input {k}"));
+        }
+    }
+    let output = p.out_0_tensor_uid;
+    let od = facts.dims(output);
+    for u in inputs.iter().take(arity).flatten() {
+        if facts.tensor(*u).shape.broadcast_strides(od).is_none() {
+            return Err(format!(
+                "node \"{name}\": input tensor uid {u} with dims {:?} does not broadcast to the output dims {od:?}",
+                facts.tensor(*u).shape.dims
+            ));
+        }
+    }
+    for u in inputs.iter_mut().skip(arity) {
+        *u = None;
+    }
+    Ok(PointwiseOp { op, inputs, output })
+}
+
+/// x and y of a batch norm share dims of rank ≥ 2; the channel count.
+fn batch_norm_dims(facts: &Facts<'_, '_>, name: &str, x: i64, y: i64) -> Result<usize, String> {
+    let xd = facts.dims(x);
+    if xd.len() < 2 || facts.dims(y) != xd {
+        return Err(format!(
+            "node \"{name}\": x and y must share dims of rank >= 2"
+        ));
+    }
+    Ok(xd[1])
+}
+
+fn batch_norm_inference(facts: &Facts<'_, '_>, node: usize) -> Result<BatchNormInference, String> {
+    let name = facts.node_name(node);
+    let bn = match &facts.index.node(node).attributes {
+        NodeAttributes::BatchnormInferenceAttributes(a) => BatchNormInference {
+            x: a.x_tensor_uid,
+            y: a.y_tensor_uid,
+            channels: 0,
+            mean: a.mean_tensor_uid,
+            inv_variance: Some(a.inv_variance_tensor_uid),
+            variance_epsilon: None,
+            scale: a.scale_tensor_uid,
+            bias: a.bias_tensor_uid,
+        },
+        NodeAttributes::BatchnormInferenceAttributesVarianceExt(a) => {
+            let epsilon = scalar(facts, name, a.epsilon_tensor_uid, "epsilon")?;
+            BatchNormInference {
+                x: a.x_tensor_uid,
+                y: a.y_tensor_uid,
+                channels: 0,
+                mean: a.mean_tensor_uid,
+                inv_variance: None,
+                variance_epsilon: Some((a.variance_tensor_uid, epsilon)),
+                scale: a.scale_tensor_uid,
+                bias: a.bias_tensor_uid,
+            }
+        }
+        _ => unreachable!("called for batch-norm inference nodes"),
+    };
+    let c = batch_norm_dims(facts, name, bn.x, bn.y)?;
+    for (u, r) in [(bn.mean, "mean"), (bn.scale, "scale"), (bn.bias, "bias")] {
+        per_channel(facts, name, u, c, r)?;
+    }
+    if let Some(u) = bn.inv_variance {
+        per_channel(facts, name, u, c, "inv_variance")?;
+    }
+    if let Some((u, _)) = &bn.variance_epsilon {
+        per_channel(facts, name, *u, c, "variance")?;
+    }
+    Ok(BatchNormInference { channels: c, ..bn })
+}
+
+fn batch_norm_training(
+    facts: &Facts<'_, '_>,
+    name: &str,
+    attributes: &NodeAttributes,
+) -> Result<HeadOp, String> {
+    let NodeAttributes::BatchnormAttributes(a) = attributes else {
+        unreachable!("called for batch-norm training nodes")
+    };
+    if !a.peer_stats_tensor_uid.is_empty() {
+        return Err(format!(
+            "node \"{name}\": peer statistics (multi-device batch norm) are not supported"
+        ));
+    }
+    let (x, y) = (a.x_tensor_uid, a.y_tensor_uid);
+    in_memory(facts, name, x, "x")?;
+    let c = batch_norm_dims(facts, name, x, y)?;
+    per_channel(facts, name, a.scale_tensor_uid, c, "scale")?;
+    per_channel(facts, name, a.bias_tensor_uid, c, "bias")?;
+    for (u, r) in [
+        (a.prev_running_mean_tensor_uid, "prev_running_mean"),
+        (a.prev_running_variance_tensor_uid, "prev_running_variance"),
+        (a.mean_tensor_uid, "mean"),
+        (a.inv_variance_tensor_uid, "inv_variance"),
+        (a.next_running_mean_tensor_uid, "next_running_mean"),
+        (a.next_running_variance_tensor_uid, "next_running_variance"),
+    ] {
+        if let Some(u) = u {
+            per_channel(facts, name, u, c, r)?;
+        }
+    }
+    let running = [
+        a.prev_running_mean_tensor_uid,
+        a.prev_running_variance_tensor_uid,
+        a.next_running_mean_tensor_uid,
+        a.next_running_variance_tensor_uid,
+    ];
+    let any = running.iter().any(Option::is_some);
+    if any && (running.iter().any(Option::is_none) || a.momentum_tensor_uid.is_none()) {
+        return Err(format!(
+            "node \"{name}\": running statistics need prev/next mean and variance and a momentum"
+        ));
+    }
+    let epsilon = scalar(facts, name, a.epsilon_tensor_uid, "epsilon")?;
+    let momentum = a
+        .momentum_tensor_uid
+        .map(|m| scalar(facts, name, m, "momentum"))
+        .transpose()?;
+    Ok(HeadOp::BatchNormTraining(Box::new(BatchNormTraining {
+        node: a.clone(),
+        channels: c,
+        epsilon,
+        momentum,
+    })))
+}
+
+fn batch_norm_backward(
+    facts: &Facts<'_, '_>,
+    name: &str,
+    attributes: &NodeAttributes,
+) -> Result<HeadOp, String> {
+    let NodeAttributes::BatchnormBackwardAttributes(a) = attributes else {
+        unreachable!("called for batch-norm backward nodes")
+    };
+    if !a.peer_stats_tensor_uid.is_empty() {
+        return Err(format!(
+            "node \"{name}\": peer statistics (multi-device batch norm) are not supported"
+        ));
+    }
+    let (x, dy, dx) = (a.x_tensor_uid, a.dy_tensor_uid, a.dx_tensor_uid);
+    let xd = facts.dims(x);
+    if xd.len() < 2 || facts.dims(dy) != xd || facts.dims(dx) != xd {
+        return Err(format!(
+            "node \"{name}\": x, dy and dx must share dims of rank >= 2"
+        ));
+    }
+    for (u, r) in [(x, "x"), (dy, "dy")] {
+        in_memory(facts, name, u, r)?;
+    }
+    let c = xd[1];
+    for (u, r) in [
+        (Some(a.scale_tensor_uid), "scale"),
+        (a.mean_tensor_uid, "mean"),
+        (a.inv_variance_tensor_uid, "inv_variance"),
+        (Some(a.dscale_tensor_uid), "dscale"),
+        (Some(a.dbias_tensor_uid), "dbias"),
+    ] {
+        if let Some(u) = u {
+            per_channel(facts, name, u, c, r)?;
+        }
+    }
+    if a.mean_tensor_uid.is_some() != a.inv_variance_tensor_uid.is_some() {
+        return Err(format!(
+            "node \"{name}\": mean and inv_variance must be given together"
+        ));
+    }
+    if a.mean_tensor_uid.is_none() {
+        return Err(format!(
+            "node \"{name}\": batch-norm backward needs the saved mean and inv_variance"
+        ));
+    }
+    Ok(HeadOp::BatchNormBackward(Box::new(a.clone())))
+}
+
+/// Layer norm and RMS norm.
+fn normalization(
+    facts: &Facts<'_, '_>,
+    name: &str,
+    attributes: &NodeAttributes,
+) -> Result<HeadOp, String> {
+    // The fields, the normalized dim count (`None`: all but the batch dim, RMS norm)
+    // and the epsilon uid.
+    let (norm, count, epsilon, phase) = match attributes {
+        NodeAttributes::LayernormAttributes(a) => (
+            Normalization {
+                rms: false,
+                x: a.x_tensor_uid,
+                keep: Vec::new(),
+                epsilon: ValueSource::Constant(0.0),
+                mean_out: a.mean_tensor_uid,
+                inv_out: a.inv_variance_tensor_uid,
+                scale: Some(a.scale_tensor_uid),
+                bias: Some(a.bias_tensor_uid),
+            },
+            Some(a.normalized_dim_count),
+            a.epsilon_tensor_uid,
+            a.forward_phase,
+        ),
+        NodeAttributes::RMSNormAttributes(a) => (
+            Normalization {
+                rms: true,
+                x: a.x_tensor_uid,
+                keep: Vec::new(),
+                epsilon: ValueSource::Constant(0.0),
+                mean_out: None,
+                inv_out: a.inv_rms_tensor_uid,
+                scale: Some(a.scale_tensor_uid),
+                bias: a.bias_tensor_uid,
+            },
+            None,
+            a.epsilon_tensor_uid,
+            a.forward_phase,
+        ),
+        _ => unreachable!("called for normalization nodes"),
+    };
+    let y = match attributes {
+        NodeAttributes::LayernormAttributes(a) => a.y_tensor_uid,
+        NodeAttributes::RMSNormAttributes(a) => a.y_tensor_uid,
+        _ => unreachable!("called for normalization nodes"),
+    };
+    in_memory(facts, name, norm.x, "x")?;
+    let r = facts.dims(norm.x).len();
+    if facts.dims(y) != facts.dims(norm.x) {
+        return Err(format!("node \"{name}\": x and y must share dims"));
+    }
+    let keep = match count {
+        Some(count) => {
+            let count = if count > 0 {
+                count as usize
+            } else {
+                r.saturating_sub(1)
+            };
+            if count == 0 || count > r {
+                return Err(format!(
+                    "node \"{name}\": cannot normalize {count} of {r} dims"
+                ));
+            }
+            (0..r).map(|d| d < r - count).collect()
+        }
+        None if r < 2 => return Err(format!("node \"{name}\": RMS norm needs rank >= 2")),
+        None => (0..r).map(|d| d == 0).collect(),
+    };
+    if phase == NormFwdPhase::INFERENCE && (norm.mean_out.is_some() || norm.inv_out.is_some()) {
+        tracing::debug!(node = %name, "inference-phase norm with statistics outputs: writing them anyway");
+    }
+    let norm = Normalization { keep, ..norm };
+    let xd = facts.dims(norm.x);
+    let stats_dims = norm.stats_dims(xd);
+    for (u, r) in [(norm.mean_out, "mean"), (norm.inv_out, "inv_variance")] {
+        if let Some(u) = u {
+            let t = facts.tensor(u);
+            if t.shape.broadcast_strides(&stats_dims).is_none()
+                || t.shape.numel() != stats_dims.iter().product::<usize>()
+            {
+                return Err(format!(
+                    "node \"{name}\": {r} tensor uid {u} has dims {:?}, expected {stats_dims:?}",
+                    t.shape.dims
+                ));
+            }
+        }
+    }
+    let norm = Normalization {
+        epsilon: scalar(facts, name, epsilon, "epsilon")?,
+        ..norm
+    };
+    for (u, r) in [(norm.scale, "scale"), (norm.bias, "bias")] {
+        if let Some(u) = u
+            && facts.tensor(u).shape.broadcast_strides(xd).is_none()
+        {
+            return Err(format!(
+                "node \"{name}\": {r} tensor uid {u} does not broadcast to x dims {xd:?}"
+            ));
+        }
+    }
+    Ok(HeadOp::Normalization(Box::new(norm)))
+}
