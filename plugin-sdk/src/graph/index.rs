@@ -302,8 +302,8 @@ mod tests {
     use hipdnn_flatbuffers_sdk::model::{
         ConvolutionFwdAttributes, Node, PointwiseAttributes, TensorAttributes,
     };
-    use hipdnn_frontend::samples;
     use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
+    use hipdnn_frontend::samples;
 
     use super::*;
 
