@@ -73,6 +73,7 @@ impl<'a> Buffers<'a> {
     }
 
     /// The raw pointer for tensor `uid`, if the host passed one (null included).
+    #[inline]
     pub fn get(&self, uid: i64) -> Option<*mut c_void> {
         self.buffers.iter().find(|b| b.uid == uid).map(|b| b.ptr)
     }
@@ -81,15 +82,11 @@ impl<'a> Buffers<'a> {
     ///
     /// # Errors
     /// `BAD_PARAM` naming the uid when the host passed no (or a null) pointer for it.
+    #[inline]
     pub fn require(&self, uid: i64) -> PluginResult<*mut c_void> {
         match self.get(uid) {
             Some(ptr) if !ptr.is_null() => Ok(ptr),
-            Some(_) => Err(PluginError::bad_param(format!(
-                "buffer for tensor uid {uid} is null"
-            ))),
-            None => Err(PluginError::bad_param(format!(
-                "no buffer for tensor uid {uid}"
-            ))),
+            found => Err(missing_buffer(uid, found.is_some())),
         }
     }
 
@@ -98,32 +95,24 @@ impl<'a> Buffers<'a> {
     ///
     /// # Errors
     /// As [`Buffers::require`].
+    #[inline]
     pub fn device(&self, uid: i64) -> PluginResult<DevicePtr> {
         self.require(uid).map(DevicePtr)
     }
 
+    /// The checks of a host slice, with their error texts kept out of line: this runs
+    /// for every tensor of every execution of a host engine.
+    #[inline]
     fn host_ptr<T>(&self, uid: i64, len: usize) -> PluginResult<*mut T> {
         if self.memory != MemoryKind::Host {
-            return Err(PluginError::internal(format!(
-                "tensor uid {uid}: host slices are only for host-memory engines; this engine \
-                 declared {} memory",
-                self.memory
-            )));
+            return Err(not_host_memory(&format!("tensor uid {uid}"), self.memory));
         }
         let ptr = self.require(uid)?.cast::<T>();
         if !ptr.is_aligned() {
-            return Err(PluginError::bad_param(format!(
-                "buffer for tensor uid {uid} at {ptr:p} is not aligned to {} bytes",
-                align_of::<T>()
-            )));
+            return Err(misaligned(uid, ptr.cast(), align_of::<T>()));
         }
-        if len
-            .checked_mul(size_of::<T>())
-            .is_none_or(|b| b > isize::MAX as usize)
-        {
-            return Err(PluginError::bad_param(format!(
-                "tensor uid {uid}: {len} elements overflow the address space"
-            )));
+        if len > isize::MAX as usize / size_of::<T>().max(1) {
+            return Err(too_long(uid, len));
         }
         Ok(ptr)
     }
@@ -137,6 +126,7 @@ impl<'a> Buffers<'a> {
     /// # Errors
     /// As [`Buffers::require`]; `BAD_PARAM` for a misaligned pointer;
     /// `INTERNAL_ERROR` when the engine declared device memory.
+    #[inline]
     pub unsafe fn host<T>(&self, uid: i64, len: usize) -> PluginResult<&'a [T]> {
         let ptr = self.host_ptr::<T>(uid, len)?;
         // SAFETY: non-null, aligned and of a valid size (checked); the memory per this
@@ -152,6 +142,7 @@ impl<'a> Buffers<'a> {
     ///
     /// # Errors
     /// As [`Buffers::host`].
+    #[inline]
     pub unsafe fn host_mut<T>(&self, uid: i64, len: usize) -> PluginResult<&'a mut [T]> {
         let ptr = self.host_ptr::<T>(uid, len)?;
         // SAFETY: as in `host`, and unaliased per this function's contract.
@@ -162,6 +153,40 @@ impl<'a> Buffers<'a> {
     pub fn as_slice(&self) -> &'a [hipdnnPluginDeviceBuffer_t] {
         self.buffers
     }
+}
+
+#[cold]
+#[inline(never)]
+fn missing_buffer(uid: i64, null: bool) -> PluginError {
+    if null {
+        PluginError::bad_param(format!("buffer for tensor uid {uid} is null"))
+    } else {
+        PluginError::bad_param(format!("no buffer for tensor uid {uid}"))
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_host_memory(what: &str, memory: MemoryKind) -> PluginError {
+    PluginError::internal(format!(
+        "{what}: host slices are only for host-memory engines; this engine declared {memory} memory"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn misaligned(uid: i64, ptr: *const c_void, align: usize) -> PluginError {
+    PluginError::bad_param(format!(
+        "buffer for tensor uid {uid} at {ptr:p} is not aligned to {align} bytes"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn too_long(uid: i64, len: usize) -> PluginError {
+    PluginError::bad_param(format!(
+        "tensor uid {uid}: {len} elements overflow the address space"
+    ))
 }
 
 /// Scratch memory for one execution: the size the plan asked for, in the engine's
@@ -204,11 +229,7 @@ impl WorkspaceView {
     /// `INTERNAL_ERROR` when the engine declared device memory.
     pub unsafe fn host_mut<'a>(&self) -> PluginResult<&'a mut [u8]> {
         if self.memory != MemoryKind::Host {
-            return Err(PluginError::internal(format!(
-                "workspace: host slices are only for host-memory engines; this engine \
-                 declared {} memory",
-                self.memory
-            )));
+            return Err(not_host_memory("workspace", self.memory));
         }
         if self.size == 0 {
             return Ok(&mut []);
