@@ -147,9 +147,9 @@ pub struct KnobChoices<'a> {
     pub settings: &'a [KnobSetting],
 }
 
-impl KnobChoices<'_> {
+impl<'a> KnobChoices<'a> {
     /// The chosen (or default) value of `id`.
-    pub fn value(&self, id: &str) -> Option<&KnobValue> {
+    pub fn value(&self, id: &str) -> Option<&'a KnobValue> {
         knobs::resolve(self.knobs, self.settings, id)
     }
 
@@ -170,7 +170,7 @@ impl KnobChoices<'_> {
     }
 
     /// The chosen (or default) value of string knob `id`.
-    pub fn string(&self, id: &str) -> Option<&str> {
+    pub fn string(&self, id: &str) -> Option<&'a str> {
         match self.value(id) {
             Some(KnobValue::String(v)) => Some(v),
             _ => None,
@@ -196,36 +196,35 @@ impl Settings for () {
 /// Settings for engines that need no type of their own: the chosen (or default) value
 /// of every knob the engine advertised, by id.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct KnobValues(Vec<(String, KnobValue)>);
+pub struct KnobValues(Vec<KnobSetting>);
 
 impl KnobValues {
+    /// The values as choices with nothing left to default.
+    fn choices(&self) -> KnobChoices<'_> {
+        KnobChoices {
+            knobs: &[],
+            settings: &self.0,
+        }
+    }
+
     /// The value of knob `id`.
     pub fn value(&self, id: &str) -> Option<&KnobValue> {
-        self.0.iter().find(|(k, _)| k == id).map(|(_, v)| v)
+        self.choices().value(id)
     }
 
     /// The value of int knob `id`.
     pub fn int(&self, id: &str) -> Option<i64> {
-        match self.value(id) {
-            Some(KnobValue::Int(v)) => Some(*v),
-            _ => None,
-        }
+        self.choices().int(id)
     }
 
     /// The value of float knob `id`.
     pub fn float(&self, id: &str) -> Option<f64> {
-        match self.value(id) {
-            Some(KnobValue::Float(v)) => Some(*v),
-            _ => None,
-        }
+        self.choices().float(id)
     }
 
     /// The value of string knob `id`.
     pub fn string(&self, id: &str) -> Option<&str> {
-        match self.value(id) {
-            Some(KnobValue::String(v)) => Some(v),
-            _ => None,
-        }
+        self.choices().string(id)
     }
 }
 
@@ -235,7 +234,12 @@ impl Settings for KnobValues {
             choices
                 .knobs
                 .iter()
-                .filter_map(|k| Some((k.knob_id.clone(), choices.value(&k.knob_id)?.clone())))
+                .filter_map(|k| {
+                    Some(KnobSetting {
+                        knob_id: k.knob_id.clone(),
+                        value: choices.value(&k.knob_id)?.clone(),
+                    })
+                })
                 .collect(),
         ))
     }
