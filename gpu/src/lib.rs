@@ -1,0 +1,1 @@
+//! Host-side GPU memory, streams and timing (in progress).

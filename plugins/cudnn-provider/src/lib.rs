@@ -1,0 +1,1 @@
+//! The cuDNN engine plugin (in progress).
