@@ -8,6 +8,7 @@ use hipdnn_test_sdk::conformance::{Case, Outcome, Provider, SkipList, run_case, 
 use hipdnn_test_sdk::data::test_seed;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
+use crate::gpu::GpuAllocator;
 use crate::memory::DeviceAllocator;
 use crate::plugin::{EngineProvider, PluginUnderTest};
 
@@ -104,8 +105,36 @@ impl EngineRun {
 pub struct PluginSuite {
     plugin: PluginSource,
     runs: Vec<EngineRun>,
-    device: Option<Arc<dyn DeviceAllocator>>,
+    device: DeviceChoice,
     cases: Option<Vec<Case>>,
+}
+
+/// Where device engines get their memory.
+enum DeviceChoice {
+    /// A [`GpuAllocator`] on device 0, opened when a device engine's case first needs it.
+    Gpu,
+    /// This allocator.
+    Given(Arc<dyn DeviceAllocator>),
+    /// None: device engines' cases fail saying so.
+    Without,
+}
+
+impl DeviceChoice {
+    fn allocator(&self) -> Option<Arc<dyn DeviceAllocator>> {
+        match self {
+            Self::Gpu => Some(Arc::new(GpuAllocator::new(0))),
+            Self::Given(device) => Some(Arc::clone(device)),
+            Self::Without => None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Self::Gpu => "CUDA device 0 when it opens".to_owned(),
+            Self::Given(device) => device.name().to_owned(),
+            Self::Without => "none".to_owned(),
+        }
+    }
 }
 
 impl std::fmt::Debug for PluginSuite {
@@ -113,7 +142,7 @@ impl std::fmt::Debug for PluginSuite {
         f.debug_struct("PluginSuite")
             .field("plugin", &self.plugin)
             .field("runs", &self.runs)
-            .field("device", &self.device.as_ref().map(|d| d.name().to_owned()))
+            .field("device", &self.device.describe())
             .field("cases", &self.cases.as_ref().map(Vec::len))
             .finish()
     }
@@ -145,7 +174,7 @@ impl PluginSuite {
         Self {
             plugin,
             runs: Vec::new(),
-            device: None,
+            device: DeviceChoice::Gpu,
             cases: None,
         }
     }
@@ -156,10 +185,20 @@ impl PluginSuite {
         self
     }
 
-    /// Gives device engines their memory. Without one, every case of a device engine
-    /// fails, saying that no device allocator is available.
+    /// Gives device engines their memory from `device`. Without this call they get a
+    /// [`GpuAllocator`] on CUDA device 0, opened when a device engine's first case
+    /// needs it: on a machine without a GPU those cases fail with the reason
+    /// (`libcuda.so.1 not found`, `no CUDA device`, ...).
     pub fn device_allocator(mut self, device: Arc<dyn DeviceAllocator>) -> Self {
-        self.device = Some(device);
+        self.device = DeviceChoice::Given(device);
+        self
+    }
+
+    /// Gives device engines no memory: every case of a device engine fails, saying that
+    /// no device allocator is available (for engines that must not be handed a real
+    /// GPU's memory, such as a stand-in that reads its pointers on the host).
+    pub fn without_device_allocator(mut self) -> Self {
+        self.device = DeviceChoice::Without;
         self
     }
 
@@ -187,6 +226,8 @@ impl PluginSuite {
         };
         let cases = Arc::new(self.cases.unwrap_or_else(standard_cases));
         let seed = test_seed();
+        // One allocator for the whole run: the GPU opens (or fails) once.
+        let device = self.device.allocator();
         let run_skipped = args.ignored || args.include_ignored;
         let mut trials = Vec::new();
         for run in &runs {
@@ -202,7 +243,7 @@ impl PluginSuite {
                     engine,
                     label.clone(),
                     run.knobs.clone(),
-                    self.device.clone(),
+                    device.clone(),
                 ));
                 for (index, case) in cases.iter().enumerate() {
                     let name = format!("{label}/{}", case.name);

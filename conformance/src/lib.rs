@@ -35,10 +35,14 @@
 //! Each tensor gets one buffer of the kind its engine declares
 //! ([`hipdnn_data_sdk::MemoryKind::from_behavior_notes`] on the engine's details):
 //! host engines get host memory aligned to [`MIN_ALIGNMENT`] bytes (or the tensor's
-//! larger alignment); device engines get memory of the [`DeviceAllocator`] the runner
-//! was given, which a GPU build implements (allocate, copy in both directions,
-//! synchronize, free). Without one, each case of a device engine fails, saying that no
-//! device allocator is available: it neither passes nor disappears.
+//! larger alignment); device engines get memory of a [`DeviceAllocator`] (allocate, copy
+//! in both directions, synchronize after the execution, free): by default
+//! [`GpuAllocator`], CUDA device 0 through `hipdnn-gpu` (the CUDA driver loaded at run
+//! time), opened when a device engine's first case needs it, or the one given to
+//! [`PluginSuite::device_allocator`]. When the GPU does not open, each case of a device
+//! engine fails with the reason (`libcuda.so.1 not found`, `no CUDA device`, ...); with
+//! [`PluginSuite::without_device_allocator`], saying that no device allocator is
+//! available. Either way it neither passes nor disappears.
 //!
 //! # Where it lives
 //!
@@ -53,15 +57,18 @@
 //! * [`plugin`]: [`PluginUnderTest`] (the `.so` loaded by the backend) and
 //!   [`EngineProvider`] (one engine with knob settings as a conformance `Provider`).
 //! * [`memory`]: aligned host buffers, the [`DeviceAllocator`] trait, per-tensor memory.
+//! * [`gpu`]: [`GpuAllocator`], the allocator of a CUDA GPU.
 //! * [`cdylib`]: building a package's `.so` from its tests with a nested cargo.
 
 #![deny(missing_docs)]
 
 pub mod cdylib;
+pub mod gpu;
 pub mod harness;
 pub mod memory;
 pub mod plugin;
 
+pub use gpu::GpuAllocator;
 pub use harness::{EngineChoice, EngineRun, PluginSuite, main_for_plugin};
 pub use memory::{DeviceAllocator, MIN_ALIGNMENT};
 pub use plugin::{EngineProvider, PluginUnderTest};

@@ -20,8 +20,11 @@ TEST ARGS are the usual test-harness arguments: a name filter, --exact, --skip F
 --list, --test-threads N, --ignored, --include-ignored, --nocapture, --quiet, ...
 Inputs are drawn with the seed in HIPDNN_TEST_SEED (a fixed default otherwise).
 
-Device engines (no host-memory behavior note in their details) need a device
-allocator, which this command does not have: their cases fail saying so.";
+Device engines (no host-memory behavior note in their details) run on CUDA device 0
+(CUDA_VISIBLE_DEVICES picks it) through the CUDA driver, loaded at run time
+(libcuda.so, then libcuda.so.1 and other names, searched by the dynamic loader:
+LD_LIBRARY_PATH first). When no GPU opens, their cases fail with the reason
+('libcuda.so.1 not found', 'no CUDA device', ...).";
 
 /// Our options, and the rest for the test harness.
 #[derive(Debug, Default)]

@@ -99,16 +99,28 @@ impl fmt::Debug for HostBuffer {
     }
 }
 
-/// Device memory for engines that take device pointers, supplied by a GPU build of the
-/// runner (the suite itself has no device code).
+/// Device memory for engines that take device pointers: [`GpuAllocator`](crate::gpu::GpuAllocator)
+/// for a CUDA GPU, or a stand-in in tests.
 ///
-/// The runner allocates every tensor and the workspace, copies the inputs (and the
+/// For each case of a device engine the runner asks [`available`](Self::available),
+/// allocates every tensor and the workspace, copies the inputs (and the
 /// `0xFF`-filled outputs) to the device, runs the plan on the handle's default stream,
-/// calls [`synchronize`](Self::synchronize), copies everything back and frees it.
-/// Failures are reported in the allocator's own words and fail the case.
+/// calls [`synchronize`](Self::synchronize) (kernels run asynchronously: the outputs
+/// are only there once it returns), copies everything back and frees it. Failures are
+/// reported in the allocator's own words and fail the case.
 pub trait DeviceAllocator: Send + Sync {
-    /// What the memory is, for messages (e.g. `"CUDA device 0"`).
+    /// What the memory is, for messages (e.g. `"CUDA device 0 (NVIDIA H200)"`).
     fn name(&self) -> &str;
+
+    /// Whether the device can be used at all; the reason when not (e.g. `libcuda.so.1
+    /// not found`), which fails the case before a plan is built. Available unless
+    /// overridden.
+    ///
+    /// # Errors
+    /// Why the device cannot be used.
+    fn available(&self) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Allocates `len` bytes (at least one) aligned to [`MIN_ALIGNMENT`] bytes.
     ///
@@ -140,7 +152,9 @@ pub trait DeviceAllocator: Send + Sync {
     /// When the copy fails.
     unsafe fn copy_to_host(&self, dst: &mut [u8], src: NonNull<c_void>) -> Result<(), String>;
 
-    /// Waits until the work enqueued on the device (the plan's execution) is done.
+    /// Waits until the work enqueued on the device (the plan's execution, on the
+    /// handle's stream) is done; the runner calls it after `Plan::execute` and before
+    /// copying the outputs back.
     ///
     /// # Errors
     /// When the device reports an error (e.g. a faulting kernel).
@@ -262,9 +276,9 @@ impl<'a> Memory<'a> {
 }
 
 /// What a device engine's case fails with when the runner was given no allocator.
-pub const NO_DEVICE_ALLOCATOR: &str = "no device allocator is available: this runner has no device \
-     support, so it cannot give device memory to an engine that takes device pointers (a GPU \
-     build passes a DeviceAllocator to PluginSuite::device_allocator)";
+pub const NO_DEVICE_ALLOCATOR: &str = "no device allocator is available: this run was given none \
+     (PluginSuite::without_device_allocator, or an EngineProvider made without one), so it \
+     cannot give device memory to an engine that takes device pointers";
 
 #[cfg(test)]
 mod tests {

@@ -120,7 +120,7 @@ impl PluginUnderTest {
 /// Buffers are of the kind the engine's details declare
 /// ([`MemoryKind::from_behavior_notes`]): aligned host memory for host engines, memory of
 /// the [`DeviceAllocator`] for device engines; a device engine's case fails when there
-/// is no allocator. Knob values are given as text and typed by the knob the engine
+/// is no allocator or it is not available (with the allocator's reason). Knob values are given as text and typed by the knob the engine
 /// advertises for each case's graph; a knob it does not advertise fails the case.
 pub struct EngineProvider {
     plugin: Arc<PluginUnderTest>,
@@ -219,11 +219,20 @@ impl EngineProvider {
             .map_err(|e| e.to_string())?;
         let kind = MemoryKind::from_behavior_notes(&details.behavior_notes);
         let device = self.device.as_deref();
-        if kind == MemoryKind::Device && device.is_none() {
-            return Err(format!(
-                "{} takes device memory (its details have no behavior note {HOST_MEMORY_BEHAVIOR_NOTE_EXT}), and {NO_DEVICE_ALLOCATOR}",
-                self.label()
-            ));
+        if kind == MemoryKind::Device {
+            let Some(device) = device else {
+                return Err(format!(
+                    "{} takes device memory (its details have no behavior note {HOST_MEMORY_BEHAVIOR_NOTE_EXT}), and {NO_DEVICE_ALLOCATOR}",
+                    self.label()
+                ));
+            };
+            device.available().map_err(|reason| {
+                format!(
+                    "{} takes device memory, and {} is not available: {reason}",
+                    self.label(),
+                    device.name()
+                )
+            })?;
         }
         let settings = self.settings(&details.knobs)?;
         let plan = handle

@@ -1,8 +1,9 @@
 //! The runner end to end on a device engine: the stand-in plugin
 //! (`tests/fixtures/stand_in_device_plugin.rs`, a ReLU engine declaring device memory)
 //! loaded through the backend, its cases run with a stand-in device allocator (host
-//! memory, every call counted) and without one; the tests' names, skips, filters and
-//! failures as a test harness reports them.
+//! memory, every call counted), without one, and with the default GPU allocator where no
+//! GPU opens; the tests' names, skips, filters and failures as a test harness reports
+//! them.
 //!
 //! The plugin is the example cdylib in `target/<profile>/examples/`, which plain
 //! `cargo test` builds (`cargo test --test device_engine` does not: then run
@@ -17,7 +18,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use hipdnn_conformance::memory::Memory;
 use hipdnn_conformance::{
-    DeviceAllocator, EngineProvider, EngineRun, MIN_ALIGNMENT, PluginSuite, PluginUnderTest,
+    DeviceAllocator, EngineProvider, EngineRun, GpuAllocator, MIN_ALIGNMENT, PluginSuite,
+    PluginUnderTest,
 };
 use hipdnn_data_sdk::MemoryKind;
 use hipdnn_test_sdk::conformance::{Case, Outcome, SkipList, run_case, standard_cases};
@@ -234,7 +236,9 @@ fn cases_are_named_tests_skips_are_ignored_and_filters_apply() {
     assert!(read_log().contains("does not apply"), "{}", read_log());
 
     // Without an allocator every case that runs fails, the fp32 ones saying why.
-    let bare = PluginSuite::loaded(plugin()).cases(relu_cases());
+    let bare = PluginSuite::loaded(plugin())
+        .without_device_allocator()
+        .cases(relu_cases());
     let run = libtest_mimic::run(&all, bare.trials(&all).unwrap());
     assert_eq!((run.num_passed, run.num_failed), (0, 6));
     let report = read_log();
@@ -280,6 +284,43 @@ fn device_memory_round_trips_through_the_allocator() {
         error.contains("stand-in device") && error.contains("out of memory"),
         "{error}"
     );
+}
+
+/// By default device engines get the GPU; without one (this test needs that: the
+/// stand-in engine reads its pointers on the host) their cases fail with the reason.
+#[test]
+fn by_default_device_cases_fail_with_the_reason_the_gpu_does_not_open() {
+    let reason = match hipdnn_gpu::Gpu::open_default() {
+        Ok(gpu) => {
+            eprintln!("skipped: {gpu} opened, and the stand-in engine cannot take its memory");
+            return;
+        }
+        Err(e) => e.to_string(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("report");
+    let all = args(&[], &log);
+    let suite = PluginSuite::loaded(plugin()).cases(relu_cases());
+    let run = libtest_mimic::run(&all, suite.trials(&all).unwrap());
+    assert_eq!((run.num_passed, run.num_failed), (0, 6));
+    let report = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        report.contains(ENGINE)
+            && report.contains(&format!(
+                "takes device memory, and CUDA device 0 is not available: {reason}"
+            )),
+        "{report}"
+    );
+
+    let p = provider(Some(Arc::new(GpuAllocator::new(0))), &[]);
+    let fp32 = relu_cases()
+        .into_iter()
+        .find(|c| c.name.contains("/fp32/"))
+        .unwrap();
+    let Outcome::Failed(why) = run_case(&p, &fp32, 1) else {
+        panic!("ran without a GPU")
+    };
+    assert!(why.contains(&reason), "{why}");
 }
 
 #[test]
