@@ -6,13 +6,16 @@
 //! hipdnn engines --graph FILE     the engines that accept a graph (ranked), and the others
 //! hipdnn plugins [--json]         loaded plugins, refused ones, the plugin directory
 //! hipdnn plugin-dir               the directory plugins are loaded from
-//! hipdnn run GRAPH [options]      run a graph (JSON or FlatBuffer) on host buffers
+//! hipdnn run GRAPH [options]      run a graph (JSON or FlatBuffer) on host buffers, or
+//!                                 on device buffers for an engine that takes device memory
 //! ```
 //!
-//! Exit codes: 0 success; 1 a failed `--check`, a failed execution or plugin error;
+//! Exit codes: 0 success; 1 a failed `--check`, a failed execution or plugin error, no
+//! GPU for a device engine;
 //! 2 a usage or input error (bad arguments, unreadable or invalid graph or `.npy`,
 //! unknown engine or knob, knob value out of range, no engine for the graph).
 
+mod device;
 mod engines;
 mod error;
 mod knobs;
@@ -71,8 +74,15 @@ enum Command {
     /// Print the directory the backend loads engine plugins from
     /// (`install -m755 libmine.so "$(hipdnn plugin-dir)"`)
     PluginDir,
-    /// Run a graph on host buffers: inputs from .npy files or generated, outputs to
-    /// .npy files, optionally checked against the reference and timed
+    /// Run a graph: inputs from .npy files or generated, outputs to .npy files,
+    /// optionally checked against the reference and timed
+    ///
+    /// Buffers follow the chosen engine's memory kind: host buffers for a host engine
+    /// (timed with the wall clock); for a device engine, device buffers and a stream on
+    /// CUDA device 0 (the CUDA driver, loaded at run time; CUDA_VISIBLE_DEVICES picks
+    /// the device), inputs copied in, outputs copied out after the stream is
+    /// synchronized, timed with CUDA events on the stream. Without a GPU a device
+    /// engine fails with the reason (exit 1). --device picks among device engines only.
     Run(run::RunArgs),
 }
 

@@ -1,6 +1,6 @@
-//! `hipdnn run GRAPH`: bind host buffers to a graph's tensors, build a plan, execute
-//! it (optionally timed), write the outputs and compare them with the CPU
-//! reference.
+//! `hipdnn run GRAPH`: bind buffers to a graph's tensors (host buffers, or device
+//! buffers for an engine that takes device memory), build a plan, execute it
+//! (optionally timed), write the outputs and compare them with the CPU reference.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -17,6 +17,7 @@ use hipdnn_reference::tensor::HostTensor;
 use hipdnn_reference::tolerance::{OpFamily, Tolerance, compare_rounded, tolerance};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::device::DeviceRun;
 use crate::error::{CliError, CliResult};
 use crate::knobs::{KnobArg, settings_for};
 use crate::npy::{self, NpyType};
@@ -48,9 +49,15 @@ pub struct RunArgs {
     /// Set a knob (repeatable); the value takes the type the engine gives the knob
     #[arg(long = "knob", value_name = "ID=VALUE")]
     pub knobs: Vec<KnobArg>,
-    /// Time N executions after one warm-up and print median/min/max
+    /// Time N executions after one warm-up and print median/min/max (wall clock for
+    /// host engines, CUDA events on the stream for device engines)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub iters: Option<u32>,
+    /// Run on an engine that takes device memory (the best-ranked one, or the one
+    /// --engine names, which must be one): device buffers and a stream on CUDA device
+    /// 0; fails when no GPU is available
+    #[arg(long)]
+    pub device: bool,
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
@@ -128,6 +135,9 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
         println!("inputs: {}", sources.join(", "));
     }
 
+    // Declared before the handle, so dropped after it: the handle's plugins keep the
+    // device run's stream.
+    let mut device: Option<DeviceRun> = None;
     let handle = Handle::new();
     let plan = make_plan(&handle, &graph, args)?;
     let plugin = handle
@@ -140,24 +150,48 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
         engine_id_to_hex(plan.engine_id()),
         plan.memory_kind()
     );
-    // Buffers follow the engine's declared memory: this command binds host buffers,
-    // so a device engine needs a device path it does not have.
-    if plan.memory_kind() != MemoryKind::Host {
-        return Err(CliError::failed(format!(
-            "engine {} takes device memory; `hipdnn run` binds host buffers and this build has no device allocator",
-            plan.engine_name()
-        )));
+    if plan.workspace_size() > 0 {
+        println!("workspace: {} bytes", plan.workspace_size());
     }
-    let mut workspace = match plan.workspace_size() {
+    // Buffers follow the engine's declared memory.
+    match plan.memory_kind() {
+        MemoryKind::Host => run_on_host(&plan, &tensors, &mut buffers, args.iters, g)?,
+        MemoryKind::Device => {
+            let d = device.insert(DeviceRun::new(
+                plan.engine_name(),
+                &tensors,
+                &buffers,
+                plan.workspace_size(),
+            )?);
+            run_on_device(d, &handle, &plan, &tensors, &mut buffers, args.iters, g)?;
+        }
+    }
+
+    if let Some(dir) = &args.outputs {
+        write_outputs(dir, &tensors, &buffers)?;
+    }
+    if args.check {
+        check(g, &tensors, &buffers, &input_bytes)?;
+    }
+    Ok(())
+}
+
+/// Runs the plan on host buffers, timed with the wall clock.
+fn run_on_host(
+    plan: &Plan<'_>,
+    tensors: &[IoTensor],
+    buffers: &mut [AlignedBuffer],
+    iters: Option<u32>,
+    g: &Graph,
+) -> CliResult<()> {
+    let size = plan.workspace_size();
+    let mut workspace = match size {
         0 => None,
         size => Some(
             AlignedBuffer::new(size, 256, 0)
                 .map_err(|e| CliError::failed(format!("workspace of {size} bytes: {e}")))?,
         ),
     };
-    if let Some(w) = &workspace {
-        println!("workspace: {} bytes", w.as_slice().len());
-    }
     let workspace_ptr = workspace
         .as_mut()
         .map_or(std::ptr::null_mut(), AlignedBuffer::as_mut_ptr);
@@ -171,12 +205,13 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
         // bytes, the extent of its tensor's dims, strides and data type, aligned to
         // at least the tensor's alignment; the buffers are distinct, and the workspace
         // (when the plan needs one) has `workspace_size` bytes. All stay alive and
-        // untouched until the call returns. This command drives host-memory engines.
+        // untouched until the call returns. The engine takes host memory (the
+        // caller's match on `Plan::memory_kind`).
         unsafe { plan.execute(&pack, workspace_ptr) }
             .map_err(|e| CliError::backend("execution failed", e))?;
         Ok(start.elapsed().as_secs_f64() * 1e3)
     };
-    match args.iters {
+    match iters {
         None => println!("time: {:.3} ms (one execution)", execute()?),
         Some(n) => {
             execute()?;
@@ -190,14 +225,45 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
             println!("{}", timing_summary(&mut times, graph_flops(g)));
         }
     }
-
-    if let Some(dir) = &args.outputs {
-        write_outputs(dir, &tensors, &buffers)?;
-    }
-    if args.check {
-        check(g, &tensors, &buffers, &input_bytes)?;
-    }
     Ok(())
+}
+
+/// Runs the plan on device buffers on the device run's stream (set on the handle),
+/// timed with CUDA events on that stream, then copies every tensor back into `buffers`.
+fn run_on_device(
+    device: &DeviceRun,
+    handle: &Handle,
+    plan: &Plan<'_>,
+    tensors: &[IoTensor],
+    buffers: &mut [AlignedBuffer],
+    iters: Option<u32>,
+    g: &Graph,
+) -> CliResult<()> {
+    println!(
+        "device: {}, {} device buffers, a stream set on the handle",
+        device.device_name(),
+        tensors.len()
+    );
+    device.set_stream(handle)?;
+    let pack = device.pack(tensors);
+    match iters {
+        None => println!(
+            "time: {:.3} ms (one execution, CUDA events)",
+            device.execute_once(plan, &pack)?
+        ),
+        Some(n) => {
+            device.execute_once(plan, &pack)?;
+            let bar = progress_bar(n);
+            let mut times = device.execute_timed(plan, &pack, n as usize, || bar.inc(1))?;
+            bar.finish_and_clear();
+            println!(
+                "{} (device time, CUDA events on the stream)",
+                timing_summary(&mut times, graph_flops(g))
+            );
+        }
+    }
+    device.synchronize()?;
+    device.copy_back(tensors, buffers)
 }
 
 /// `1 node`, `3 nodes`.
@@ -321,8 +387,16 @@ fn knob_settings(
     settings_for(name, &details.knobs, args)
 }
 
+/// The memory engine `id` takes for `graph`, from its details.
+fn memory_kind(handle: &Handle, id: i64, graph: &OperationGraph) -> CliResult<MemoryKind> {
+    let details = handle
+        .engine_details(id, graph)
+        .map_err(|e| CliError::backend("", e))?;
+    Ok(MemoryKind::from_behavior_notes(&details.behavior_notes))
+}
+
 /// A plan on the named engine, or on the best-ranked engine that builds one with the
-/// given knobs.
+/// given knobs (with `--device`, among the engines that take device memory).
 fn make_plan<'h>(
     handle: &'h Handle,
     graph: &OperationGraph,
@@ -330,14 +404,38 @@ fn make_plan<'h>(
 ) -> CliResult<Plan<'h>> {
     if let Some(text) = &args.engine {
         let id = resolve_engine(handle, text)?;
+        if args.device && memory_kind(handle, id, graph)? != MemoryKind::Device {
+            return Err(CliError::usage(format!(
+                "--device: engine {text} takes host memory"
+            )));
+        }
         let settings = knob_settings(handle, id, text, graph, &args.knobs)?;
         return handle
             .create_plan(graph, id, &settings)
             .map_err(|e| CliError::backend("", e));
     }
-    let ranked = handle
+    let mut ranked = handle
         .ranked_engines(graph)
         .map_err(|e| CliError::backend("", e))?;
+    if args.device {
+        let mut candidates = Vec::new();
+        let mut device = Vec::new();
+        for engine in ranked {
+            let kind = memory_kind(handle, engine.id, graph)?;
+            candidates.push(format!("{} ({kind} memory)", engine.name));
+            if kind == MemoryKind::Device {
+                device.push(engine);
+            }
+        }
+        if device.is_empty() {
+            return Err(CliError::usage(format!(
+                "--device: no engine that takes device memory accepts graph '{}'; the engines that accept it: {}",
+                graph.graph().name,
+                candidates.join(", ")
+            )));
+        }
+        ranked = device;
+    }
     let mut last = None;
     for engine in ranked {
         let settings = match knob_settings(handle, engine.id, &engine.name, graph, &args.knobs) {

@@ -3,7 +3,9 @@
 //! host buffers, knob `example.relu.negative_slope` in [0, 1]) as the only plugin, and
 //! for some tests this crate's probe plugin beside it (`libprobe_plugin.so`:
 //! `PROBE_ADD_ENGINE`, an engine named outside the registry that adds packed `f32` host
-//! tensors, declares host memory, has an int knob with a range and logs at info level).
+//! tensors, declares host memory, has an int knob with a range and logs at info level),
+//! or the conformance runner's stand-in device engine (`STAND_IN_DEVICE_RELU`, declaring
+//! device memory: without a GPU, `run` on it fails with the reason).
 //!
 //! Exit codes under test: 0 success, 1 failed check, 2 usage or input error (a knob
 //! out of range is an input error: the backend refuses the setting before any plugin
@@ -108,6 +110,13 @@ fn example_plugin() -> &'static Path {
     PLUGIN.get_or_init(|| test_plugin("hipdnn-plugin-sdk", "minimal_plugin"))
 }
 
+/// The conformance runner's stand-in device engine (`STAND_IN_DEVICE_RELU`: plain
+/// `f32` ReLU, declares device memory, reads its pointers on the host).
+fn stand_in_device_plugin() -> &'static Path {
+    static PLUGIN: OnceLock<PathBuf> = OnceLock::new();
+    PLUGIN.get_or_init(|| test_plugin("hipdnn-conformance", "stand_in_device_plugin"))
+}
+
 /// This crate's probe plugin (`examples/probe_plugin.rs`).
 fn probe_plugin() -> &'static Path {
     static PLUGIN: OnceLock<PathBuf> = OnceLock::new();
@@ -132,6 +141,17 @@ impl Scratch {
         std::fs::copy(example_plugin(), dir.join("plugins/libminimal_plugin.so")).unwrap();
         std::fs::write(dir.join("relu.json"), RELU_GRAPH).unwrap();
         Self { dir }
+    }
+
+    /// With the stand-in device plugin too (`plugins/libstand_in_device_plugin.so`).
+    fn with_device() -> Self {
+        let s = Self::new();
+        std::fs::copy(
+            stand_in_device_plugin(),
+            s.path("plugins/libstand_in_device_plugin.so"),
+        )
+        .unwrap();
+        s
     }
 
     /// With the probe plugin too (`plugins/libprobe_plugin.so`) and `add.json`.
@@ -835,4 +855,108 @@ fn engines_shows_the_memory_kind_for_the_sample_graph() {
         .unwrap_or_else(|| panic!("{v}"));
     assert_eq!(probe["memory"], "host");
     assert_eq!(probe["knobs_sample_graph"], "built-in add 1x8x8x8");
+}
+
+/// Why no GPU opens here, or `None` (after saying so) where one does: the stand-in
+/// device engine reads its pointers on the host, so it must not be given a real GPU's.
+fn no_gpu_reason() -> Option<String> {
+    match hipdnn_gpu::Gpu::open_default() {
+        Ok(gpu) => {
+            eprintln!(
+                "skipped: {gpu} opened, and the stand-in device engine cannot take its memory"
+            );
+            None
+        }
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+#[test]
+fn a_device_engine_without_a_gpu_fails_with_the_reason() {
+    let Some(reason) = no_gpu_reason() else {
+        return;
+    };
+    let s = Scratch::with_device();
+    for extra in [&[][..], &["--check", "--iters", "3"], &["--device"]] {
+        let mut args = vec!["run", "relu.json", "--engine", "STAND_IN_DEVICE_RELU"];
+        args.extend_from_slice(extra);
+        let run = s.hipdnn(&args);
+        run.expect_code(1);
+        assert!(
+            run.stdout.contains("engine: STAND_IN_DEVICE_RELU (")
+                && run.stdout.contains(", device memory"),
+            "{run:#?}"
+        );
+        let line = run.error_line();
+        assert!(
+            line.contains(
+                "engine STAND_IN_DEVICE_RELU takes device memory, and no GPU is available: "
+            ) && line.ends_with(&reason),
+            "{run:#?}"
+        );
+        assert!(!run.stdout.contains("time"), "{run:#?}");
+    }
+    // --device picks the device engine over the host one.
+    let run = s.hipdnn(&["run", "relu.json", "--device", "--check"]);
+    run.expect_code(1);
+    assert!(run.error_line().ends_with(&reason), "{run:#?}");
+    assert!(
+        run.stdout.contains("engine: STAND_IN_DEVICE_RELU"),
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn device_picks_only_engines_that_take_device_memory() {
+    let s = Scratch::new();
+    let run = s.hipdnn(&["run", "relu.json", "--device"]);
+    run.expect_code(2);
+    assert_eq!(
+        run.error_line(),
+        "hipdnn: error: --device: no engine that takes device memory accepts graph 'relu'; \
+         the engines that accept it: EXAMPLE_RELU_ENGINE (host memory)"
+    );
+    let run = s.hipdnn(&[
+        "run",
+        "relu.json",
+        "--device",
+        "--engine",
+        "EXAMPLE_RELU_ENGINE",
+    ]);
+    run.expect_code(2);
+    assert_eq!(
+        run.error_line(),
+        "hipdnn: error: --device: engine EXAMPLE_RELU_ENGINE takes host memory"
+    );
+}
+
+#[test]
+fn with_a_device_plugin_loaded_the_host_path_is_unchanged() {
+    let s = Scratch::with_device();
+    let run = s.hipdnn(&["engines"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("STAND_IN_DEVICE_RELU") && run.stdout.contains("memory: device"),
+        "{run:#?}"
+    );
+    let run = s.hipdnn(&[
+        "run",
+        "relu.json",
+        "--engine",
+        "EXAMPLE_RELU_ENGINE",
+        "--check",
+        "--iters",
+        "2",
+    ]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("host memory")
+            && run
+                .stdout
+                .contains("time over 2 executions (after 1 warm-up): median")
+            && !run.stdout.contains("CUDA")
+            && run.stdout.contains("check: passed"),
+        "{run:#?}"
+    );
+    assert!(run.stderr.is_empty(), "{run:#?}");
 }
