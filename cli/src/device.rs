@@ -26,6 +26,14 @@ pub struct DeviceRun {
     workspace: Option<DeviceBuffer>,
 }
 
+impl Drop for DeviceRun {
+    fn drop(&mut self) {
+        // On an early error executions may still be queued: let them finish before
+        // their buffers are freed.
+        let _ = self.stream.synchronize();
+    }
+}
+
 impl DeviceRun {
     /// Opens the GPU, allocates a buffer per tensor (a copy of its host buffer) and the
     /// plan's workspace, and creates the stream.
