@@ -1,0 +1,761 @@
+//! hipDNN graphs in cuDNN's terms, decided without a device.
+//!
+//! [`Translation::new`] checks every tensor and node of a (validated) hipDNN graph
+//! against what this engine runs through cuDNN and turns each node into cuDNN
+//! operations ([`OpSpec`]). Everything here is plain data: which graphs the engine
+//! claims is decided from it alone (no cuDNN call), and the unit tests check it on
+//! machines without a GPU. [`Stage`]s then group nodes into the cuDNN operation graphs
+//! a plan finalizes ([`crate::plan`]).
+//!
+//! What is claimed, exactly:
+//! * tensors of FLOAT, HALF or BFLOAT16 in fully packed layouts (any dimension order,
+//!   so NCHW and NHWC alike; NHWC is the fast one for convolutions), pass-by-value
+//!   scalars of any float type, nodes computing in FLOAT;
+//! * convolution forward, data gradient and weight gradient over 2 or 3 spatial
+//!   dimensions (cross-correlation or convolution, any padding, stride, dilation and
+//!   grouping that the tensor shapes imply), with x, w and y of one type;
+//! * matmul of rank 2 or more (batch dimensions broadcast by cuDNN's rules), a and b of
+//!   one type;
+//! * pointwise arithmetic (ADD, ADD_SQUARE, SUB, MUL, DIV, MAX_OP, MIN_OP) and unary
+//!   functions and activations (ABS, CEIL, EXP, FLOOR, LOG, NEG, RSQRT, SIN, SQRT, TAN,
+//!   ERF, IDENTITY, RECIPROCAL, RELU_FWD with its clips and slope, TANH_FWD,
+//!   SIGMOID_FWD, ELU_FWD, GELU_FWD, GELU_APPROX_TANH_FWD, SOFTPLUS_FWD, SWISH_FWD),
+//!   where `in_0` has the output's dims and `in_1` broadcasts to them;
+//! * batch-norm inference with precomputed inverse variance, as the four pointwise
+//!   operations it is (so it fuses into a convolution's epilogue).
+
+use std::collections::{BTreeSet, HashMap};
+
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::TensorValue;
+use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes, PointwiseAttributes};
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
+use hipdnn_plugin_sdk::graph::GraphIndex;
+
+use crate::cudnn::sys::{cudnnConvolutionMode_t, cudnnDataType_t, cudnnPointwiseMode_t};
+
+/// A tensor as cuDNN sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorSpec {
+    /// The hipDNN uid (synthesized uids for the intermediates of composed nodes).
+    pub uid: i64,
+    /// The element type.
+    pub data_type: cudnnDataType_t,
+    /// Extents (at least rank 3 for matmuls: leading ones added).
+    pub dims: Vec<i64>,
+    /// Element strides.
+    pub strides: Vec<i64>,
+    /// An intermediate cuDNN keeps to itself (set per stage).
+    pub is_virtual: bool,
+    /// A pass-by-value scalar: its value, passed as an `f32` on the host.
+    pub value: Option<f32>,
+}
+
+/// Padding, strides and dilation of a convolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConvSpec {
+    /// Cross-correlation or convolution.
+    pub mode: cudnnConvolutionMode_t,
+    /// Accumulation type.
+    pub compute: cudnnDataType_t,
+    /// Padding before each spatial dimension.
+    pub pre_padding: Vec<i64>,
+    /// Padding after each spatial dimension.
+    pub post_padding: Vec<i64>,
+    /// Filter strides.
+    pub stride: Vec<i64>,
+    /// Dilations.
+    pub dilation: Vec<i64>,
+}
+
+/// Parameters of a pointwise function (cuDNN's defaults when absent).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PointwiseParams {
+    /// RELU lower clip.
+    pub relu_lower_clip: Option<f64>,
+    /// RELU upper clip.
+    pub relu_upper_clip: Option<f64>,
+    /// RELU slope below the lower clip.
+    pub relu_lower_clip_slope: Option<f64>,
+    /// ELU alpha.
+    pub elu_alpha: Option<f64>,
+    /// Softplus beta.
+    pub softplus_beta: Option<f64>,
+    /// Swish beta.
+    pub swish_beta: Option<f64>,
+}
+
+/// One cuDNN operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpSpec {
+    /// `y = conv(x, w)`.
+    ConvForward {
+        /// Input.
+        x: i64,
+        /// Filter.
+        w: i64,
+        /// Output.
+        y: i64,
+        /// Geometry.
+        conv: ConvSpec,
+    },
+    /// `dx` from `dy` and `w`.
+    ConvBackwardData {
+        /// Output gradient.
+        dy: i64,
+        /// Filter.
+        w: i64,
+        /// Input gradient.
+        dx: i64,
+        /// Geometry.
+        conv: ConvSpec,
+    },
+    /// `dw` from `x` and `dy`.
+    ConvBackwardFilter {
+        /// Input.
+        x: i64,
+        /// Output gradient.
+        dy: i64,
+        /// Filter gradient.
+        dw: i64,
+        /// Geometry.
+        conv: ConvSpec,
+    },
+    /// `c = a · b`.
+    Matmul {
+        /// Left operand.
+        a: i64,
+        /// Right operand.
+        b: i64,
+        /// Result.
+        c: i64,
+        /// Accumulation type.
+        compute: cudnnDataType_t,
+    },
+    /// `y = f(x[, b])`.
+    Pointwise {
+        /// The function.
+        mode: cudnnPointwiseMode_t,
+        /// First input (the output's dims).
+        x: i64,
+        /// Second input (broadcasts), for binary functions.
+        b: Option<i64>,
+        /// Output.
+        y: i64,
+        /// Math precision.
+        compute: cudnnDataType_t,
+        /// Function parameters.
+        params: PointwiseParams,
+    },
+}
+
+impl OpSpec {
+    /// The uids the operation reads, then the one it writes.
+    pub fn uids(&self) -> (Vec<i64>, i64) {
+        match self {
+            Self::ConvForward { x, w, y, .. } => (vec![*x, *w], *y),
+            Self::ConvBackwardData { dy, w, dx, .. } => (vec![*dy, *w], *dx),
+            Self::ConvBackwardFilter { x, dy, dw, .. } => (vec![*x, *dy], *dw),
+            Self::Matmul { a, b, c, .. } => (vec![*a, *b], *c),
+            Self::Pointwise { x, b, y, .. } => (std::iter::once(*x).chain(*b).collect(), *y),
+        }
+    }
+}
+
+/// A hipDNN graph as cuDNN operations, one list per node.
+#[derive(Debug, Clone)]
+pub struct Translation {
+    /// Every tensor (graph tensors and synthesized intermediates), by uid.
+    pub tensors: HashMap<i64, TensorSpec>,
+    /// Per hipDNN node, in topological order: its name and its cuDNN operations.
+    pub nodes: Vec<(String, Vec<OpSpec>)>,
+    /// Tensors the host binds (non-virtual graph tensors that are not by value).
+    pub bound: BTreeSet<i64>,
+    /// Virtual graph tensors (and synthesized ones) that may stay inside cuDNN.
+    pub virtuals: BTreeSet<i64>,
+}
+
+/// A cuDNN data type for a hipDNN one the engine claims.
+pub fn data_type(t: DataType) -> Option<cudnnDataType_t> {
+    Some(match t {
+        DataType::Float => cudnnDataType_t::CUDNN_DATA_FLOAT,
+        DataType::Half => cudnnDataType_t::CUDNN_DATA_HALF,
+        DataType::Bfloat16 => cudnnDataType_t::CUDNN_DATA_BFLOAT16,
+        _ => return None,
+    })
+}
+
+/// Bytes per element of a claimed type.
+pub fn element_size(t: cudnnDataType_t) -> usize {
+    match t {
+        cudnnDataType_t::CUDNN_DATA_HALF | cudnnDataType_t::CUDNN_DATA_BFLOAT16 => 2,
+        _ => 4,
+    }
+}
+
+/// cuDNN's pointwise mode for a hipDNN one, and how many inputs it takes.
+pub fn pointwise_mode(mode: PointwiseMode) -> Option<(cudnnPointwiseMode_t, usize)> {
+    use cudnnPointwiseMode_t as C;
+    Some(match mode {
+        PointwiseMode::ADD => (C::CUDNN_POINTWISE_ADD, 2),
+        PointwiseMode::ADD_SQUARE => (C::CUDNN_POINTWISE_ADD_SQUARE, 2),
+        PointwiseMode::SUB => (C::CUDNN_POINTWISE_SUB, 2),
+        PointwiseMode::MUL => (C::CUDNN_POINTWISE_MUL, 2),
+        PointwiseMode::DIV => (C::CUDNN_POINTWISE_DIV, 2),
+        PointwiseMode::MAX_OP => (C::CUDNN_POINTWISE_MAX, 2),
+        PointwiseMode::MIN_OP => (C::CUDNN_POINTWISE_MIN, 2),
+        PointwiseMode::ABS => (C::CUDNN_POINTWISE_ABS, 1),
+        PointwiseMode::CEIL => (C::CUDNN_POINTWISE_CEIL, 1),
+        PointwiseMode::EXP => (C::CUDNN_POINTWISE_EXP, 1),
+        PointwiseMode::FLOOR => (C::CUDNN_POINTWISE_FLOOR, 1),
+        PointwiseMode::LOG => (C::CUDNN_POINTWISE_LOG, 1),
+        PointwiseMode::NEG => (C::CUDNN_POINTWISE_NEG, 1),
+        PointwiseMode::RSQRT => (C::CUDNN_POINTWISE_RSQRT, 1),
+        PointwiseMode::SIN => (C::CUDNN_POINTWISE_SIN, 1),
+        PointwiseMode::SQRT => (C::CUDNN_POINTWISE_SQRT, 1),
+        PointwiseMode::TAN => (C::CUDNN_POINTWISE_TAN, 1),
+        PointwiseMode::ERF => (C::CUDNN_POINTWISE_ERF, 1),
+        PointwiseMode::IDENTITY => (C::CUDNN_POINTWISE_IDENTITY, 1),
+        PointwiseMode::RECIPROCAL => (C::CUDNN_POINTWISE_RECIPROCAL, 1),
+        PointwiseMode::RELU_FWD => (C::CUDNN_POINTWISE_RELU_FWD, 1),
+        PointwiseMode::TANH_FWD => (C::CUDNN_POINTWISE_TANH_FWD, 1),
+        PointwiseMode::SIGMOID_FWD => (C::CUDNN_POINTWISE_SIGMOID_FWD, 1),
+        PointwiseMode::ELU_FWD => (C::CUDNN_POINTWISE_ELU_FWD, 1),
+        PointwiseMode::GELU_FWD => (C::CUDNN_POINTWISE_GELU_FWD, 1),
+        PointwiseMode::GELU_APPROX_TANH_FWD => (C::CUDNN_POINTWISE_GELU_APPROX_TANH_FWD, 1),
+        PointwiseMode::SOFTPLUS_FWD => (C::CUDNN_POINTWISE_SOFTPLUS_FWD, 1),
+        PointwiseMode::SWISH_FWD => (C::CUDNN_POINTWISE_SWISH_FWD, 1),
+        _ => return None,
+    })
+}
+
+/// Whether `strides` lay `dims` out densely in some dimension order.
+pub fn is_packed(dims: &[usize], strides: &[usize]) -> bool {
+    let mut order: Vec<usize> = (0..dims.len()).collect();
+    // Innermost first; ties (unit dims) in any order.
+    order.sort_by_key(|&d| (strides[d], dims[d]));
+    let mut expected = 1usize;
+    order.iter().all(|&d| {
+        let ok = dims[d] == 1 || strides[d] == expected;
+        expected = expected.saturating_mul(dims[d]);
+        ok
+    })
+}
+
+/// Dimension positions from outermost to innermost (largest stride first; ties keep
+/// their order).
+pub fn stride_order(strides: &[i64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..strides.len()).collect();
+    order.sort_by_key(|&d| std::cmp::Reverse(strides[d]));
+    order
+}
+
+/// Packed strides for `dims` with dimensions nested as `order` says (outermost first).
+pub fn packed_strides(dims: &[i64], order: &[usize]) -> Vec<i64> {
+    let mut strides = vec![0; dims.len()];
+    let mut step = 1;
+    for &d in order.iter().rev() {
+        strides[d] = step;
+        step *= dims[d].max(1);
+    }
+    strides
+}
+
+fn dims_i64(d: &[usize]) -> Vec<i64> {
+    d.iter().map(|&v| v as i64).collect()
+}
+
+/// Builds the translation node by node.
+struct Translator<'g> {
+    index: GraphIndex<'g>,
+    out: Translation,
+    next_uid: i64,
+    compute: cudnnDataType_t,
+}
+
+impl Translation {
+    /// Translates a validated graph (nodes in topological order).
+    ///
+    /// # Errors
+    /// Why the engine does not run the graph, naming the node or tensor.
+    pub fn new(graph: &Graph) -> Result<Self, String> {
+        let index = GraphIndex::new(graph).map_err(|e| e.to_string())?;
+        let next_uid = graph.tensors.iter().map(|t| t.uid).max().unwrap_or(0) + 1;
+        let mut tr = Translator {
+            index,
+            out: Translation {
+                tensors: HashMap::new(),
+                nodes: Vec::new(),
+                bound: BTreeSet::new(),
+                virtuals: BTreeSet::new(),
+            },
+            next_uid,
+            compute: cudnnDataType_t::CUDNN_DATA_FLOAT,
+        };
+        for t in &graph.tensors {
+            tr.tensor(t.uid)?;
+        }
+        for node in tr.index.topological_order() {
+            let n = tr.index.node(node);
+            let compute = tr.index.compute_data_type(node);
+            if !matches!(compute, DataType::Unset | DataType::Float) {
+                return Err(format!(
+                    "node \"{}\" computes in {}; CUDNN_ENGINE computes in FLOAT",
+                    n.name,
+                    compute.name()
+                ));
+            }
+            let ops = tr
+                .node(&n.attributes)
+                .map_err(|e| format!("node \"{}\": {e}", n.name))?;
+            for op in &ops {
+                tr.follow_layout(op);
+            }
+            tr.out.nodes.push((n.name.clone(), ops));
+        }
+        Ok(tr.out)
+    }
+}
+
+impl Translator<'_> {
+    fn tensor(&mut self, uid: i64) -> Result<(), String> {
+        let index = &self.index;
+        let t = index.tensor(uid);
+        let dtype = index.data_type(uid);
+        let value = match index.value(uid) {
+            None => None,
+            Some(TensorValue::Float32(v) | TensorValue::Float16(v) | TensorValue::BFloat16(v)) => {
+                Some(*v)
+            }
+            Some(TensorValue::Float64(v)) => Some(*v as f32),
+            Some(_) => {
+                return Err(format!(
+                    "tensor \"{}\" (uid {uid}): pass-by-value scalars must be floating point",
+                    t.name
+                ));
+            }
+        };
+        if t.is_runtime_pass_by_value || t.ragged_offset_tensor_uid.is_some() {
+            return Err(format!(
+                "tensor \"{}\" (uid {uid}): run-time scalars and ragged tensors are not supported",
+                t.name
+            ));
+        }
+        let data_type = if value.is_some() {
+            cudnnDataType_t::CUDNN_DATA_FLOAT
+        } else {
+            data_type(dtype).ok_or_else(|| {
+                format!(
+                    "tensor \"{}\" (uid {uid}) is {}; CUDNN_ENGINE takes FLOAT, HALF and BFLOAT16",
+                    t.name,
+                    dtype.name()
+                )
+            })?
+        };
+        let (dims, strides) = (index.dims(uid), index.strides(uid));
+        if value.is_none() && !is_packed(dims, strides) {
+            return Err(format!(
+                "tensor \"{}\" (uid {uid}) is not densely packed (dims {dims:?}, strides {strides:?})",
+                t.name
+            ));
+        }
+        if t.is_virtual {
+            self.out.virtuals.insert(uid);
+        } else if value.is_none() {
+            self.out.bound.insert(uid);
+        }
+        // cuDNN wants virtual intermediates in FLOAT (its fusion engines keep them in
+        // registers at full precision).
+        let data_type = if t.is_virtual {
+            cudnnDataType_t::CUDNN_DATA_FLOAT
+        } else {
+            data_type
+        };
+        self.out.tensors.insert(
+            uid,
+            TensorSpec {
+                uid,
+                data_type,
+                dims: dims_i64(dims),
+                strides: dims_i64(strides),
+                is_virtual: t.is_virtual,
+                value,
+            },
+        );
+        Ok(())
+    }
+
+    /// Lays a virtual output out like the operation's first input (a virtual tensor's
+    /// strides are the graph's guess; cuDNN fuses best when an epilogue keeps the
+    /// producer's layout, and inter-stage scratch is ours to lay out).
+    fn follow_layout(&mut self, op: &OpSpec) {
+        let (ins, out) = op.uids();
+        if matches!(op, OpSpec::Matmul { .. }) || !self.out.virtuals.contains(&out) {
+            return;
+        }
+        let Some(&like) = ins.first() else { return };
+        let model = self.spec(like);
+        if model.dims.len() != self.spec(out).dims.len() {
+            return;
+        }
+        let order = stride_order(&model.strides);
+        let target = self.out.tensors.get_mut(&out).expect("declared");
+        target.strides = packed_strides(&target.dims, &order);
+    }
+
+    fn spec(&self, uid: i64) -> &TensorSpec {
+        &self.out.tensors[&uid]
+    }
+
+    fn rank(&self, uid: i64) -> usize {
+        self.spec(uid).dims.len()
+    }
+
+    fn same_type(&self, uids: &[i64]) -> Result<(), String> {
+        let types: BTreeSet<_> = uids
+            .iter()
+            .filter(|u| !self.out.virtuals.contains(u))
+            .map(|&u| self.index.data_type(u))
+            .collect();
+        if types.len() > 1 {
+            return Err(format!(
+                "tensors {uids:?} mix types {:?}; cuDNN wants one",
+                types.iter().map(|t| t.name()).collect::<Vec<_>>()
+            ));
+        }
+        Ok(())
+    }
+
+    fn not_scalar(&self, uids: &[i64]) -> Result<(), String> {
+        match uids.iter().find(|&&u| self.spec(u).value.is_some()) {
+            Some(u) => Err(format!("tensor uid {u} must be in memory, not a scalar")),
+            None => Ok(()),
+        }
+    }
+
+    /// A virtual FLOAT intermediate with `like`'s dims (packed as `like`).
+    fn synthesized(&mut self, like: i64) -> i64 {
+        let uid = self.next_uid;
+        self.next_uid += 1;
+        let mut spec = self.spec(like).clone();
+        spec.uid = uid;
+        spec.is_virtual = true;
+        spec.value = None;
+        spec.data_type = cudnnDataType_t::CUDNN_DATA_FLOAT;
+        self.out.tensors.insert(uid, spec);
+        self.out.virtuals.insert(uid);
+        uid
+    }
+
+    /// Checks a convolution's tensors (`[x, w, y]` in forward terms) and geometry
+    /// (`[pre_padding, post_padding, stride, dilation]`).
+    fn conv(
+        &self,
+        mode: ConvMode,
+        geometry: [&[i64]; 4],
+        [x, w, y]: [i64; 3],
+    ) -> Result<ConvSpec, String> {
+        let [pre, post, stride, dilation] = geometry;
+        let mode = match mode {
+            ConvMode::CROSS_CORRELATION => cudnnConvolutionMode_t::CUDNN_CROSS_CORRELATION,
+            ConvMode::CONVOLUTION => cudnnConvolutionMode_t::CUDNN_CONVOLUTION,
+            _ => return Err("conv_mode is unset".into()),
+        };
+        self.not_scalar(&[x, w, y])?;
+        self.same_type(&[x, w, y])?;
+        let rank = self.rank(x);
+        if !(rank == 4 || rank == 5) || self.rank(w) != rank || self.rank(y) != rank {
+            return Err(format!(
+                "convolutions need 4- or 5-dimensional tensors (x has {rank})"
+            ));
+        }
+        let spatial = rank - 2;
+        for (what, v) in [
+            ("pre_padding", pre),
+            ("post_padding", post),
+            ("stride", stride),
+            ("dilation", dilation),
+        ] {
+            if v.len() != spatial {
+                return Err(format!(
+                    "{what} has {} values for {spatial} spatial dims",
+                    v.len()
+                ));
+            }
+        }
+        Ok(ConvSpec {
+            mode,
+            compute: self.compute,
+            pre_padding: pre.to_vec(),
+            post_padding: post.to_vec(),
+            stride: stride.to_vec(),
+            dilation: dilation.to_vec(),
+        })
+    }
+
+    fn node(&mut self, attributes: &NodeAttributes) -> Result<Vec<OpSpec>, String> {
+        Ok(match attributes {
+            NodeAttributes::ConvolutionFwdAttributes(a) => {
+                let (x, w, y) = (a.x_tensor_uid, a.w_tensor_uid, a.y_tensor_uid);
+                let conv = self.conv(
+                    a.conv_mode,
+                    [&a.pre_padding, &a.post_padding, &a.stride, &a.dilation],
+                    [x, w, y],
+                )?;
+                vec![OpSpec::ConvForward { x, w, y, conv }]
+            }
+            NodeAttributes::ConvolutionBwdAttributes(a) => {
+                let (dy, w, dx) = (a.dy_tensor_uid, a.w_tensor_uid, a.dx_tensor_uid);
+                let conv = self.conv(
+                    a.conv_mode,
+                    [&a.pre_padding, &a.post_padding, &a.stride, &a.dilation],
+                    [dx, w, dy],
+                )?;
+                vec![OpSpec::ConvBackwardData { dy, w, dx, conv }]
+            }
+            NodeAttributes::ConvolutionWrwAttributes(a) => {
+                let (x, dy, dw) = (a.x_tensor_uid, a.dy_tensor_uid, a.dw_tensor_uid);
+                let conv = self.conv(
+                    a.conv_mode,
+                    [&a.pre_padding, &a.post_padding, &a.stride, &a.dilation],
+                    [x, dw, dy],
+                )?;
+                vec![OpSpec::ConvBackwardFilter { x, dy, dw, conv }]
+            }
+            NodeAttributes::MatmulAttributes(a) => {
+                let (ua, ub, uc) = (a.a_tensor_uid, a.b_tensor_uid, a.c_tensor_uid);
+                self.not_scalar(&[ua, ub, uc])?;
+                self.same_type(&[ua, ub])?;
+                let rank = self.rank(ua);
+                if rank < 2 || self.rank(ub) != rank || self.rank(uc) != rank {
+                    return Err("matmul operands need one rank of 2 or more".into());
+                }
+                vec![OpSpec::Matmul {
+                    a: ua,
+                    b: ub,
+                    c: uc,
+                    compute: self.compute,
+                }]
+            }
+            NodeAttributes::PointwiseAttributes(p) => vec![self.pointwise(p)?],
+            NodeAttributes::BatchnormInferenceAttributes(a) => {
+                let x = a.x_tensor_uid;
+                let y = a.y_tensor_uid;
+                let per_channel = [
+                    a.mean_tensor_uid,
+                    a.inv_variance_tensor_uid,
+                    a.scale_tensor_uid,
+                    a.bias_tensor_uid,
+                ];
+                self.not_scalar(&[x, y])?;
+                self.broadcasts(x, &per_channel)?;
+                // y = ((x - mean) * inv_variance) * scale + bias
+                let centered = self.synthesized(x);
+                let normalized = self.synthesized(x);
+                let scaled = self.synthesized(x);
+                let step = |mode, x, b, y| OpSpec::Pointwise {
+                    mode,
+                    x,
+                    b: Some(b),
+                    y,
+                    compute: cudnnDataType_t::CUDNN_DATA_FLOAT,
+                    params: PointwiseParams::default(),
+                };
+                use cudnnPointwiseMode_t as C;
+                vec![
+                    step(C::CUDNN_POINTWISE_SUB, x, a.mean_tensor_uid, centered),
+                    step(
+                        C::CUDNN_POINTWISE_MUL,
+                        centered,
+                        a.inv_variance_tensor_uid,
+                        normalized,
+                    ),
+                    step(
+                        C::CUDNN_POINTWISE_MUL,
+                        normalized,
+                        a.scale_tensor_uid,
+                        scaled,
+                    ),
+                    step(C::CUDNN_POINTWISE_ADD, scaled, a.bias_tensor_uid, y),
+                ]
+            }
+            other => {
+                return Err(format!(
+                    "{} is not supported by CUDNN_ENGINE",
+                    other.type_name()
+                ));
+            }
+        })
+    }
+
+    /// Checks that each of `others` broadcasts to `x`'s dims (same rank, each extent
+    /// equal or 1).
+    fn broadcasts(&self, x: i64, others: &[i64]) -> Result<(), String> {
+        let dims = &self.spec(x).dims;
+        for &o in others {
+            let od = &self.spec(o).dims;
+            let fits =
+                od.len() == dims.len() && od.iter().zip(dims).all(|(&a, &b)| a == b || a == 1);
+            if !fits {
+                return Err(format!(
+                    "tensor uid {o} (dims {od:?}) does not broadcast to {dims:?}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn pointwise(&mut self, p: &PointwiseAttributes) -> Result<OpSpec, String> {
+        let (mode, arity) = pointwise_mode(p.operation).ok_or_else(|| {
+            format!(
+                "pointwise {:?} is not supported by CUDNN_ENGINE",
+                p.operation
+            )
+        })?;
+        let inputs: Vec<i64> = [
+            Some(p.in_0_tensor_uid),
+            p.in_1_tensor_uid,
+            p.in_2_tensor_uid,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if inputs.len() != arity {
+            return Err(format!(
+                "pointwise {:?} takes {arity} input(s), got {}",
+                p.operation,
+                inputs.len()
+            ));
+        }
+        let (x, y) = (p.in_0_tensor_uid, p.out_0_tensor_uid);
+        self.not_scalar(&[x, y])?;
+        if self.spec(x).dims != self.spec(y).dims {
+            return Err(format!("in_0 (uid {x}) must have the output's dims"));
+        }
+        let b = p.in_1_tensor_uid;
+        if let Some(b) = b
+            && self.spec(b).value.is_none()
+        {
+            self.broadcasts(y, &[b])?;
+        }
+        let f = |v: Option<f32>| v.map(f64::from);
+        Ok(OpSpec::Pointwise {
+            mode,
+            x,
+            b,
+            y,
+            compute: self.compute,
+            params: PointwiseParams {
+                relu_lower_clip: f(p.relu_lower_clip),
+                relu_upper_clip: f(p.relu_upper_clip),
+                relu_lower_clip_slope: f(p.relu_lower_clip_slope),
+                elu_alpha: f(p.elu_alpha),
+                softplus_beta: f(p.softplus_beta),
+                swish_beta: f(p.swish_beta),
+            },
+        })
+    }
+}
+
+/// Nodes run as one cuDNN operation graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stage {
+    /// The hipDNN nodes (positions), in order.
+    pub nodes: Vec<usize>,
+    /// The operations, in order.
+    pub ops: Vec<OpSpec>,
+    /// The tensors the operations use, virtual where they stay inside the stage.
+    pub tensors: Vec<TensorSpec>,
+}
+
+impl Stage {
+    /// The tensors the stage takes pointers for (not virtual): memory, then scalars.
+    pub fn bound(&self) -> impl Iterator<Item = &TensorSpec> {
+        self.tensors.iter().filter(|t| !t.is_virtual)
+    }
+
+    /// A short description for logs and errors.
+    pub fn describe(&self, translation: &Translation) -> String {
+        let names: Vec<&str> = self
+            .nodes
+            .iter()
+            .map(|&n| translation.nodes[n].0.as_str())
+            .collect();
+        format!("nodes [{}]", names.join(", "))
+    }
+}
+
+impl Translation {
+    /// The stage running `nodes` (positions, in order): a tensor is virtual in it when
+    /// the graph lets it be (virtual or synthesized) and every reader is in the stage.
+    pub fn stage(&self, nodes: &[usize]) -> Stage {
+        let ops: Vec<OpSpec> = nodes
+            .iter()
+            .flat_map(|&n| self.nodes[n].1.iter().cloned())
+            .collect();
+        let mut written = BTreeSet::new();
+        let mut used = Vec::new();
+        for op in &ops {
+            let (ins, out) = op.uids();
+            for uid in ins.into_iter().chain(std::iter::once(out)) {
+                if !used.contains(&uid) {
+                    used.push(uid);
+                }
+            }
+            written.insert(out);
+        }
+        let readers_outside = |uid: i64| {
+            self.nodes.iter().enumerate().any(|(n, (_, ops))| {
+                !nodes.contains(&n) && ops.iter().any(|op| op.uids().0.contains(&uid))
+            })
+        };
+        let tensors = used
+            .iter()
+            .map(|&uid| {
+                let mut spec = self.tensors[&uid].clone();
+                spec.is_virtual =
+                    self.virtuals.contains(&uid) && written.contains(&uid) && !readers_outside(uid);
+                if !spec.is_virtual && self.virtuals.contains(&uid) {
+                    // Crosses stages: real memory in the tensor's declared type (kept in
+                    // FLOAT, as inside cuDNN).
+                    spec.data_type = cudnnDataType_t::CUDNN_DATA_FLOAT;
+                }
+                spec
+            })
+            .collect();
+        let mut tensors: Vec<TensorSpec> = tensors;
+        if ops.iter().any(|op| matches!(op, OpSpec::Matmul { .. })) {
+            // cuDNN's matmul is batched: rank-2 operands get a leading batch of one.
+            for t in &mut tensors {
+                if t.dims.len() == 2 {
+                    let outer = (t.dims[0] * t.strides[0]).max(t.dims[1] * t.strides[1]);
+                    t.dims.insert(0, 1);
+                    t.strides.insert(0, outer.max(1));
+                }
+            }
+        }
+        Stage {
+            nodes: nodes.to_vec(),
+            ops,
+            tensors,
+        }
+    }
+
+    /// Virtual tensors that `stages` pass between each other (they need scratch
+    /// memory), with their sizes in bytes.
+    pub fn scratch(&self, stages: &[Stage]) -> Vec<(i64, usize)> {
+        let mut out: Vec<(i64, usize)> = Vec::new();
+        for stage in stages {
+            for t in stage.bound() {
+                if self.virtuals.contains(&t.uid) && !out.iter().any(|(u, _)| *u == t.uid) {
+                    let elements: i64 = t.dims.iter().product();
+                    out.push((t.uid, elements as usize * element_size(t.data_type)));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

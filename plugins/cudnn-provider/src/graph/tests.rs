@@ -1,0 +1,175 @@
+use super::*;
+
+#[test]
+fn packed_layouts_in_any_order() {
+    assert!(is_packed(&[2, 3, 4, 5], &[60, 20, 5, 1])); // NCHW
+    assert!(is_packed(&[2, 3, 4, 5], &[60, 1, 15, 3])); // NHWC
+    assert!(is_packed(&[1, 3, 1, 1], &[3, 1, 1, 1]));
+    assert!(!is_packed(&[2, 3, 4, 5], &[120, 40, 10, 2]));
+    assert!(!is_packed(&[2, 3], &[0, 1]));
+}
+
+#[test]
+fn layouts_are_rebuilt_from_stride_order() {
+    let nhwc = [802816, 1, 14336, 256];
+    assert_eq!(stride_order(&nhwc), [0, 2, 3, 1]);
+    assert_eq!(
+        packed_strides(&[1, 64, 56, 56], &[0, 2, 3, 1]),
+        [200704, 1, 3584, 64]
+    );
+    assert_eq!(packed_strides(&[2, 3, 4, 5], &[0, 1, 2, 3]), [60, 20, 5, 1]);
+}
+
+use hipdnn_frontend::samples;
+use hipdnn_plugin_sdk::graph::{AnyEpilogue, GraphIndex, partition};
+use hipdnn_test_sdk::graphs::{self, Layout};
+
+fn block(dtype: DataType) -> Graph {
+    samples::resnet_bottleneck(
+        2,
+        256,
+        8,
+        dtype,
+        hipdnn_data_sdk::TensorLayout::ChannelsLast,
+    )
+}
+
+#[test]
+fn a_bottleneck_block_is_claimed_with_nhwc_intermediates() {
+    let g = block(DataType::Half);
+    let t = Translation::new(&g).unwrap();
+    assert_eq!(t.nodes.len(), 10);
+    let names: Vec<&str> = [
+        "x",
+        "conv1_w",
+        "conv2_w",
+        "conv3_w",
+        "conv1_bias",
+        "conv2_bias",
+        "conv3_bias",
+        "y",
+    ]
+    .to_vec();
+    let uid = |n: &str| graphs::uid_of(&g, n);
+    let bound: BTreeSet<i64> = names.iter().map(|n| uid(n)).collect();
+    assert_eq!(t.bound, bound);
+    // Every intermediate follows x's NHWC order and is FLOAT inside cuDNN.
+    for v in &t.virtuals {
+        let spec = &t.tensors[v];
+        assert_eq!(stride_order(&spec.strides), [0, 2, 3, 1], "uid {v}");
+        assert_eq!(spec.data_type, cudnnDataType_t::CUDNN_DATA_FLOAT);
+    }
+    assert_eq!(
+        t.tensors[&uid("x")].data_type,
+        cudnnDataType_t::CUDNN_DATA_HALF
+    );
+    let whole = t.stage(&(0..10).collect::<Vec<_>>());
+    assert_eq!(whole.ops.len(), 10);
+    assert_eq!(whole.bound().count(), 8);
+    assert!(t.scratch(&[whole]).is_empty());
+}
+
+#[test]
+fn chains_pass_their_outputs_through_scratch() {
+    let g = block(DataType::Bfloat16);
+    let t = Translation::new(&g).unwrap();
+    let index = GraphIndex::new(&g).unwrap();
+    let chains = partition(&index, &AnyEpilogue);
+    let stages: Vec<Stage> = chains
+        .iter()
+        .map(|c| t.stage(&c.nodes().collect::<Vec<_>>()))
+        .collect();
+    assert_eq!(
+        stages.iter().map(|s| s.ops.len()).collect::<Vec<_>>(),
+        [3, 3, 4],
+        "conv + bias + relu twice, then conv + bias + residual add + relu"
+    );
+    let scratch = t.scratch(&stages);
+    assert_eq!(scratch.len(), 2, "{scratch:?}");
+    for (uid, bytes) in scratch {
+        assert_eq!(bytes, 2 * 64 * 8 * 8 * 4, "uid {uid}: FLOAT [2, 64, 8, 8]");
+        assert!(stages[0].bound().any(|s| s.uid == uid) || stages[1].bound().any(|s| s.uid == uid));
+    }
+    // The stage reading a scratch tensor sees it as bound, not virtual.
+    assert_eq!(stages[1].bound().count(), 4);
+}
+
+#[test]
+fn batch_norm_inference_becomes_four_pointwise_operations() {
+    let g = graphs::batchnorm_inference(&[2, 8, 4, 4], true, &Layout::Nhwc, DataType::Float);
+    let t = Translation::new(&g).unwrap();
+    let ops: Vec<&OpSpec> = t.nodes.iter().flat_map(|(_, ops)| ops).collect();
+    assert_eq!(ops.len(), 5, "sub, mul, mul, add, then the ReLU");
+    let modes: Vec<cudnnPointwiseMode_t> = ops
+        .iter()
+        .map(|op| match op {
+            OpSpec::Pointwise { mode, .. } => *mode,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    use cudnnPointwiseMode_t as C;
+    assert_eq!(
+        modes,
+        [
+            C::CUDNN_POINTWISE_SUB,
+            C::CUDNN_POINTWISE_MUL,
+            C::CUDNN_POINTWISE_MUL,
+            C::CUDNN_POINTWISE_ADD,
+            C::CUDNN_POINTWISE_RELU_FWD
+        ]
+    );
+}
+
+#[test]
+fn matmul_stages_lift_matrices_to_a_batch_of_one() {
+    let g = graphs::matmul(&[16, 32], &[32, 8], &Layout::Nchw, DataType::Half);
+    let t = Translation::new(&g).unwrap();
+    let stage = t.stage(&[0]);
+    for spec in &stage.tensors {
+        assert_eq!(spec.dims.len(), 3);
+        assert_eq!(spec.dims[0], 1);
+    }
+    let a = &stage.tensors[0];
+    assert_eq!(
+        (a.dims.as_slice(), a.strides.as_slice()),
+        (&[1, 16, 32][..], &[512, 32, 1][..])
+    );
+}
+
+#[test]
+fn what_cudnn_cannot_run_is_not_claimed() {
+    let refuse = |g: &Graph, needle: &str| {
+        let err = Translation::new(g).unwrap_err();
+        assert!(err.contains(needle), "{err}");
+    };
+    let training = graphs::batchnorm_training(
+        &[2, 8, 4, 4],
+        1e-5,
+        Some(0.1),
+        &Layout::Nchw,
+        DataType::Float,
+    );
+    refuse(&training, "BatchnormAttributes is not supported");
+    let strided = Layout::Explicit(vec![("in_0".into(), vec![64, 16, 4, 2])]);
+    let p = hipdnn_test_sdk::reference::PointwiseParams::new(PointwiseMode::RELU_FWD);
+    let g = graphs::pointwise(
+        &p,
+        &[vec![1, 4, 4, 2]],
+        &[1, 4, 4, 2],
+        &strided,
+        DataType::Float,
+    );
+    refuse(&g, "not densely packed");
+    let cmp = hipdnn_test_sdk::reference::PointwiseParams::new(PointwiseMode::CMP_GT);
+    let g = graphs::pointwise(
+        &cmp,
+        &[vec![4, 4], vec![4, 4]],
+        &[4, 4],
+        &Layout::Nchw,
+        DataType::Float,
+    );
+    refuse(&g, "is not supported by CUDNN_ENGINE");
+    let mut half_compute = graphs::matmul(&[4, 4], &[4, 4], &Layout::Nchw, DataType::Half);
+    half_compute.nodes[0].compute_data_type = DataType::Half;
+    refuse(&half_compute, "computes in HALF");
+}
