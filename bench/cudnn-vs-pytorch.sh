@@ -28,11 +28,12 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 ours = {(r["graph"], r["dtype"], r["batch"], r["layout"]): r for r in rows if "device_us" in r}
 peer = {(r["graph"], r["dtype"], r["batch"], r["layout"]): r for r in rows if "eager_us" in r}
-print("\n| graph | dtype | batch | layout | ours (us) | host us/call | PyTorch eager (us) | PyTorch CUDA graph (us) | eager / ours |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("\n| graph | dtype | batch | layout | cuDNN plans | ours (us) | PyTorch eager (us) | PyTorch CUDA graph (us) | eager / ours | host us/call: backend / plugin / cuDNN alone |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for k, o in ours.items():
     p = peer.get(k)
     if p:
-        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {o['device_us']:.1f} | {o['host_us_per_call']:.2f} | "
-              f"{p['eager_us']:.1f} | {p['cuda_graph_us']:.1f} | {p['eager_us'] / o['device_us']:.2f} |")
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {o['stages']} | {o['device_us']:.1f} | "
+              f"{p['eager_us']:.1f} | {p['cuda_graph_us']:.1f} | {p['eager_us'] / o['device_us']:.2f} | "
+              f"{o['host_us_per_call']:.2f} / {o['host_us_plugin']:.2f} / {o['host_us_cudnn']:.2f} |")
 PY

@@ -17,10 +17,15 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use std::sync::Arc;
+
 use hipdnn_backend::{Handle, MemoryKind, OperationGraph, VariantPack};
+use hipdnn_cudnn_provider::{CudnnPlan, CudnnSettings, DeviceState, probe};
 use hipdnn_data_sdk::{DataType, TensorLayout};
 use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, KnobValue};
 use hipdnn_gpu::Gpu;
+use hipdnn_plugin_sdk::abi::hipdnnPluginDeviceBuffer_t;
+use hipdnn_plugin_sdk::{Buffers, Execution, IPlan, WorkspaceView};
 use hipdnn_reference::data::{DataGen, decode, encode};
 use hipdnn_reference::tensor::HostTensor;
 use hipdnn_reference::tolerance::{OpFamily, compare, tolerance};
@@ -95,7 +100,8 @@ fn graph(o: &Options) -> Result<Graph, String> {
     Ok(match o.graph.as_str() {
         "block" => hipdnn_frontend::samples::resnet_bottleneck(o.batch, 256, 56, dtype, layout),
         "conv3x3" => {
-            let spec = ConvSpec::new(&[o.batch, 64, 56, 56], &[64, 64, 3, 3]).with(|p| p.padding(1));
+            let spec =
+                ConvSpec::new(&[o.batch, 64, 56, 56], &[64, 64, 3, 3]).with(|p| p.padding(1));
             graphs::conv_fprop(&spec, &test_layout, dtype)
         }
         other => return Err(format!("unknown graph {other}")),
@@ -121,9 +127,13 @@ fn run() -> Result<(), String> {
     // HIPDNN_LOG_LEVEL=info shows the backend's and the plugin's log (e.g. the stages).
     hipdnn_backend::log_output::ensure_installed();
     let handle = Handle::new();
-    let id = handle.engine_id_by_name("CUDNN_ENGINE").map_err(|e| e.to_string())?;
+    let id = handle
+        .engine_id_by_name("CUDNN_ENGINE")
+        .map_err(|e| e.to_string())?;
     let build = Instant::now();
-    let plan = handle.create_plan(&op_graph, id, &o.knobs).map_err(|e| e.to_string())?;
+    let plan = handle
+        .create_plan(&op_graph, id, &o.knobs)
+        .map_err(|e| e.to_string())?;
     let build_ms = build.elapsed().as_secs_f64() * 1e3;
     if plan.memory_kind() != MemoryKind::Device {
         return Err("CUDNN_ENGINE should take device memory".into());
@@ -140,7 +150,11 @@ fn run() -> Result<(), String> {
     let mut device = BTreeMap::new();
     let mut pack = VariantPack::new();
     for uid in plan.required_uids().collect::<Vec<_>>() {
-        let t = model.tensors.iter().find(|t| t.uid == uid).expect("a graph tensor");
+        let t = model
+            .tensors
+            .iter()
+            .find(|t| t.uid == uid)
+            .expect("a graph tensor");
         let dtype = t.data_type;
         let mut values = HostTensor::for_tensor(t);
         let scale = if t.name.ends_with("_w") { 0.1 } else { 1.0 };
@@ -151,10 +165,15 @@ fn run() -> Result<(), String> {
         host.insert(uid, bytes);
         device.insert(uid, buffer);
     }
-    let workspace = gpu.alloc_zeroed(plan.workspace_size()).map_err(|e| e.to_string())?;
+    let workspace = gpu
+        .alloc_zeroed(plan.workspace_size())
+        .map_err(|e| e.to_string())?;
 
     // Device time per iteration.
-    let (start, end) = (gpu.event().map_err(|e| e.to_string())?, gpu.event().map_err(|e| e.to_string())?);
+    let (start, end) = (
+        gpu.event().map_err(|e| e.to_string())?,
+        gpu.event().map_err(|e| e.to_string())?,
+    );
     let exec = || {
         // SAFETY: device buffers of each tensor's size and the plan's workspace, alive
         // until the stream is synchronized below.
@@ -171,18 +190,61 @@ fn run() -> Result<(), String> {
         end.synchronize().map_err(|e| e.to_string())?;
         device_us.push(f64::from(start.elapsed_ms(&end).map_err(|e| e.to_string())?) * 1e3);
     }
-    // Host time per call: many calls back to back, then wait.
-    let calls = 200;
-    let mut host_us = Vec::new();
-    for _ in 0..5 {
-        stream.synchronize().map_err(|e| e.to_string())?;
-        let t = Instant::now();
-        for _ in 0..calls {
-            exec()?;
+    // Host time per call: many calls back to back, then wait. Three ways: through
+    // the backend (C ABI, SDK, plugin), the plugin's execute called in-process, and the
+    // cuDNN calls alone (variant packs made beforehand).
+    let state = Arc::new(DeviceState::open(probe::probe()?)?);
+    let sdk_handle = hipdnn_plugin_sdk::Handle::new(Arc::clone(&state));
+    let settings = CudnnSettings {
+        allow_tf32: o.dtype == "tf32",
+        ..CudnnSettings::default()
+    };
+    let direct = CudnnPlan::build(&state, op_graph.graph(), &settings).map_err(|e| e.message)?;
+    let raw: Vec<hipdnnPluginDeviceBuffer_t> = device
+        .iter()
+        .map(|(&uid, b)| hipdnnPluginDeviceBuffer_t {
+            uid,
+            ptr: b.as_ptr(),
+        })
+        .collect();
+    let direct_ws = gpu
+        .alloc_zeroed(IPlan::workspace_size(&direct))
+        .map_err(|e| e.to_string())?;
+    let exec_args = Execution::new(
+        Buffers::new(&raw, hipdnn_data_sdk::MemoryKind::Device),
+        WorkspaceView::new(
+            direct_ws.as_ptr(),
+            IPlan::workspace_size(&direct),
+            hipdnn_data_sdk::MemoryKind::Device,
+        ),
+        stream.as_raw().cast(),
+    );
+    let plugin_exec = || {
+        direct
+            .execute(&sdk_handle, &exec_args)
+            .map_err(|e| e.message)
+    };
+    plugin_exec()?;
+    // SAFETY: the buffers outlive every call (synchronized below).
+    let mut cudnn_only = unsafe { direct.cudnn_calls_only(&exec_args) }.map_err(|e| e.message)?;
+    let calls = 100;
+    let per_call = |f: &mut dyn FnMut() -> Result<(), String>| -> Result<f64, String> {
+        let mut samples = Vec::new();
+        for _ in 0..7 {
+            stream.synchronize().map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            for _ in 0..calls {
+                f()?;
+            }
+            samples.push(t.elapsed().as_secs_f64() * 1e6 / f64::from(calls));
         }
-        host_us.push(t.elapsed().as_secs_f64() * 1e6 / f64::from(calls));
-    }
+        Ok(median(&mut samples))
+    };
+    let host_backend = per_call(&mut || exec())?;
+    let host_plugin = per_call(&mut || plugin_exec())?;
+    let host_cudnn = per_call(&mut || cudnn_only().map_err(|e| e.message))?;
     stream.synchronize().map_err(|e| e.to_string())?;
+    let stages = direct.stage_count();
 
     let mut check = String::from("not run");
     if o.check {
@@ -194,14 +256,25 @@ fn run() -> Result<(), String> {
             let mut ins = Vec::new();
             node.attributes.tensor_uids(&mut ins, &mut outputs);
         }
-        for t in model.tensors.iter().filter(|t| !t.is_virtual && outputs.contains(&t.uid)) {
+        for t in model
+            .tensors
+            .iter()
+            .filter(|t| !t.is_virtual && outputs.contains(&t.uid))
+        {
             let mut got = vec![0u8; host[&t.uid].len()];
-            device[&t.uid].copy_to_host(&mut got).map_err(|e| e.to_string())?;
+            device[&t.uid]
+                .copy_to_host(&mut got)
+                .map_err(|e| e.to_string())?;
             let dims: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
             let strides: Vec<usize> = t.strides.iter().map(|&d| d as usize).collect();
             let a = decode(t.data_type, &got, &dims, &strides).map_err(|e| e.to_string())?;
-            let e = decode(t.data_type, &expected[&t.uid], &dims, &strides).map_err(|e| e.to_string())?;
-            let c = compare(&a.data, &e.data, tolerance(OpFamily::ConvFprop, t.data_type));
+            let e = decode(t.data_type, &expected[&t.uid], &dims, &strides)
+                .map_err(|e| e.to_string())?;
+            let c = compare(
+                &a.data,
+                &e.data,
+                tolerance(OpFamily::ConvFprop, t.data_type),
+            );
             worst.push(format!("{}: {c}", t.name));
             if !c.passed {
                 check = format!("FAILED {}", worst.join("; "));
@@ -212,14 +285,16 @@ fn run() -> Result<(), String> {
         }
     }
     println!(
-        "{{\"graph\":\"{}\",\"dtype\":\"{}\",\"batch\":{},\"layout\":\"{}\",\"build_ms\":{:.1},\"device_us\":{:.2},\"host_us_per_call\":{:.3},\"workspace\":{},\"check\":\"{}\"}}",
+        "{{\"graph\":\"{}\",\"dtype\":\"{}\",\"batch\":{},\"layout\":\"{}\",\"stages\":{stages},\"build_ms\":{:.1},\"device_us\":{:.2},\"host_us_per_call\":{:.3},\"host_us_plugin\":{:.3},\"host_us_cudnn\":{:.3},\"workspace\":{},\"check\":\"{}\"}}",
         o.graph,
         o.dtype,
         o.batch,
         o.layout,
         build_ms,
         median(&mut device_us),
-        median(&mut host_us),
+        host_backend,
+        host_plugin,
+        host_cudnn,
         plan.workspace_size(),
         check.replace('"', "'")
     );

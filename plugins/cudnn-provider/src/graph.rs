@@ -30,7 +30,7 @@ use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::TensorValue;
 use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes, PointwiseAttributes};
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
-use hipdnn_plugin_sdk::graph::GraphIndex;
+use hipdnn_plugin_sdk::graph::{AnyEpilogue, GraphIndex, HeadKind, partition};
 
 use crate::cudnn::sys::{cudnnConvolutionMode_t, cudnnDataType_t, cudnnPointwiseMode_t};
 
@@ -173,6 +173,10 @@ pub struct Translation {
     pub bound: BTreeSet<i64>,
     /// Virtual graph tensors (and synthesized ones) that may stay inside cuDNN.
     pub virtuals: BTreeSet<i64>,
+    /// The type a virtual tensor is stored in when it must cross stages: the type of
+    /// the memory its producer reads (HALF between HALF convolutions, so the next one
+    /// stays on HALF tensor cores).
+    pub storage_types: HashMap<i64, cudnnDataType_t>,
 }
 
 /// A cuDNN data type for a hipDNN one the engine claims.
@@ -288,6 +292,7 @@ impl Translation {
                 nodes: Vec::new(),
                 bound: BTreeSet::new(),
                 virtuals: BTreeSet::new(),
+                storage_types: HashMap::new(),
             },
             next_uid,
             compute: cudnnDataType_t::CUDNN_DATA_FLOAT,
@@ -310,10 +315,13 @@ impl Translation {
                 .map_err(|e| format!("node \"{}\": {e}", n.name))?;
             for op in &ops {
                 tr.follow_layout(op);
+                tr.storage_type(op);
             }
             tr.out.nodes.push((n.name.clone(), ops));
         }
-        Ok(tr.out)
+        let translation = tr.out;
+        translation.check_standalone_pointwise(graph)?;
+        Ok(translation)
     }
 }
 
@@ -401,6 +409,24 @@ impl Translator<'_> {
         let order = stride_order(&model.strides);
         let target = self.out.tensors.get_mut(&out).expect("declared");
         target.strides = packed_strides(&target.dims, &order);
+    }
+
+    /// Records the storage type of a virtual output: its first input's (or that
+    /// input's storage type when it is virtual too).
+    fn storage_type(&mut self, op: &OpSpec) {
+        let (ins, out) = op.uids();
+        if !self.out.virtuals.contains(&out) {
+            return;
+        }
+        let first = ins.iter().copied().find(|u| self.spec(*u).value.is_none());
+        let ty = first.map_or(cudnnDataType_t::CUDNN_DATA_FLOAT, |u| {
+            self.out
+                .storage_types
+                .get(&u)
+                .copied()
+                .unwrap_or(self.spec(u).data_type)
+        });
+        self.out.storage_types.insert(out, ty);
     }
 
     fn spec(&self, uid: i64) -> &TensorSpec {
@@ -527,8 +553,23 @@ impl Translator<'_> {
                 self.not_scalar(&[ua, ub, uc])?;
                 self.same_type(&[ua, ub])?;
                 let rank = self.rank(ua);
-                if rank < 2 || self.rank(ub) != rank || self.rank(uc) != rank {
-                    return Err("matmul operands need one rank of 2 or more".into());
+                if !(rank == 2 || rank == 3) || self.rank(ub) != rank || self.rank(uc) != rank {
+                    return Err(
+                        "matmul is not supported by CUDNN_ENGINE beyond rank 3 or across ranks"
+                            .into(),
+                    );
+                }
+                if self.index.data_type(ua) == DataType::Float {
+                    // cuDNN's matmul engines compute FLOAT operands in TF32 whatever
+                    // they advertise: not FLOAT's precision.
+                    return Err("matmul of FLOAT operands is not supported by CUDNN_ENGINE (cuDNN computes it in TF32)".into());
+                }
+                let batch = |u: i64| self.spec(u).dims[..rank - 2].to_vec();
+                if batch(ua) != batch(uc) || batch(ub) != batch(uc) {
+                    return Err(
+                        "matmul with broadcast batch dimensions is not supported by CUDNN_ENGINE"
+                            .into(),
+                    );
                 }
                 vec![OpSpec::Matmul {
                     a: ua,
@@ -629,6 +670,13 @@ impl Translator<'_> {
         }
         let (x, y) = (p.in_0_tensor_uid, p.out_0_tensor_uid);
         self.not_scalar(&[x, y])?;
+        if p.operation == PointwiseMode::TAN && self.index.data_type(y) == DataType::Float {
+            // cuDNN's tan is a fast approximation: off by more than FLOAT's tolerance
+            // near its poles.
+            return Err(
+                "pointwise TAN on FLOAT is not supported by CUDNN_ENGINE (approximate)".into(),
+            );
+        }
         if self.spec(x).dims != self.spec(y).dims {
             return Err(format!("in_0 (uid {x}) must have the output's dims"));
         }
@@ -716,9 +764,12 @@ impl Translation {
                 spec.is_virtual =
                     self.virtuals.contains(&uid) && written.contains(&uid) && !readers_outside(uid);
                 if !spec.is_virtual && self.virtuals.contains(&uid) {
-                    // Crosses stages: real memory in the tensor's declared type (kept in
-                    // FLOAT, as inside cuDNN).
-                    spec.data_type = cudnnDataType_t::CUDNN_DATA_FLOAT;
+                    // Crosses stages: scratch memory in its producer's type.
+                    spec.data_type = self
+                        .storage_types
+                        .get(&uid)
+                        .copied()
+                        .unwrap_or(cudnnDataType_t::CUDNN_DATA_FLOAT);
                 }
                 spec
             })
@@ -733,6 +784,15 @@ impl Translation {
                     t.strides.insert(0, outer.max(1));
                 }
             }
+        }
+        // Scalars take the stage's rank (all extents one).
+        let rank = tensors.iter().map(|t| t.dims.len()).max().unwrap_or(1);
+        for t in tensors.iter_mut().filter(|t| t.value.is_some()) {
+            t.dims = vec![1; rank];
+            t.strides = vec![1; rank];
+        }
+        if ops.iter().all(|op| matches!(op, OpSpec::Pointwise { .. })) {
+            channels_last_view(&mut tensors);
         }
         Stage {
             nodes: nodes.to_vec(),
@@ -754,6 +814,99 @@ impl Translation {
             }
         }
         out
+    }
+}
+
+impl Translation {
+    /// Refuses pointwise nodes that would run in a pointwise-only stage (not fused
+    /// into a convolution's or matmul's epilogue) with an operand cuDNN's pointwise
+    /// engines cannot broadcast: they broadcast only along the outer dimensions of the
+    /// layout (a per-channel bias in NHWC, not in NCHW).
+    fn check_standalone_pointwise(&self, graph: &Graph) -> Result<(), String> {
+        let index = GraphIndex::new(graph).map_err(|e| e.to_string())?;
+        for chain in partition(&index, &AnyEpilogue) {
+            if matches!(
+                chain.head_kind,
+                HeadKind::Convolution | HeadKind::Matmul | HeadKind::Other
+            ) {
+                continue;
+            }
+            let nodes: Vec<usize> = chain.nodes().collect();
+            let stage = self.stage(&nodes);
+            let out_dims = stage
+                .tensors
+                .iter()
+                .filter(|t| t.value.is_none())
+                .map(|t| t.dims.clone())
+                .max_by_key(|d| d.iter().product::<i64>())
+                .unwrap_or_default();
+            for t in stage
+                .tensors
+                .iter()
+                .filter(|t| t.value.is_none() && t.dims != out_dims)
+            {
+                // In the channels-last view, innermost is position 1, then the last
+                // positions backwards: the broadcast operand's full extents must be an
+                // innermost run.
+                let inner_to_outer: Vec<usize> = std::iter::once(1)
+                    .chain((2..t.dims.len()).rev())
+                    .chain(std::iter::once(0))
+                    .collect();
+                let mut in_run = true;
+                for &d in &inner_to_outer {
+                    if out_dims[d] == 1 {
+                        continue;
+                    }
+                    if t.dims[d] == 1 {
+                        in_run = false;
+                    } else if !in_run {
+                        return Err(format!(
+                            "node \"{}\": cuDNN's pointwise engines cannot broadcast tensor uid {} (dims {:?}) in this layout; channels-last layouts broadcast per channel",
+                            self.nodes[nodes[0]].0, t.uid, self.tensors[&t.uid].dims
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Describes a pointwise-only stage to cuDNN in the dimension order its pointwise
+/// engines take (the innermost dimension at position 1, as in NHWC), whatever the
+/// graph's layout: an element-wise computation does not change when every tensor's
+/// dimensions are listed in another (common) order, and the memory each tensor
+/// addresses stays the same. Ranks below 4 get leading unit dimensions first.
+fn channels_last_view(tensors: &mut [TensorSpec]) {
+    let Some(rank) = tensors.iter().map(|t| t.dims.len()).max() else {
+        return;
+    };
+    let rank = rank.max(4);
+    for t in tensors.iter_mut() {
+        while t.dims.len() < rank {
+            let outer = t.dims[0] * t.strides[0];
+            t.dims.insert(0, 1);
+            t.strides.insert(0, outer.max(1));
+        }
+    }
+    // The layout of the largest tensor decides.
+    let model = tensors
+        .iter()
+        .filter(|t| t.value.is_none())
+        .max_by_key(|t| t.dims.iter().product::<i64>())
+        .map(|t| stride_order(&t.strides));
+    let Some(order) = model else { return };
+    // Position k of the outer-to-inner order goes to target[k]: 0, 2, 3, ..., 1.
+    let target: Vec<usize> = std::iter::once(0)
+        .chain(2..rank)
+        .chain(std::iter::once(1))
+        .collect();
+    for t in tensors.iter_mut() {
+        let (dims, strides) = (t.dims.clone(), t.strides.clone());
+        for k in 0..rank {
+            t.dims[target[k]] = dims[order[k]];
+            t.strides[target[k]] = strides[order[k]];
+        }
     }
 }
 

@@ -17,13 +17,13 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hipdnn_flatbuffers_sdk::model::Graph;
 use hipdnn_plugin_sdk::graph::{AnyEpilogue, GraphIndex, partition};
 use hipdnn_plugin_sdk::prelude::*;
 
-use crate::cudnn::safe::{self, CudnnHandle, Descriptor};
+use crate::cudnn::safe::{self, CudnnHandle, Descriptor, VariantPack};
 use crate::cudnn::sys::{
     cudnnBackendAttributeName_t as Attr, cudnnBackendDescriptorType_t as Kind,
     cudnnBackendHeurMode_t, cudnnBackendNumericalNote_t as Note, cudnnDataType_t,
@@ -86,6 +86,9 @@ struct StagePlan {
     sources: Vec<Source>,
     workspace: usize,
     label: String,
+    /// The last execution's variant pack, reused while the pointers stay the same (an
+    /// application running a plan on the same buffers pays for one pack).
+    last_pack: Mutex<Option<VariantPack>>,
 }
 
 /// A built plan.
@@ -190,6 +193,7 @@ impl CudnnPlan {
                     sources,
                     workspace: chosen.workspace,
                     label: stage.describe(&translation),
+                    last_pack: Mutex::new(None),
                 }
             })
             .collect::<Vec<_>>();
@@ -229,43 +233,100 @@ impl IPlan<Arc<DeviceState>> for CudnnPlan {
     }
 
     fn execute(&self, _: &Handle<Arc<DeviceState>>, exec: &Execution<'_>) -> PluginResult<()> {
+        let mut bound = self.state.lock();
+        // SAFETY: the host's stream for this handle (a CUDA stream here, or null).
+        let handle =
+            unsafe { bound.on_stream(exec.stream().cast()) }.map_err(PluginError::internal)?;
+        let mut pointers: Vec<*mut c_void> = Vec::with_capacity(16);
+        for stage in &self.stages {
+            let workspace = self.pointers(stage, exec, &mut pointers)?;
+            let mut cached = stage.last_pack.lock().unwrap_or_else(|e| e.into_inner());
+            if !cached
+                .as_ref()
+                .is_some_and(|p| p.binds(&pointers, workspace))
+            {
+                let pack = VariantPack::new(&stage.uids, &pointers, workspace)
+                    .map_err(|e| PluginError::internal(format!("{}: {e}", stage.label)))?;
+                *cached = Some(pack);
+            }
+            let pack = cached.as_ref().expect("just made");
+            // SAFETY: the plan was finalized on this handle; the pack holds the host's
+            // device buffers for the stage's tensors, the plan's workspace and its
+            // scalars (at stable addresses in the plan), alive for the call (the host
+            // keeps buffers alive until the stream's work completes).
+            unsafe { safe::execute_pack(handle, &stage.plan, pack) }
+                .map_err(|e| PluginError::internal(format!("{}: {e}", stage.label)))?;
+        }
+        Ok(())
+    }
+}
+
+impl CudnnPlan {
+    /// The pointers of `stage` for one execution, into `out`; returns the stage's
+    /// workspace pointer.
+    fn pointers(
+        &self,
+        stage: &StagePlan,
+        exec: &Execution<'_>,
+        out: &mut Vec<*mut c_void>,
+    ) -> PluginResult<*mut c_void> {
         let buffers = exec.buffers();
         let base = exec.workspace().as_ptr().cast::<u8>();
-        if self.workspace_size() > 0 && base.is_null() {
+        if base.is_null() && self.workspace_size() > 0 {
             return Err(PluginError::bad_param(format!(
                 "workspace is null but the plan needs {} bytes",
                 self.workspace_size()
             )));
         }
-        let mut pointers: Vec<*mut c_void> = Vec::with_capacity(8);
-        let mut bound = self.state.lock();
-        // SAFETY: the host's stream for this handle (a CUDA stream here, or null).
-        let handle =
-            unsafe { bound.on_stream(exec.stream().cast()) }.map_err(PluginError::internal)?;
-        for stage in &self.stages {
-            pointers.clear();
-            for source in &stage.sources {
-                pointers.push(match *source {
-                    Source::Buffer(uid) => buffers.device(uid)?.as_ptr(),
-                    // SAFETY: within the workspace the plan asked for (checked non-null).
-                    Source::Scratch(offset) => unsafe { base.add(offset) }.cast(),
-                    Source::Scalar(at) => (&raw const self.scalars[at]).cast_mut().cast(),
-                });
-            }
-            let workspace = if stage.workspace == 0 {
-                std::ptr::null_mut()
-            } else {
-                // SAFETY: the stage's region follows the scratch, within the workspace.
-                unsafe { base.add(self.scratch_bytes) }.cast()
-            };
-            // SAFETY: the plan was finalized on this handle; the pointers are the
-            // host's device buffers for the stage's tensors, the plan's workspace and
-            // its scalars, alive for the call (the host keeps buffers alive until the
-            // stream's work completes).
-            unsafe { safe::execute(handle, &stage.plan, &stage.uids, &pointers, workspace) }
-                .map_err(|e| PluginError::internal(format!("{}: {e}", stage.label)))?;
+        out.clear();
+        for source in &stage.sources {
+            out.push(match *source {
+                Source::Buffer(uid) => buffers.device(uid)?.as_ptr(),
+                // SAFETY: within the workspace the plan asked for (checked non-null).
+                Source::Scratch(offset) => unsafe { base.add(offset) }.cast(),
+                Source::Scalar(at) => (&raw const self.scalars[at]).cast_mut().cast(),
+            });
         }
-        Ok(())
+        Ok(if stage.workspace == 0 {
+            std::ptr::null_mut()
+        } else {
+            // SAFETY: the stage's region follows the scratch, within the workspace.
+            unsafe { base.add(self.scratch_bytes) }.cast()
+        })
+    }
+
+    /// The cuDNN calls of executions on `exec`'s buffers alone: variant packs made
+    /// once, then each call of the returned closure enqueues every stage with
+    /// `cudnnBackendExecute` on the handle's current stream. For measuring what the
+    /// plugin and the host add around cuDNN.
+    ///
+    /// # Safety
+    /// As `IPlan::execute` for every call of the closure: the buffers stay valid.
+    ///
+    /// # Errors
+    /// Missing buffers; cuDNN's.
+    pub unsafe fn cudnn_calls_only(
+        &self,
+        exec: &Execution<'_>,
+    ) -> PluginResult<impl FnMut() -> PluginResult<()> + '_> {
+        let mut packs = Vec::new();
+        let mut pointers = Vec::new();
+        for stage in &self.stages {
+            let workspace = self.pointers(stage, exec, &mut pointers)?;
+            packs.push(
+                VariantPack::new(&stage.uids, &pointers, workspace)
+                    .map_err(|e| PluginError::internal(e.to_string()))?,
+            );
+        }
+        Ok(move || {
+            let bound = self.state.lock();
+            for (stage, pack) in self.stages.iter().zip(&packs) {
+                // SAFETY: per this function's contract.
+                unsafe { safe::execute_pack(bound.handle(), &stage.plan, pack) }
+                    .map_err(|e| PluginError::internal(e.to_string()))?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -302,71 +363,85 @@ impl Builder<'_> {
 
     fn finalize(&mut self, stage: &Stage) -> Result<Chosen, String> {
         let graph = operation_graph(self.handle, stage).map_err(|e| e.to_string())?;
-        let mut configs = safe::heuristics(&graph, self.settings.heuristic, MAX_CANDIDATES)
-            .map_err(|e| e.to_string())?;
-        if configs.is_empty()
-            && self.settings.heuristic != cudnnBackendHeurMode_t::CUDNN_HEUR_MODE_FALLBACK
-        {
-            configs = safe::heuristics(
-                &graph,
-                cudnnBackendHeurMode_t::CUDNN_HEUR_MODE_FALLBACK,
-                MAX_CANDIDATES,
-            )
-            .map_err(|e| e.to_string())?;
+        let is_float = |uid: &i64| {
+            stage
+                .tensors
+                .iter()
+                .any(|t| t.uid == *uid && t.data_type == cudnnDataType_t::CUDNN_DATA_FLOAT)
+        };
+        // FLOAT math on tensor cores is TF32: allowed by the knob only.
+        let float_math = stage.ops.iter().any(|op| match op {
+            OpSpec::ConvForward { w, .. } | OpSpec::ConvBackwardData { w, .. } => is_float(w),
+            OpSpec::ConvBackwardFilter { dw, .. } => is_float(dw),
+            OpSpec::Matmul { a, .. } => is_float(a),
+            OpSpec::Pointwise { .. } => false,
+        });
+        // The chosen mode's proposals first; cuDNN's fallback list when none of them
+        // suits the knobs (e.g. FP32 without TF32, where mode A proposes tensor-core
+        // engines only).
+        let mut modes = vec![self.settings.heuristic];
+        if self.settings.heuristic != cudnnBackendHeurMode_t::CUDNN_HEUR_MODE_FALLBACK {
+            modes.push(cudnnBackendHeurMode_t::CUDNN_HEUR_MODE_FALLBACK);
         }
-        let float_math = stage.ops.iter().any(|op| {
-            matches!(
-                op,
-                OpSpec::ConvForward { .. }
-                    | OpSpec::ConvBackwardData { .. }
-                    | OpSpec::ConvBackwardFilter { .. }
-                    | OpSpec::Matmul { .. }
-            )
-        }) && stage
-            .bound()
-            .any(|t| t.value.is_none() && t.data_type == cudnnDataType_t::CUDNN_DATA_FLOAT);
         let mut finalized = Vec::new();
-        let mut last_error = format!("the heuristics proposed {} configuration(s)", configs.len());
-        for config in &configs {
-            let notes = safe::engine_of(config)
-                .and_then(|e| e.numerical_notes())
-                .map_err(|e| e.to_string())?;
-            if float_math
-                && !self.settings.allow_tf32
-                && notes.contains(&Note::CUDNN_NUMERICAL_NOTE_TENSOR_CORE)
-            {
-                last_error = "only TF32 engines (set cudnn.allow_tf32=1)".into();
-                continue;
+        let mut last_error = String::from("the heuristics proposed no configuration");
+        for mode in modes {
+            if !finalized.is_empty() {
+                break;
             }
-            if self.settings.deterministic
-                && notes.contains(&Note::CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)
-            {
-                last_error = "only non-deterministic engines".into();
-                continue;
-            }
-            let plan = match safe::execution_plan(self.handle, config) {
-                Ok(plan) => plan,
-                Err(e) => {
-                    last_error = e.to_string();
+            let configs =
+                safe::heuristics(&graph, mode, MAX_CANDIDATES).map_err(|e| e.to_string())?;
+            for config in &configs {
+                let engine = safe::engine_of(config).map_err(|e| e.to_string())?;
+                let notes = engine.numerical_notes().map_err(|e| e.to_string())?;
+                let reduced_precision = notes.iter().any(|n| {
+                    matches!(
+                        n,
+                        Note::CUDNN_NUMERICAL_NOTE_TENSOR_CORE
+                            | Note::CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS
+                    )
+                });
+                if float_math && !self.settings.allow_tf32 && reduced_precision {
+                    last_error = "only TF32 engines (set cudnn.allow_tf32=1)".into();
                     continue;
                 }
-            };
-            let workspace = plan
-                .get_i64(Attr::CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE)
-                .map_err(|e| e.to_string())?;
-            let workspace = usize::try_from(workspace).unwrap_or(0);
-            if self
-                .settings
-                .workspace_limit
-                .is_some_and(|limit| workspace > limit)
-            {
-                last_error =
-                    format!("workspace {workspace} bytes is over global.workspace_size_limit");
-                continue;
-            }
-            finalized.push((plan, workspace));
-            if !self.settings.benchmarking || finalized.len() >= MAX_TIMED {
-                break;
+                if self.settings.deterministic
+                    && notes.contains(&Note::CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)
+                {
+                    last_error = "only non-deterministic engines".into();
+                    continue;
+                }
+                let plan = match safe::execution_plan(self.handle, config) {
+                    Ok(plan) => plan,
+                    Err(e) => {
+                        last_error = e.to_string();
+                        continue;
+                    }
+                };
+                let workspace = plan
+                    .get_i64(Attr::CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE)
+                    .map_err(|e| e.to_string())?;
+                let workspace = usize::try_from(workspace).unwrap_or(0);
+                if self
+                    .settings
+                    .workspace_limit
+                    .is_some_and(|limit| workspace > limit)
+                {
+                    last_error =
+                        format!("workspace {workspace} bytes is over global.workspace_size_limit");
+                    continue;
+                }
+                let index = engine
+                    .get_i64(Attr::CUDNN_ATTR_ENGINE_GLOBAL_INDEX)
+                    .unwrap_or(-1);
+                tracing::info!(
+                    "cuDNN {}: engine {index} ({mode:?}) with notes {notes:?}, {workspace} bytes of workspace",
+                    stage.describe(self.translation)
+                );
+                finalized.push((plan, workspace));
+                if !self.settings.benchmarking || finalized.len() >= MAX_TIMED {
+                    break;
+                }
             }
         }
         if finalized.is_empty() {

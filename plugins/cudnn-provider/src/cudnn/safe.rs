@@ -376,12 +376,70 @@ pub fn execution_plan(handle: &CudnnHandle, config: &Descriptor) -> Result<Descr
     Ok(plan)
 }
 
+/// A finalized variant pack: one pointer per uid and the workspace.
+#[derive(Debug)]
+pub struct VariantPack {
+    desc: Descriptor,
+    pointers: Vec<*mut c_void>,
+    workspace: *mut c_void,
+}
+
+// SAFETY: the pointers are addresses handed to cuDNN, never dereferenced here; the
+// descriptor is as `Descriptor`.
+unsafe impl Send for VariantPack {}
+// SAFETY: as above.
+unsafe impl Sync for VariantPack {}
+
+impl VariantPack {
+    /// Finalizes a pack binding `pointers[i]` to `uids[i]`, and `workspace`.
+    ///
+    /// # Errors
+    /// cuDNN's.
+    pub fn new(
+        uids: &[i64],
+        pointers: &[*mut c_void],
+        workspace: *mut c_void,
+    ) -> Result<Self, CudnnError> {
+        let mut desc = Descriptor::new(DescKind::CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)?;
+        desc.set_i64s(Attr::CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, uids)?
+            .set_pointers(Attr::CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, pointers)?
+            .set_pointers(Attr::CUDNN_ATTR_VARIANT_PACK_WORKSPACE, &[workspace])?
+            .finalize()?;
+        Ok(Self {
+            desc,
+            pointers: pointers.to_vec(),
+            workspace,
+        })
+    }
+
+    /// Whether the pack binds exactly these pointers.
+    pub fn binds(&self, pointers: &[*mut c_void], workspace: *mut c_void) -> bool {
+        self.workspace == workspace && self.pointers == pointers
+    }
+}
+
+/// Runs `plan` with a variant pack on the handle's stream.
+///
+/// # Safety
+/// `plan` was finalized on `handle`; the pack's pointers address each tensor (device
+/// memory, or a host scalar for by-value tensors) and at least the plan's workspace,
+/// alive until the enqueued work completes.
+///
+/// # Errors
+/// cuDNN's.
+pub unsafe fn execute_pack(
+    handle: &CudnnHandle,
+    plan: &Descriptor,
+    pack: &VariantPack,
+) -> Result<(), CudnnError> {
+    // SAFETY: per the contract.
+    unsafe { result::execute(handle.raw, plan.raw, pack.desc.raw) }
+}
+
 /// Runs `plan` with one pointer per uid and the workspace, on the handle's stream.
 ///
 /// # Safety
-/// `plan` was finalized on `handle`; `pointers[i]` addresses the tensor `uids[i]`
-/// (device memory, or a host scalar for by-value tensors) and `workspace` at least the
-/// plan's workspace size, alive until the enqueued work completes.
+/// As [`execute_pack`], for the pointers given.
 ///
 /// # Errors
 /// cuDNN's.
@@ -392,11 +450,7 @@ pub unsafe fn execute(
     pointers: &[*mut c_void],
     workspace: *mut c_void,
 ) -> Result<(), CudnnError> {
-    let mut pack = Descriptor::new(DescKind::CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)?;
-    pack.set_i64s(Attr::CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, uids)?
-        .set_pointers(Attr::CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, pointers)?
-        .set_pointers(Attr::CUDNN_ATTR_VARIANT_PACK_WORKSPACE, &[workspace])?
-        .finalize()?;
+    let pack = VariantPack::new(uids, pointers, workspace)?;
     // SAFETY: per the contract.
-    unsafe { result::execute(handle.raw, plan.raw, pack.raw) }
+    unsafe { execute_pack(handle, plan, &pack) }
 }

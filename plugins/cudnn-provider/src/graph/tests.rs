@@ -87,7 +87,11 @@ fn chains_pass_their_outputs_through_scratch() {
     let scratch = t.scratch(&stages);
     assert_eq!(scratch.len(), 2, "{scratch:?}");
     for (uid, bytes) in scratch {
-        assert_eq!(bytes, 2 * 64 * 8 * 8 * 4, "uid {uid}: FLOAT [2, 64, 8, 8]");
+        assert_eq!(
+            bytes,
+            2 * 64 * 8 * 8 * 2,
+            "uid {uid}: BFLOAT16 [2, 64, 8, 8], as conv1's input"
+        );
         assert!(stages[0].bound().any(|s| s.uid == uid) || stages[1].bound().any(|s| s.uid == uid));
     }
     // The stage reading a scratch tensor sees it as bound, not virtual.
@@ -172,4 +176,56 @@ fn what_cudnn_cannot_run_is_not_claimed() {
     let mut half_compute = graphs::matmul(&[4, 4], &[4, 4], &Layout::Nchw, DataType::Half);
     half_compute.nodes[0].compute_data_type = DataType::Half;
     refuse(&half_compute, "computes in HALF");
+}
+
+#[test]
+fn pointwise_stages_are_described_channels_last() {
+    let relu = hipdnn_test_sdk::reference::PointwiseParams::new(PointwiseMode::RELU_FWD);
+    let g = graphs::pointwise(
+        &relu,
+        &[vec![2, 3, 4, 4]],
+        &[2, 3, 4, 4],
+        &Layout::Nchw,
+        DataType::Half,
+    );
+    let stage = Translation::new(&g).unwrap().stage(&[0]);
+    let full = &stage.tensors[0];
+    assert_eq!(
+        (full.dims.as_slice(), full.strides.as_slice()),
+        (&[2, 4, 3, 4][..], &[48, 1, 16, 4][..])
+    );
+    // Rank 2 gets leading unit dimensions.
+    let g = graphs::pointwise(
+        &relu,
+        &[vec![5, 7]],
+        &[5, 7],
+        &Layout::Nchw,
+        DataType::Float,
+    );
+    let stage = Translation::new(&g).unwrap().stage(&[0]);
+    assert_eq!(stage.tensors[0].dims, [1, 7, 1, 5]);
+    // A per-channel operand broadcasts in NHWC (channels innermost), not in NCHW.
+    let add = hipdnn_test_sdk::reference::PointwiseParams::new(PointwiseMode::ADD);
+    let dims = [vec![2, 3, 4, 4], vec![1, 3, 1, 1]];
+    let nhwc = graphs::pointwise(&add, &dims, &[2, 3, 4, 4], &Layout::Nhwc, DataType::Half);
+    let stage = Translation::new(&nhwc).unwrap().stage(&[0]);
+    let chan = stage
+        .tensors
+        .iter()
+        .find(|s| s.uid == graphs::uid_of(&nhwc, "in_1"))
+        .unwrap();
+    assert_eq!(chan.dims, [1, 3, 1, 1]);
+    let nchw = graphs::pointwise(&add, &dims, &[2, 3, 4, 4], &Layout::Nchw, DataType::Half);
+    let err = Translation::new(&nchw).unwrap_err();
+    assert!(err.contains("cannot broadcast"), "{err}");
+    // Fused into a convolution's epilogue, an NCHW bias is fine.
+    let spec = graphs::ConvSpec::new(&[1, 3, 8, 8], &[4, 3, 3, 3]);
+    assert!(
+        Translation::new(&graphs::conv_bias_relu(
+            &spec,
+            &Layout::Nchw,
+            DataType::Half
+        ))
+        .is_ok()
+    );
 }
