@@ -15,7 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export HIPDNN_PLUGIN_DIR="$bin/hipdnn_plugins/engines"
 results=$(mktemp)
 run() { # graph dtype batch layout
-    "$bin/cudnn_bench" --graph "$1" --dtype "$2" --batch "$3" --layout "$4" --iters "$iters" | tee -a "$results"
+    "$bin/cudnn_bench" --graph "$1" --dtype "$2" --batch "$3" --layout "$4" --iters "$iters" | tee -a "$results" || echo "ours failed: $*"
     python3 "$here/cudnn/pytorch_peer.py" "$1" "$2" "$3" "$4" "$iters" | tee -a "$results"
 }
 for spec in "block f16 32 nhwc" "block f16 1 nhwc" "block bf16 32 nhwc" "block tf32 32 nhwc" \
@@ -28,12 +28,12 @@ import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 ours = {(r["graph"], r["dtype"], r["batch"], r["layout"]): r for r in rows if "device_us" in r}
 peer = {(r["graph"], r["dtype"], r["batch"], r["layout"]): r for r in rows if "eager_us" in r}
-print("\n| graph | dtype | batch | layout | cuDNN plans | ours (us) | PyTorch eager (us) | PyTorch CUDA graph (us) | eager / ours | host us/call: backend / plugin / cuDNN alone |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("\n| graph | dtype | batch | layout | cuDNN plans | ours (us) | ours queued (us) | PyTorch eager (us) | PyTorch CUDA graph (us) | eager / ours | host us/call: backend / plugin / cuDNN alone |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for k, o in ours.items():
     p = peer.get(k)
     if p:
-        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {o['stages']} | {o['device_us']:.1f} | "
+        print(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {o['stages']} | {o['device_us']:.1f} | {o['pipelined_us']:.1f} | "
               f"{p['eager_us']:.1f} | {p['cuda_graph_us']:.1f} | {p['eager_us'] / o['device_us']:.2f} | "
               f"{o['host_us_per_call']:.2f} / {o['host_us_plugin']:.2f} / {o['host_us_cudnn']:.2f} |")
 PY

@@ -29,10 +29,13 @@ use std::collections::{BTreeSet, HashMap};
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::TensorValue;
 use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes, PointwiseAttributes};
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode};
 use hipdnn_plugin_sdk::graph::{AnyEpilogue, GraphIndex, HeadKind, partition};
 
-use crate::cudnn::sys::{cudnnConvolutionMode_t, cudnnDataType_t, cudnnPointwiseMode_t};
+use crate::cudnn::sys::{
+    cudnnBackendNormFwdPhase_t, cudnnBackendNormMode_t, cudnnConvolutionMode_t, cudnnDataType_t,
+    cudnnPointwiseMode_t,
+};
 
 /// A tensor as cuDNN sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,6 +135,8 @@ pub enum OpSpec {
         /// Accumulation type.
         compute: cudnnDataType_t,
     },
+    /// Layer norm or RMS norm forward.
+    NormForward(NormSpec),
     /// `y = f(x[, b])`.
     Pointwise {
         /// The function.
@@ -149,10 +154,54 @@ pub enum OpSpec {
     },
 }
 
+/// A normalization's tensors, with the 4-dimensional views cuDNN's norm engines take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NormSpec {
+    /// Layer norm or RMS norm.
+    pub mode: cudnnBackendNormMode_t,
+    /// Training (statistics written) or inference.
+    pub phase: cudnnBackendNormFwdPhase_t,
+    /// Input.
+    pub x: i64,
+    /// Per-element scale.
+    pub scale: i64,
+    /// Per-element bias.
+    pub bias: Option<i64>,
+    /// The epsilon scalar.
+    pub epsilon: i64,
+    /// Output.
+    pub y: i64,
+    /// Mean (training, layer norm).
+    pub mean: Option<i64>,
+    /// Inverse standard deviation (inverse RMS for RMS norm), training.
+    pub inv_variance: Option<i64>,
+    /// The operation's tensors as `[outer, inner, 1, 1]` views (statistics
+    /// `[outer, 1, 1, 1]`), replacing the graph's dims in the norm's stage.
+    pub views: Vec<TensorSpec>,
+}
+
 impl OpSpec {
-    /// The uids the operation reads, then the one it writes.
+    /// Every uid the operation writes (the primary output first).
+    pub fn outputs(&self) -> Vec<i64> {
+        match self {
+            Self::NormForward(n) => std::iter::once(n.y)
+                .chain(n.mean)
+                .chain(n.inv_variance)
+                .collect(),
+            other => vec![other.uids().1],
+        }
+    }
+
+    /// The uids the operation reads, then the (primary) one it writes.
     pub fn uids(&self) -> (Vec<i64>, i64) {
         match self {
+            Self::NormForward(n) => (
+                [Some(n.x), Some(n.scale), n.bias, Some(n.epsilon)]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+                n.y,
+            ),
             Self::ConvForward { x, w, y, .. } => (vec![*x, *w], *y),
             Self::ConvBackwardData { dy, w, dx, .. } => (vec![*dy, *w], *dx),
             Self::ConvBackwardFilter { x, dy, dw, .. } => (vec![*x, *dy], *dw),
@@ -620,6 +669,46 @@ impl Translator<'_> {
                     step(C::CUDNN_POINTWISE_ADD, scaled, a.bias_tensor_uid, y),
                 ]
             }
+            NodeAttributes::LayernormAttributes(a) => {
+                let k = usize::try_from(a.normalized_dim_count).unwrap_or(0);
+                let outputs = match a.forward_phase {
+                    NormFwdPhase::TRAINING => (a.mean_tensor_uid, a.inv_variance_tensor_uid),
+                    _ => (None, None),
+                };
+                vec![self.norm(
+                    cudnnBackendNormMode_t::CUDNN_LAYER_NORM,
+                    a.forward_phase,
+                    k,
+                    [
+                        a.x_tensor_uid,
+                        a.scale_tensor_uid,
+                        a.epsilon_tensor_uid,
+                        a.y_tensor_uid,
+                    ],
+                    Some(a.bias_tensor_uid),
+                    outputs,
+                )?]
+            }
+            NodeAttributes::RMSNormAttributes(a) => {
+                let k = self.rank(a.x_tensor_uid).saturating_sub(1);
+                let inv_rms = match a.forward_phase {
+                    NormFwdPhase::TRAINING => a.inv_rms_tensor_uid,
+                    _ => None,
+                };
+                vec![self.norm(
+                    cudnnBackendNormMode_t::CUDNN_RMS_NORM,
+                    a.forward_phase,
+                    k,
+                    [
+                        a.x_tensor_uid,
+                        a.scale_tensor_uid,
+                        a.epsilon_tensor_uid,
+                        a.y_tensor_uid,
+                    ],
+                    a.bias_tensor_uid,
+                    (None, inv_rms),
+                )?]
+            }
             other => {
                 return Err(format!(
                     "{} is not supported by CUDNN_ENGINE",
@@ -627,6 +716,96 @@ impl Translator<'_> {
                 ));
             }
         })
+    }
+
+    /// A layer or RMS norm over the trailing `k` dims, as cuDNN's norm engines take it:
+    /// every tensor viewed as `[outer, inner, 1, 1]` (statistics `[outer, 1, 1, 1]`),
+    /// which needs the normalized dims innermost in memory, in the same order in x, y
+    /// and the parameters.
+    fn norm(
+        &self,
+        mode: cudnnBackendNormMode_t,
+        phase: NormFwdPhase,
+        k: usize,
+        [x, scale, epsilon, y]: [i64; 4],
+        bias: Option<i64>,
+        (mean, inv_variance): (Option<i64>, Option<i64>),
+    ) -> Result<OpSpec, String> {
+        let phase = match phase {
+            NormFwdPhase::TRAINING => cudnnBackendNormFwdPhase_t::CUDNN_NORM_FWD_TRAINING,
+            NormFwdPhase::INFERENCE => cudnnBackendNormFwdPhase_t::CUDNN_NORM_FWD_INFERENCE,
+            _ => return Err("the forward phase is unset".into()),
+        };
+        let training = phase == cudnnBackendNormFwdPhase_t::CUDNN_NORM_FWD_TRAINING;
+        let stats_missing = match mode {
+            cudnnBackendNormMode_t::CUDNN_LAYER_NORM => mean.is_none() || inv_variance.is_none(),
+            _ => inv_variance.is_none(),
+        };
+        if training && stats_missing {
+            return Err("training normalizations must write their statistics".into());
+        }
+        let memory: Vec<i64> = [Some(x), Some(scale), bias, Some(y), mean, inv_variance]
+            .into_iter()
+            .flatten()
+            .collect();
+        self.not_scalar(&memory)?;
+        if memory.iter().any(|u| self.out.virtuals.contains(u)) {
+            return Err("normalization tensors must be in memory (not virtual)".into());
+        }
+        if self.spec(epsilon).value.is_none() {
+            return Err("epsilon must be a pass-by-value scalar".into());
+        }
+        let dims = self.spec(x).dims.clone();
+        let rank = dims.len();
+        if k == 0 || k > rank || self.spec(y).dims != dims {
+            return Err(format!("cannot normalize {k} of {rank} dims"));
+        }
+        let lead = rank - k;
+        // Normalized dims innermost, in one order across x, y and the parameters.
+        let inner_order = |uid: i64| -> Option<Vec<usize>> {
+            let order = stride_order(&self.spec(uid).strides);
+            let (outer, inner) = order.split_at(order.len() - k);
+            let t = &self.spec(uid).dims;
+            let outer_ok = outer.iter().all(|&d| d < lead || t[d] == 1);
+            let inner_ok = inner.iter().all(|&d| d >= lead || t[d] == 1);
+            (outer_ok && inner_ok).then(|| inner.iter().copied().filter(|&d| d >= lead).collect())
+        };
+        let reference = inner_order(x);
+        let consistent = [Some(y), Some(scale), bias].into_iter().flatten().all(|u| {
+            inner_order(u) == reference || self.spec(u).dims[lead..].iter().all(|&e| e == 1)
+        });
+        if reference.is_none() || !consistent {
+            return Err("the normalized dims must be innermost in memory, in one order for x, y and the parameters".into());
+        }
+        let outer: i64 = dims[..lead].iter().product();
+        let inner: i64 = dims[lead..].iter().product();
+        let view = |uid: i64, d: [i64; 4], st: [i64; 4]| {
+            let mut v = self.spec(uid).clone();
+            v.dims = d.to_vec();
+            v.strides = st.to_vec();
+            v
+        };
+        let mut views = vec![
+            view(x, [outer, inner, 1, 1], [inner, 1, inner, inner]),
+            view(y, [outer, inner, 1, 1], [inner, 1, inner, inner]),
+            view(scale, [1, inner, 1, 1], [inner, 1, inner, inner]),
+        ];
+        views.extend(bias.map(|b| view(b, [1, inner, 1, 1], [inner, 1, inner, inner])));
+        for stat in [mean, inv_variance].into_iter().flatten() {
+            views.push(view(stat, [outer, 1, 1, 1], [1, 1, 1, 1]));
+        }
+        Ok(OpSpec::NormForward(NormSpec {
+            mode,
+            phase,
+            x,
+            scale,
+            bias,
+            epsilon,
+            y,
+            mean,
+            inv_variance,
+            views,
+        }))
     }
 
     /// Checks that each of `others` broadcasts to `x`'s dims (same rank, each extent
@@ -744,13 +923,14 @@ impl Translation {
         let mut written = BTreeSet::new();
         let mut used = Vec::new();
         for op in &ops {
-            let (ins, out) = op.uids();
-            for uid in ins.into_iter().chain(std::iter::once(out)) {
+            let (ins, _) = op.uids();
+            let outs = op.outputs();
+            for &uid in ins.iter().chain(&outs) {
                 if !used.contains(&uid) {
                     used.push(uid);
                 }
             }
-            written.insert(out);
+            written.extend(outs);
         }
         let readers_outside = |uid: i64| {
             self.nodes.iter().enumerate().any(|(n, (_, ops))| {
@@ -782,6 +962,17 @@ impl Translation {
                     let outer = (t.dims[0] * t.strides[0]).max(t.dims[1] * t.strides[1]);
                     t.dims.insert(0, 1);
                     t.strides.insert(0, outer.max(1));
+                }
+            }
+        }
+        // A normalization's tensors take its views.
+        for op in &ops {
+            if let OpSpec::NormForward(n) = op {
+                for view in &n.views {
+                    if let Some(t) = tensors.iter_mut().find(|t| t.uid == view.uid) {
+                        t.dims.clone_from(&view.dims);
+                        t.strides.clone_from(&view.strides);
+                    }
                 }
             }
         }

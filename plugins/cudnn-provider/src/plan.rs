@@ -140,27 +140,9 @@ impl CudnnPlan {
             let index = GraphIndex::new(graph).map_err(|e| PluginError::internal(e.to_string()))?;
             for chain in partition(&index, &AnyEpilogue) {
                 let nodes: Vec<usize> = chain.nodes().collect();
-                if nodes.len() > 1
-                    && let Some(stage) = builder.try_stage(&nodes)?
-                {
-                    stages.push(stage);
-                    continue;
-                }
-                for node in nodes {
-                    match builder.try_stage(&[node])? {
-                        Some(stage) => stages.push(stage),
-                        None => {
-                            return Err(PluginError::not_applicable(format!(
-                                "cuDNN has no engine for node \"{}\" under these knobs ({})",
-                                translation.nodes[node].0,
-                                builder
-                                    .failures
-                                    .last()
-                                    .map_or("no candidates", String::as_str)
-                            )));
-                        }
-                    }
-                }
+                // The whole graph was one chain: already refused as a whole.
+                let tried = nodes == all;
+                builder.cover(&nodes, tried, &mut stages)?;
             }
         }
         // Scratch for virtual tensors passed between stages.
@@ -347,6 +329,38 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// Covers the chain `nodes` with stages: the longest prefix cuDNN runs, then the
+    /// rest the same way (`tried`: the whole chain was refused already).
+    fn cover(
+        &mut self,
+        nodes: &[usize],
+        tried: bool,
+        stages: &mut Vec<(Stage, Chosen)>,
+    ) -> PluginResult<()> {
+        let mut start = 0;
+        let mut end = if tried { nodes.len() - 1 } else { nodes.len() };
+        while start < nodes.len() {
+            if end > start
+                && let Some(stage) = self.try_stage(&nodes[start..end])?
+            {
+                stages.push(stage);
+                start = end;
+                end = nodes.len();
+                continue;
+            }
+            if end <= start + 1 {
+                let node = nodes[start];
+                return Err(PluginError::not_applicable(format!(
+                    "cuDNN has no engine for node \"{}\" under these knobs ({})",
+                    self.translation.nodes[node].0,
+                    self.failures.last().map_or("no candidates", String::as_str)
+                )));
+            }
+            end -= 1;
+        }
+        Ok(())
+    }
+
     /// The stage for `nodes` if cuDNN runs it under the settings.
     fn try_stage(&mut self, nodes: &[usize]) -> PluginResult<Option<(Stage, Chosen)>> {
         let stage = self.translation.stage(nodes);
@@ -374,7 +388,7 @@ impl Builder<'_> {
             OpSpec::ConvForward { w, .. } | OpSpec::ConvBackwardData { w, .. } => is_float(w),
             OpSpec::ConvBackwardFilter { dw, .. } => is_float(dw),
             OpSpec::Matmul { a, .. } => is_float(a),
-            OpSpec::Pointwise { .. } => false,
+            OpSpec::Pointwise { .. } | OpSpec::NormForward(_) => false,
         });
         // The chosen mode's proposals first; cuDNN's fallback list when none of them
         // suits the knobs (e.g. FP32 without TF32, where mode A proposes tensor-core
@@ -628,6 +642,30 @@ fn operation(
                 .set_descriptor(Attr::CUDNN_ATTR_OPERATION_MATMUL_CDESC, &t[c])?
                 .set_descriptor(Attr::CUDNN_ATTR_OPERATION_MATMUL_DESC, &m)?;
             keep.push(m);
+        }
+        OpSpec::NormForward(n) => {
+            d = Descriptor::new(Kind::CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR)?;
+            d.set_norm_mode(Attr::CUDNN_ATTR_OPERATION_NORM_FWD_MODE, n.mode)?
+                .set_norm_phase(Attr::CUDNN_ATTR_OPERATION_NORM_FWD_PHASE, n.phase)?
+                .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_FWD_XDESC, &t[&n.x])?
+                .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_FWD_SCALE_DESC, &t[&n.scale])?
+                .set_descriptor(
+                    Attr::CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC,
+                    &t[&n.epsilon],
+                )?
+                .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, &t[&n.y])?;
+            if let Some(b) = n.bias {
+                d.set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_FWD_BIAS_DESC, &t[&b])?;
+            }
+            if let Some(m) = n.mean {
+                d.set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_FWD_MEAN_DESC, &t[&m])?;
+            }
+            if let Some(v) = n.inv_variance {
+                d.set_descriptor(
+                    Attr::CUDNN_ATTR_OPERATION_NORM_FWD_INV_VARIANCE_DESC,
+                    &t[&v],
+                )?;
+            }
         }
         OpSpec::Pointwise {
             mode,

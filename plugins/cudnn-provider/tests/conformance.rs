@@ -31,6 +31,16 @@ fn refusal_kind(graph: &Graph) -> Option<&'static str> {
         || reason.contains("must have the output's dims")
     {
         "pointwise broadcast of in_0 (only in_1 broadcasts in cuDNN)"
+    } else if reason.contains("cannot broadcast") {
+        "per-channel broadcast outside channels-last layouts (cuDNN's pointwise engines)"
+    } else if reason.contains("computes it in TF32") {
+        "FLOAT matmul (cuDNN computes it in TF32)"
+    } else if reason.contains("matmul") {
+        "matmul beyond rank 3 or with broadcast batch dimensions"
+    } else if reason.contains("innermost in memory") {
+        "normalization over dims that are not innermost in memory"
+    } else if reason.contains("TAN on FLOAT") {
+        "TAN on FLOAT (cuDNN's is approximate)"
     } else if reason.contains("takes FLOAT, HALF and BFLOAT16") {
         "data type not claimed by CUDNN_ENGINE"
     } else if reason.contains("computes in") {
@@ -40,10 +50,15 @@ fn refusal_kind(graph: &Graph) -> Option<&'static str> {
     })
 }
 
-const KINDS: [&str; 6] = [
+const KINDS: [&str; 11] = [
+    "normalization over dims that are not innermost in memory",
     "operation not claimed by CUDNN_ENGINE (see its crate docs)",
     "strided layout: CUDNN_ENGINE claims packed tensors only",
     "pointwise broadcast of in_0 (only in_1 broadcasts in cuDNN)",
+    "per-channel broadcast outside channels-last layouts (cuDNN's pointwise engines)",
+    "FLOAT matmul (cuDNN computes it in TF32)",
+    "matmul beyond rank 3 or with broadcast batch dimensions",
+    "TAN on FLOAT (cuDNN's is approximate)",
     "data type not claimed by CUDNN_ENGINE",
     "compute type other than FLOAT",
     "other refusal (see the engine's debug log)",

@@ -119,6 +119,24 @@ impl Descriptor {
         self.set(name, AttrType::CUDNN_TYPE_POINTWISE_MODE, &[value])
     }
 
+    /// Sets a `NORM_MODE` attribute.
+    pub fn set_norm_mode(
+        &mut self,
+        name: Attr,
+        value: sys::cudnnBackendNormMode_t,
+    ) -> Result<&mut Self, CudnnError> {
+        self.set(name, AttrType::CUDNN_TYPE_NORM_MODE, &[value])
+    }
+
+    /// Sets a `NORM_FWD_PHASE` attribute.
+    pub fn set_norm_phase(
+        &mut self,
+        name: Attr,
+        value: sys::cudnnBackendNormFwdPhase_t,
+    ) -> Result<&mut Self, CudnnError> {
+        self.set(name, AttrType::CUDNN_TYPE_NORM_FWD_PHASE, &[value])
+    }
+
     /// Sets a `HEUR_MODE` attribute.
     pub fn set_heur_mode(
         &mut self,

@@ -229,3 +229,57 @@ fn pointwise_stages_are_described_channels_last() {
         .is_ok()
     );
 }
+
+#[test]
+fn normalizations_are_viewed_as_outer_by_inner() {
+    for layout in [Layout::Nchw, Layout::Nhwc] {
+        let g = graphs::layernorm(&[2, 3, 4, 4], 3, 1e-5, true, &layout, DataType::Half);
+        let t = Translation::new(&g).unwrap();
+        let stage = t.stage(&[0]);
+        let OpSpec::NormForward(n) = &stage.ops[0] else {
+            panic!("{:?}", stage.ops)
+        };
+        assert_eq!(n.mode, cudnnBackendNormMode_t::CUDNN_LAYER_NORM);
+        assert!(n.mean.is_some() && n.inv_variance.is_some());
+        let x = stage.tensors.iter().find(|s| s.uid == n.x).unwrap();
+        assert_eq!(
+            (x.dims.as_slice(), x.strides.as_slice()),
+            (&[2, 48, 1, 1][..], &[48, 1, 48, 48][..])
+        );
+        let mean = stage
+            .tensors
+            .iter()
+            .find(|s| Some(s.uid) == n.mean)
+            .unwrap();
+        assert_eq!(mean.dims, [2, 1, 1, 1]);
+        assert_eq!(
+            stage.bound().count(),
+            7,
+            "x, scale, bias, epsilon, y, mean, inv_variance"
+        );
+    }
+    let g = graphs::rmsnorm(
+        &[2, 3, 4, 4],
+        1e-5,
+        false,
+        false,
+        &Layout::Nhwc,
+        DataType::Bfloat16,
+    );
+    let t = Translation::new(&g).unwrap();
+    let OpSpec::NormForward(n) = &t.nodes[0].1[0] else {
+        panic!()
+    };
+    assert_eq!(n.mode, cudnnBackendNormMode_t::CUDNN_RMS_NORM);
+    assert!(n.bias.is_none() && n.inv_variance.is_none());
+    // Normalizing H and W of an NHWC tensor: C sits inside them in memory.
+    let g = graphs::layernorm(
+        &[2, 3, 4, 4],
+        2,
+        1e-5,
+        false,
+        &Layout::Nhwc,
+        DataType::Float,
+    );
+    assert!(Translation::new(&g).unwrap_err().contains("innermost"));
+}
