@@ -69,10 +69,6 @@ fn check_buffers(plan: &Plan, buffers: &HashMap<i64, HostBuffer>) -> PluginResul
         uid: i64,
         is_output: bool,
     }
-    let mut outputs = Vec::new();
-    for stage in &plan.stages {
-        stage.outputs(&mut outputs);
-    }
     let mut extents = Vec::with_capacity(buffers.len());
     for (&uid, buffer) in buffers {
         let t = &plan.tensors[&uid];
@@ -94,7 +90,7 @@ fn check_buffers(plan: &Plan, buffers: &HashMap<i64, HostBuffer>) -> PluginResul
             start,
             end: start + bytes,
             uid,
-            is_output: outputs.contains(&uid),
+            is_output: plan.outputs.contains(&uid),
         });
     }
     for a in &extents {
@@ -245,9 +241,9 @@ impl StageRunner<'_> {
         }
         let dims = &stage.dims;
         let ep = self.epilogue(&stage.epilogue, dims);
-        let kernel_workspace = || self.scratch(stage.arrays, stage.kernel_workspace);
+        let kernel_workspace = || self.scratch(stage.arrays.bytes(), stage.kernel_workspace);
         match (&stage.head, &stage.kernel) {
-            (_, Kernel::Elementwise { init }) => {
+            (HeadOp::Elementwise { init, .. }, _) => {
                 elementwise(&self.operand(init, dims), &ep, dims, exec);
             }
             (HeadOp::Convolution { x, w, .. }, Kernel::Convolution(plan)) => plan.run(

@@ -53,6 +53,8 @@ pub struct CpuSettings {
 pub struct Plan {
     tensors: HashMap<i64, TensorInfo>,
     stages: Vec<Stage>,
+    /// Every tensor a stage writes that is visible outside its chain.
+    outputs: Vec<i64>,
     /// Byte offset of the scratch region in the (aligned) workspace.
     scratch_at: usize,
     workspace: usize,
@@ -97,7 +99,7 @@ impl Plan {
     /// As [`plan_for`].
     pub fn from_model(g: &model::Graph, settings: &CpuSettings) -> PluginResult<Self> {
         let analysis = Analysis::new(g).map_err(PluginError::not_applicable)?;
-        let mut plan = Self::from_analysis(&analysis, settings.clone());
+        let mut plan = stages::build(&analysis, settings);
         if let Some(limit) = settings.workspace_limit
             && plan.workspace > limit
         {
@@ -106,7 +108,7 @@ impl Plan {
                 conv_algo: ConvAlgo::Direct,
                 ..settings.clone()
             };
-            plan = Self::from_analysis(&analysis, lean);
+            plan = stages::build(&analysis, &lean);
             plan.settings = settings.clone();
             if plan.workspace > limit {
                 return Err(PluginError::bad_param(format!(
@@ -121,18 +123,6 @@ impl Plan {
             "cpu plan built"
         );
         Ok(plan)
-    }
-
-    fn from_analysis(analysis: &Analysis<'_>, settings: CpuSettings) -> Self {
-        let built = stages::build(analysis, &settings);
-        Plan {
-            tensors: built.tensors,
-            stages: built.stages,
-            scratch_at: built.layout.scratch_at(),
-            workspace: built.layout.size(),
-            exec: Exec::new(settings.threads),
-            settings,
-        }
     }
 
     /// Workspace bytes [`Plan::execute`] needs.

@@ -26,17 +26,12 @@ pub(super) enum Placement {
 }
 
 /// The `f32` arrays of one stage, laid out from the start of the scratch region.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(super) struct StageArrays {
     bytes: usize,
 }
 
 impl StageArrays {
-    /// Continues a layout of `bytes` reserved so far.
-    pub fn resume(bytes: usize) -> Self {
-        Self { bytes }
-    }
-
     /// Reserves an array of `elems` floats; its byte offset in the scratch region.
     pub fn reserve(&mut self, elems: usize) -> usize {
         let at = self.bytes;
