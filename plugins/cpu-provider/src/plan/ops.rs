@@ -16,6 +16,13 @@ use crate::kernels::norm::ReduceOp;
 use crate::kernels::pointwise::{PwOp, PwParams};
 use crate::tensor::Shape;
 
+/// Returns the verdict `node "<node>": <why>` from the enclosing check.
+macro_rules! refuse {
+    ($node:expr, $($why:tt)+) => {
+        return Err(format!("node \"{}\": {}", $node, format_args!($($why)+)))
+    };
+}
+
 /// Where an operand's value comes from at execution.
 #[derive(Debug, Clone)]
 pub(super) enum ValueSource {
@@ -188,16 +195,11 @@ pub(super) fn check_head(graph: &Analysis<'_>, node: usize) -> Result<HeadOp, St
             in_memory(graph, name, x, "in")?;
             let (xd, yd) = (graph.dims(x), graph.dims(y));
             if xd.len() != yd.len() || xd.iter().zip(yd).any(|(a, b)| a != b && *b != 1) {
-                return Err(format!(
-                    "node \"{name}\": output dims {yd:?} are not a reduction of {xd:?}"
-                ));
+                refuse!(name, "output dims {yd:?} are not a reduction of {xd:?}");
             }
-            let op = ReduceOp::from_mode(a.mode).ok_or_else(|| {
-                format!(
-                    "node \"{name}\": reduction mode {} is not supported",
-                    a.mode.0
-                )
-            })?;
+            let Some(op) = ReduceOp::from_mode(a.mode) else {
+                refuse!(name, "reduction mode {} is not supported", a.mode.0);
+            };
             Ok(HeadOp::Reduction { x, op })
         }
         other => Err(format!(
@@ -218,9 +220,7 @@ pub(super) fn check_step(graph: &Analysis<'_>, step: &ChainStep) -> Result<Epilo
 
 fn in_memory(graph: &Analysis<'_>, node: &str, uid: i64, role: &str) -> Result<(), String> {
     if matches!(graph.tensor(uid).placement, Placement::Constant(_)) {
-        return Err(format!(
-            "node \"{node}\": {role} tensor uid {uid} is a pass-by-value scalar"
-        ));
+        refuse!(node, "{role} tensor uid {uid} is a pass-by-value scalar");
     }
     Ok(())
 }
@@ -231,10 +231,11 @@ fn scalar(graph: &Analysis<'_>, node: &str, uid: i64, role: &str) -> Result<Valu
     match t.placement {
         Placement::Constant(v) => Ok(ValueSource::Constant(v)),
         _ if t.shape.numel() == 1 => Ok(ValueSource::Tensor(uid)),
-        _ => Err(format!(
-            "node \"{node}\": {role} tensor uid {uid} must hold one value, has dims {:?}",
+        _ => refuse!(
+            node,
+            "{role} tensor uid {uid} must hold one value, has dims {:?}",
             t.shape.dims
-        )),
+        ),
     }
 }
 
@@ -251,9 +252,10 @@ fn per_channel(
         let t = graph.tensor(uid);
         let d = &t.shape.dims;
         if t.shape.numel() != c || (d.len() >= 2 && d[1] != c && c != 1) {
-            return Err(format!(
-                "node \"{node}\": {role} tensor uid {uid} has dims {d:?}, expected [1, {c}, 1, ...]"
-            ));
+            refuse!(
+                node,
+                "{role} tensor uid {uid} has dims {d:?}, expected [1, {c}, 1, ...]"
+            );
         }
         in_memory(graph, node, uid, role)?;
     }
@@ -317,21 +319,17 @@ fn gen_index(
 ) -> Result<HeadOp, String> {
     let d = graph.dims(p.out_0_tensor_uid);
     let rank = d.len() as i64;
-    let axis = p
-        .axis_tensor_uid
-        .map(|a| if a < 0 { a + rank } else { a })
-        .filter(|a| (0..rank).contains(a))
-        .ok_or_else(|| {
-            format!(
-                "node \"{name}\": GEN_INDEX needs an axis in -{rank}..{rank}, got {:?}",
-                p.axis_tensor_uid
-            )
-        })?;
+    let axis = p.axis_tensor_uid.map(|a| if a < 0 { a + rank } else { a });
+    let Some(axis) = axis.filter(|a| (0..rank).contains(a)) else {
+        refuse!(
+            name,
+            "GEN_INDEX needs an axis in -{rank}..{rank}, got {:?}",
+            p.axis_tensor_uid
+        );
+    };
     let input = &graph.tensor(p.in_0_tensor_uid).shape;
     if input.broadcast_strides(d).is_none() {
-        return Err(format!(
-            "node \"{name}\": input does not broadcast to the output dims {d:?}"
-        ));
+        refuse!(name, "input does not broadcast to the output dims {d:?}");
     }
     Ok(HeadOp::GenIndex {
         axis: axis as usize,
@@ -357,12 +355,9 @@ fn pointwise(
         elu_alpha: p.elu_alpha,
         softplus_beta: p.softplus_beta,
     };
-    let op = PwOp::from_mode(p.operation, &params).ok_or_else(|| {
-        format!(
-            "node \"{name}\": pointwise mode {:?} is not supported",
-            p.operation
-        )
-    })?;
+    let Some(op) = PwOp::from_mode(p.operation, &params) else {
+        refuse!(name, "pointwise mode {:?} is not supported", p.operation);
+    };
     let inputs = [
         Some(p.in_0_tensor_uid),
         p.in_1_tensor_uid,
@@ -370,22 +365,21 @@ fn pointwise(
     ];
     let arity = op.arity();
     if let Some(k) = (0..arity).find(|&k| inputs[k].is_none()) {
-        return Err(format!("node \"{name}\": {op:?} needs input {k}"));
+        refuse!(name, "{op:?} needs input {k}");
     }
     if chain_input >= arity {
-        return Err(format!(
-            "node \"{name}\": {op:?} does not read input {chain_input}"
-        ));
+        refuse!(name, "{op:?} does not read input {chain_input}");
     }
     let od = graph.dims(p.out_0_tensor_uid);
     let mut others = [None, None, None];
     for (k, u) in inputs.into_iter().take(arity).flatten().enumerate() {
         let shape = &graph.tensor(u).shape;
         if shape.broadcast_strides(od).is_none() {
-            return Err(format!(
-                "node \"{name}\": input tensor uid {u} with dims {:?} does not broadcast to the output dims {od:?}",
+            refuse!(
+                name,
+                "input tensor uid {u} with dims {:?} does not broadcast to the output dims {od:?}",
                 shape.dims
-            ));
+            );
         }
         if k != chain_input {
             others[k] = Some(graph.source(u));
@@ -403,9 +397,7 @@ fn pointwise(
 fn batch_norm_dims(graph: &Analysis<'_>, name: &str, x: i64, y: i64) -> Result<usize, String> {
     let xd = graph.dims(x);
     if xd.len() < 2 || graph.dims(y) != xd {
-        return Err(format!(
-            "node \"{name}\": x and y must share dims of rank >= 2"
-        ));
+        refuse!(name, "x and y must share dims of rank >= 2");
     }
     Ok(xd[1])
 }
@@ -461,9 +453,10 @@ fn batch_norm_training(
     a: &BatchnormAttributes,
 ) -> Result<HeadOp, String> {
     if !a.peer_stats_tensor_uid.is_empty() {
-        return Err(format!(
-            "node \"{name}\": peer statistics (multi-device batch norm) are not supported"
-        ));
+        refuse!(
+            name,
+            "peer statistics (multi-device batch norm) are not supported"
+        );
     }
     in_memory(graph, name, a.x_tensor_uid, "x")?;
     let c = batch_norm_dims(graph, name, a.x_tensor_uid, a.y_tensor_uid)?;
@@ -490,9 +483,10 @@ fn batch_norm_training(
     ];
     let any = running.iter().any(Option::is_some);
     if any && (running.iter().any(Option::is_none) || a.momentum_tensor_uid.is_none()) {
-        return Err(format!(
-            "node \"{name}\": running statistics need prev/next mean and variance and a momentum"
-        ));
+        refuse!(
+            name,
+            "running statistics need prev/next mean and variance and a momentum"
+        );
     }
     let epsilon = scalar(graph, name, a.epsilon_tensor_uid, "epsilon")?;
     let momentum = a
@@ -513,16 +507,15 @@ fn batch_norm_backward(
     a: &BatchnormBackwardAttributes,
 ) -> Result<HeadOp, String> {
     if !a.peer_stats_tensor_uid.is_empty() {
-        return Err(format!(
-            "node \"{name}\": peer statistics (multi-device batch norm) are not supported"
-        ));
+        refuse!(
+            name,
+            "peer statistics (multi-device batch norm) are not supported"
+        );
     }
     let (x, dy, dx) = (a.x_tensor_uid, a.dy_tensor_uid, a.dx_tensor_uid);
     let xd = graph.dims(x);
     if xd.len() < 2 || graph.dims(dy) != xd || graph.dims(dx) != xd {
-        return Err(format!(
-            "node \"{name}\": x, dy and dx must share dims of rank >= 2"
-        ));
+        refuse!(name, "x, dy and dx must share dims of rank >= 2");
     }
     for (u, r) in [(x, "x"), (dy, "dy")] {
         in_memory(graph, name, u, r)?;
@@ -540,14 +533,13 @@ fn batch_norm_backward(
         ],
     )?;
     if a.mean_tensor_uid.is_some() != a.inv_variance_tensor_uid.is_some() {
-        return Err(format!(
-            "node \"{name}\": mean and inv_variance must be given together"
-        ));
+        refuse!(name, "mean and inv_variance must be given together");
     }
     if a.mean_tensor_uid.is_none() {
-        return Err(format!(
-            "node \"{name}\": batch-norm backward needs the saved mean and inv_variance"
-        ));
+        refuse!(
+            name,
+            "batch-norm backward needs the saved mean and inv_variance"
+        );
     }
     Ok(HeadOp::BatchNormBackward(Box::new(a.clone())))
 }
@@ -558,8 +550,8 @@ fn normalization(
     name: &str,
     attributes: &NodeAttributes,
 ) -> Result<HeadOp, String> {
-    // The fields, the normalized dim count (`None`: all but the batch dim, RMS norm),
-    // the epsilon uid and the phase.
+    // The fields, the normalized dim count (0: all but the batch dim), the epsilon uid
+    // and the phase.
     let (norm, count, epsilon, phase) = match attributes {
         NodeAttributes::LayernormAttributes(a) => (
             Normalization {
@@ -573,7 +565,7 @@ fn normalization(
                 scale: Some(a.scale_tensor_uid),
                 bias: Some(a.bias_tensor_uid),
             },
-            Some(a.normalized_dim_count),
+            a.normalized_dim_count,
             a.epsilon_tensor_uid,
             a.forward_phase,
         ),
@@ -589,7 +581,7 @@ fn normalization(
                 scale: Some(a.scale_tensor_uid),
                 bias: a.bias_tensor_uid,
             },
-            None,
+            0,
             a.epsilon_tensor_uid,
             a.forward_phase,
         ),
@@ -599,25 +591,20 @@ fn normalization(
     let xd = graph.dims(norm.x);
     let r = xd.len();
     if graph.dims(norm.y) != xd {
-        return Err(format!("node \"{name}\": x and y must share dims"));
+        refuse!(name, "x and y must share dims");
     }
-    let keep = match count {
-        Some(count) => {
-            let count = if count > 0 {
-                count as usize
-            } else {
-                r.saturating_sub(1)
-            };
-            if count == 0 || count > r {
-                return Err(format!(
-                    "node \"{name}\": cannot normalize {count} of {r} dims"
-                ));
-            }
-            (0..r).map(|d| d < r - count).collect()
-        }
-        None if r < 2 => return Err(format!("node \"{name}\": RMS norm needs rank >= 2")),
-        None => (0..r).map(|d| d == 0).collect(),
+    if norm.rms && r < 2 {
+        refuse!(name, "RMS norm needs rank >= 2");
+    }
+    let count = if count > 0 {
+        count as usize
+    } else {
+        r.saturating_sub(1)
     };
+    if count == 0 || count > r {
+        refuse!(name, "cannot normalize {count} of {r} dims");
+    }
+    let keep = (0..r).map(|d| d < r - count).collect();
     if phase == NormFwdPhase::INFERENCE && (norm.mean_out.is_some() || norm.inv_out.is_some()) {
         tracing::debug!(node = %name, "inference-phase norm with statistics outputs: writing them anyway");
     }
@@ -629,10 +616,11 @@ fn normalization(
             if t.shape.broadcast_strides(&stats_dims).is_none()
                 || t.shape.numel() != stats_dims.iter().product::<usize>()
             {
-                return Err(format!(
-                    "node \"{name}\": {r} tensor uid {u} has dims {:?}, expected {stats_dims:?}",
+                refuse!(
+                    name,
+                    "{r} tensor uid {u} has dims {:?}, expected {stats_dims:?}",
                     t.shape.dims
-                ));
+                );
             }
         }
     }
@@ -644,9 +632,10 @@ fn normalization(
         if let Some(u) = u
             && graph.tensor(u).shape.broadcast_strides(xd).is_none()
         {
-            return Err(format!(
-                "node \"{name}\": {r} tensor uid {u} does not broadcast to x dims {xd:?}"
-            ));
+            refuse!(
+                name,
+                "{r} tensor uid {u} does not broadcast to x dims {xd:?}"
+            );
         }
     }
     Ok(HeadOp::Normalization(Box::new(norm)))
