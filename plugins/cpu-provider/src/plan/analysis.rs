@@ -188,7 +188,7 @@ mod tests {
     use hipdnn_frontend::samples;
 
     use super::*;
-    use crate::plan::{CpuSettings, Plan, unsupported_reason};
+    use crate::plan::{CpuSettings, Plan, plan_for, unsupported_reason};
 
     fn graph(tensors: &[(i64, &[i64])], data_type: DataType, node: Node) -> Graph {
         let mut g = Graph {
@@ -294,7 +294,7 @@ mod tests {
             let bytes = g.to_bytes();
             let view = GraphView::from_bytes(&bytes).unwrap();
             let reason = unsupported_reason(&view);
-            let built = Plan::build(&view, &CpuSettings::default());
+            let built = plan_for(&view, &CpuSettings::default());
             assert_eq!(
                 reason,
                 built.as_ref().err().map(|e| e.message.clone()),

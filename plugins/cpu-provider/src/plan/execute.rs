@@ -8,7 +8,7 @@ use hipdnn_plugin_sdk::{PluginError, PluginResult};
 use super::Plan;
 use super::analysis::TensorInfo;
 use super::ops::{BatchNormTraining, ConvPass, HeadOp, Normalization, ValueSource};
-use super::stages::{BatchNormFold, EpilogueSpec, Kernel, ScaleShift, Stage};
+use super::stages::{BatchNormFold, Kernel, ScaleShift, Stage};
 use super::workspace::{ALIGN, Placement};
 use crate::kernels::conv_bwd;
 use crate::kernels::elementwise::{Epilogue, Operand, Step, broadcast, elementwise};
@@ -207,7 +207,8 @@ impl StageRunner<'_> {
         }
     }
 
-    fn epilogue(&self, spec: &EpilogueSpec, dims: &[usize]) -> Epilogue {
+    fn epilogue(&self, stage: &Stage) -> Epilogue {
+        let dims = stage.dims.as_slice();
         let out = |uid: i64| {
             let o = self.output(uid);
             assert_eq!(
@@ -218,8 +219,8 @@ impl StageRunner<'_> {
             o
         };
         Epilogue {
-            store: spec.store.map(out),
-            steps: spec
+            store: stage.store.map(out),
+            steps: stage
                 .steps
                 .iter()
                 .map(|s| Step {
@@ -240,7 +241,7 @@ impl StageRunner<'_> {
             self.fold_batch_norm(fold);
         }
         let dims = &stage.dims;
-        let ep = self.epilogue(&stage.epilogue, dims);
+        let ep = self.epilogue(stage);
         let kernel_workspace = || self.scratch(stage.arrays.bytes(), stage.kernel_workspace);
         match (&stage.head, &stage.kernel) {
             (HeadOp::Elementwise { init, .. }, _) => {

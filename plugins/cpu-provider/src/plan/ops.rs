@@ -3,7 +3,7 @@
 //! errors name the node and say what is unsupported.
 
 use hipdnn_flatbuffers_sdk::model::{
-    BatchnormAttributes, BatchnormBackwardAttributes, NodeAttributes,
+    BatchnormAttributes, BatchnormBackwardAttributes, NodeAttributes, PointwiseAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PointwiseMode};
 use hipdnn_plugin_sdk::graph::{ChainStep, StepRole};
@@ -50,7 +50,6 @@ pub(super) enum HeadOp {
     Matmul {
         a: i64,
         b: i64,
-        c: i64,
     },
     GenIndex {
         axis: usize,
@@ -167,7 +166,7 @@ pub(super) fn check_head(graph: &Analysis<'_>, node: usize) -> Result<HeadOp, St
             let dtype = graph.tensor(x).dtype;
             MatmulPlan::new(graph.dims(x), graph.dims(y), graph.dims(c), dtype, 1)
                 .map_err(|e| format!("node \"{name}\": {e}"))?;
-            Ok(HeadOp::Matmul { a: x, b: y, c })
+            Ok(HeadOp::Matmul { a: x, b: y })
         }
         NodeAttributes::PointwiseAttributes(p) if p.operation == PointwiseMode::GEN_INDEX => {
             gen_index(graph, name, p)
@@ -263,42 +262,33 @@ fn per_channel(
 }
 
 /// Forward convolution and its two gradients.
-fn convolution(
-    graph: &Analysis<'_>,
-    name: &str,
-    attributes: &NodeAttributes,
-) -> Result<HeadOp, String> {
+fn convolution(graph: &Analysis<'_>, name: &str, node: &NodeAttributes) -> Result<HeadOp, String> {
     let err = |e: String| format!("node \"{name}\": {e}");
-    // The pass, (input, filter, output) of the forward convolution, the operands' roles.
-    let (pass, geometry, (x, w, y), roles) = match attributes {
+    // The pass, (input, filter, output) of the forward convolution, and the two the node
+    // reads with their roles, in the order the node lists them.
+    let (pass, geometry, (x, w, y), reads) = match node {
         NodeAttributes::ConvolutionFwdAttributes(a) => (
             ConvPass::Forward,
             a.geometry(),
             (a.x_tensor_uid, a.w_tensor_uid, a.y_tensor_uid),
-            ["x", "w", "y"],
+            [(a.x_tensor_uid, "x"), (a.w_tensor_uid, "w")],
         ),
         NodeAttributes::ConvolutionBwdAttributes(a) => (
             ConvPass::DataGradient,
             a.geometry(),
             (a.dx_tensor_uid, a.w_tensor_uid, a.dy_tensor_uid),
-            ["dx", "w", "dy"],
+            [(a.dy_tensor_uid, "dy"), (a.w_tensor_uid, "w")],
         ),
         NodeAttributes::ConvolutionWrwAttributes(a) => (
             ConvPass::FilterGradient,
             a.geometry(),
             (a.x_tensor_uid, a.dw_tensor_uid, a.dy_tensor_uid),
-            ["x", "dw", "dy"],
+            [(a.x_tensor_uid, "x"), (a.dy_tensor_uid, "dy")],
         ),
         _ => unreachable!("called for convolution nodes"),
     };
-    // The inputs, in the order the node lists them.
-    let inputs = match pass {
-        ConvPass::Forward => [0, 1],
-        ConvPass::DataGradient => [2, 1],
-        ConvPass::FilterGradient => [0, 2],
-    };
-    for k in inputs {
-        in_memory(graph, name, [x, w, y][k], roles[k])?;
+    for (uid, role) in reads {
+        in_memory(graph, name, uid, role)?;
     }
     let params = ConvParams::from_wire(geometry).map_err(err)?;
     let geometry =
@@ -312,11 +302,7 @@ fn convolution(
     })
 }
 
-fn gen_index(
-    graph: &Analysis<'_>,
-    name: &str,
-    p: &hipdnn_flatbuffers_sdk::model::PointwiseAttributes,
-) -> Result<HeadOp, String> {
+fn gen_index(graph: &Analysis<'_>, name: &str, p: &PointwiseAttributes) -> Result<HeadOp, String> {
     let d = graph.dims(p.out_0_tensor_uid);
     let rank = d.len() as i64;
     let axis = p.axis_tensor_uid.map(|a| if a < 0 { a + rank } else { a });
@@ -548,11 +534,11 @@ fn batch_norm_backward(
 fn normalization(
     graph: &Analysis<'_>,
     name: &str,
-    attributes: &NodeAttributes,
+    node: &NodeAttributes,
 ) -> Result<HeadOp, String> {
     // The fields, the normalized dim count (0: all but the batch dim), the epsilon uid
     // and the phase.
-    let (norm, count, epsilon, phase) = match attributes {
+    let (norm, count, epsilon, phase) = match node {
         NodeAttributes::LayernormAttributes(a) => (
             Normalization {
                 rms: false,

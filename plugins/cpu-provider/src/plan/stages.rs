@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::analysis::{Analysis, CheckedChain, TensorInfo};
 use super::ops::{BatchNormInference, ConvPass, EpilogueOp, EpilogueStep, HeadOp, ValueSource};
-use super::workspace::{Placement, StageArrays, WorkspaceLayout};
+use super::workspace::{F32Arrays, Placement, WorkspaceLayout};
 use super::{CpuSettings, Plan};
 use crate::kernels::conv::{ConvAlgo, FpropPlan};
 use crate::kernels::conv_bwd::{self, BwdImpl};
@@ -15,43 +15,12 @@ use crate::kernels::matmul::MatmulPlan;
 use crate::kernels::pointwise::PwOp;
 use crate::tensor::{DType, Shape};
 
-/// What a stage does with its producer's values.
-#[derive(Debug, Clone, Default)]
-pub(super) struct EpilogueSpec {
-    /// Store of the producer's value itself.
-    pub store: Option<i64>,
-    pub steps: Vec<EpilogueStep>,
-}
-
 /// Scratch offsets of two `f32` arrays `a`, `b` with which a stage computes `x·a + b`
 /// (per channel or per row).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ScaleShift {
     pub scale_at: usize,
     pub shift_at: usize,
-}
-
-impl ScaleShift {
-    fn reserve(arrays: &mut StageArrays, elems: usize) -> Self {
-        Self {
-            scale_at: arrays.reserve(elems),
-            shift_at: arrays.reserve(elems),
-        }
-    }
-
-    /// The epilogue step applying it; `shape` is the arrays' shape.
-    fn step(self, shape: Shape) -> EpilogueStep {
-        let array = |offset| {
-            let shape = shape.clone();
-            Some(ValueSource::Scratch { offset, shape })
-        };
-        EpilogueStep {
-            op: PwOp::ScaleShift,
-            chain_input: 0,
-            others: [None, array(self.scale_at), array(self.shift_at)],
-            store: None,
-        }
-    }
 }
 
 /// A batch-norm inference folded into a scale and shift computed before the stage runs.
@@ -82,17 +51,20 @@ pub(super) enum Kernel {
 /// One fused kernel: a head and its epilogue over one index space.
 #[derive(Debug, Clone)]
 pub(super) struct Stage {
-    /// Names of the nodes it runs, head first.
-    pub nodes: Vec<String>,
+    /// What it runs: the kernel and the names of the nodes, head first (diagnostics).
+    pub description: String,
     pub head: HeadOp,
     pub kernel: Kernel,
     /// The index space (the dims of the head's output; none for batch-norm backward).
     pub dims: Vec<usize>,
     /// Batch norms folded into scale-and-shift arrays before the head runs.
     pub folds: Vec<BatchNormFold>,
-    pub epilogue: EpilogueSpec,
+    /// Store of the head's value itself.
+    pub store: Option<i64>,
+    /// The epilogue: steps applied to the head's values, in order.
+    pub steps: Vec<EpilogueStep>,
     /// The `f32` arrays at the start of the stage's scratch.
-    pub arrays: StageArrays,
+    pub arrays: F32Arrays,
     /// `f32` elements of kernel workspace after the arrays.
     pub kernel_workspace: usize,
 }
@@ -101,38 +73,33 @@ impl Stage {
     /// Appends an operation of the chain to the epilogue.
     fn append(&mut self, op: &EpilogueOp) {
         match op {
-            EpilogueOp::Pointwise(step) => self.epilogue.steps.push(step.clone()),
+            EpilogueOp::Pointwise(step) => self.steps.push(step.clone()),
             EpilogueOp::BatchNormInference(bn) => {
-                let arrays = ScaleShift::reserve(&mut self.arrays, bn.channels);
-                let shape = channel_shape(&self.dims, bn.channels);
-                self.epilogue.steps.push(arrays.step(shape));
-                self.folds.push(BatchNormFold {
-                    bn: bn.clone(),
-                    arrays,
-                });
+                let arrays = self.scale_shift(channel_shape(&self.dims, bn.channels));
+                let bn = bn.clone();
+                self.folds.push(BatchNormFold { bn, arrays });
             }
         }
     }
 
-    /// What the stage runs (diagnostics).
-    pub fn describe(&self) -> String {
-        let what = match (&self.head, &self.kernel) {
-            (_, Kernel::Convolution(plan)) => format!("conv {:?}", plan.imp),
-            (HeadOp::Convolution { pass, .. }, Kernel::ConvolutionGradient(a))
-                if *pass == ConvPass::DataGradient =>
-            {
-                format!("dgrad {a:?}")
-            }
-            (_, Kernel::ConvolutionGradient(a)) => format!("wgrad {a:?}"),
-            (HeadOp::Matmul { .. }, _) => "matmul".into(),
-            (HeadOp::Elementwise { .. }, _) => "elementwise".into(),
-            (HeadOp::BatchNormTraining(_), _) => "batchnorm training".into(),
-            (HeadOp::BatchNormBackward(_), _) => "batchnorm backward".into(),
-            (HeadOp::Normalization(n), _) => if n.rms { "rmsnorm" } else { "layernorm" }.into(),
-            (HeadOp::Reduction { .. }, _) => "reduction".into(),
-            _ => "gen_index".into(),
+    /// Reserves scale and shift arrays of `shape` and appends the step applying them.
+    fn scale_shift(&mut self, shape: Shape) -> ScaleShift {
+        let numel = shape.numel();
+        let arrays = ScaleShift {
+            scale_at: self.arrays.reserve(numel),
+            shift_at: self.arrays.reserve(numel),
         };
-        format!("{what}: {}", self.nodes.join(" -> "))
+        let array = |offset| {
+            let shape = shape.clone();
+            Some(ValueSource::Scratch { offset, shape })
+        };
+        self.steps.push(EpilogueStep {
+            op: PwOp::ScaleShift,
+            chain_input: 0,
+            others: [None, array(arrays.scale_at), array(arrays.shift_at)],
+            store: None,
+        });
+        arrays
     }
 }
 
@@ -146,10 +113,8 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
     for checked in &analysis.chains {
         let chain = &checked.chain;
         let mut stage = head_stage(analysis, &tensors, checked, settings, exec.threads());
-        stage.nodes = chain
-            .nodes()
-            .map(|n| analysis.node_name(n).to_owned())
-            .collect();
+        let names: Vec<&str> = chain.nodes().map(|n| analysis.node_name(n)).collect();
+        stage.description = format!("{}: {}", stage.description, names.join(" -> "));
         // Store each chain tensor the chain must store, after the operation that
         // computes it.
         let mut ops = checked.steps.iter();
@@ -159,11 +124,12 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
                 if t.placement == Placement::Virtual {
                     t.dtype = DType::F32;
                     t.shape = Shape::packed(&t.shape.dims);
-                    t.placement = Placement::Workspace(layout.materialise(t.shape.numel()));
+                    t.placement =
+                        Placement::Workspace(layout.materialised.reserve(t.shape.numel()));
                 }
-                match stage.epilogue.steps.last_mut() {
+                match stage.steps.last_mut() {
                     Some(s) => s.store = Some(uid),
-                    None => stage.epilogue.store = Some(uid),
+                    None => stage.store = Some(uid),
                 }
             }
             if let Some(op) = ops.next() {
@@ -178,7 +144,7 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         tensors,
         stages,
         outputs,
-        scratch_at: layout.scratch_at(),
+        scratch_at: layout.materialised.bytes(),
         workspace: layout.size(),
         exec,
         settings: settings.clone(),
@@ -207,16 +173,17 @@ fn head_stage(
         .head_output
         .map_or_else(Vec::new, |uid| tensor(uid).shape.dims.clone());
     let mut stage = Stage {
-        nodes: Vec::new(),
+        description: String::new(),
         head: checked.head.clone(),
         kernel: Kernel::Direct,
         dims,
         folds: Vec::new(),
-        epilogue: EpilogueSpec::default(),
-        arrays: StageArrays::default(),
+        store: None,
+        steps: Vec::new(),
+        arrays: F32Arrays::default(),
         kernel_workspace: 0,
     };
-    let kernel = match &checked.head {
+    let (what, kernel) = match &checked.head {
         HeadOp::Convolution {
             pass: ConvPass::Forward,
             x,
@@ -233,50 +200,52 @@ fn head_stage(
                 threads,
             );
             stage.kernel_workspace = plan.workspace_len();
-            Kernel::Convolution(plan)
+            (format!("conv {:?}", plan.imp), Kernel::Convolution(plan))
         }
         HeadOp::Convolution { pass, geometry, .. } => {
             let algorithm = match settings.conv_algo {
                 ConvAlgo::Direct => BwdImpl::Direct,
                 _ => BwdImpl::Gemm,
             };
-            stage.kernel_workspace = match pass {
-                ConvPass::DataGradient => conv_bwd::dgrad_workspace_len(geometry, algorithm),
-                _ => conv_bwd::wgrad_workspace_len(geometry, algorithm),
+            let (what, workspace) = match pass {
+                ConvPass::DataGradient => {
+                    ("dgrad", conv_bwd::dgrad_workspace_len(geometry, algorithm))
+                }
+                _ => ("wgrad", conv_bwd::wgrad_workspace_len(geometry, algorithm)),
             };
-            Kernel::ConvolutionGradient(algorithm)
+            stage.kernel_workspace = workspace;
+            let what = format!("{what} {algorithm:?}");
+            (what, Kernel::ConvolutionGradient(algorithm))
         }
-        HeadOp::Matmul { a, b, c } => {
-            let dims = |uid| &tensor(uid).shape.dims;
-            let plan = MatmulPlan::new(dims(*a), dims(*b), dims(*c), tensor(*a).dtype, threads)
+        HeadOp::Matmul { a, b } => {
+            let (a, b) = (tensor(*a), tensor(*b));
+            let plan = MatmulPlan::new(&a.shape.dims, &b.shape.dims, &stage.dims, a.dtype, threads)
                 .expect("checked by the analysis");
             stage.kernel_workspace = plan.workspace_len();
-            Kernel::Matmul(plan)
+            ("matmul".into(), Kernel::Matmul(plan))
         }
         HeadOp::GenIndex { .. } | HeadOp::Reduction { .. } => {
-            Kernel::Scratch(stage.arrays.reserve(stage.dims.iter().product()))
+            let what = match checked.head {
+                HeadOp::GenIndex { .. } => "gen_index",
+                _ => "reduction",
+            };
+            let at = stage.arrays.reserve(stage.dims.iter().product());
+            (what.into(), Kernel::Scratch(at))
         }
         HeadOp::Elementwise { first, .. } => {
             stage.append(first);
-            Kernel::Direct
+            ("elementwise".into(), Kernel::Direct)
         }
         HeadOp::BatchNormTraining(spec) => {
-            let arrays = ScaleShift::reserve(&mut stage.arrays, spec.channels);
-            let shape = channel_shape(&stage.dims, spec.channels);
-            stage.epilogue.steps.push(arrays.step(shape));
-            Kernel::Statistics(arrays)
+            let arrays = stage.scale_shift(channel_shape(&stage.dims, spec.channels));
+            ("batchnorm training".into(), Kernel::Statistics(arrays))
         }
-        HeadOp::BatchNormBackward(_) => Kernel::Direct,
+        HeadOp::BatchNormBackward(_) => ("batchnorm backward".into(), Kernel::Direct),
         HeadOp::Normalization(spec) => {
-            let stats_dims = spec.stats_dims(&stage.dims);
-            let arrays = ScaleShift::reserve(&mut stage.arrays, stats_dims.iter().product());
-            stage
-                .epilogue
-                .steps
-                .push(arrays.step(Shape::packed(&stats_dims)));
+            let arrays = stage.scale_shift(Shape::packed(&spec.stats_dims(&stage.dims)));
             for (u, op) in [(spec.scale, PwOp::Mul), (spec.bias, PwOp::Add)] {
                 if let Some(u) = u {
-                    stage.epilogue.steps.push(EpilogueStep {
+                    stage.steps.push(EpilogueStep {
                         op,
                         chain_input: 0,
                         others: [None, Some(analysis.source(u)), None],
@@ -284,9 +253,10 @@ fn head_stage(
                     });
                 }
             }
-            Kernel::Statistics(arrays)
+            let what = if spec.rms { "rmsnorm" } else { "layernorm" };
+            (what.into(), Kernel::Statistics(arrays))
         }
     };
-    stage.kernel = kernel;
+    (stage.description, stage.kernel) = (what, kernel);
     stage
 }
