@@ -1,6 +1,7 @@
 //! The operations CPU_ENGINE runs, checked node by node: what each reads and writes and
-//! the parameters its kernels need. Each check is the engine's whole verdict on a node;
-//! errors name the node and say what is unsupported.
+//! the parameters its kernels need, in the form the stages run them (a chain head's
+//! operation; a pointwise step as an epilogue step with its operands). Each check is the
+//! engine's whole verdict on a node; errors name the node and say what is unsupported.
 
 use hipdnn_flatbuffers_sdk::model::{
     BatchnormAttributes, BatchnormBackwardAttributes, NodeAttributes, PointwiseAttributes,
