@@ -128,7 +128,7 @@ pub fn boundary(
 #[inline]
 pub fn non_null<T>(ptr: *const T, what: &str) -> PluginResult<*const T> {
     if ptr.is_null() {
-        Err(PluginError::bad_param(format!("{what} is null")))
+        Err(null_pointer(what))
     } else {
         Ok(ptr)
     }
@@ -138,10 +138,18 @@ pub fn non_null<T>(ptr: *const T, what: &str) -> PluginResult<*const T> {
 #[inline]
 pub fn non_null_mut<T>(ptr: *mut T, what: &str) -> PluginResult<*mut T> {
     if ptr.is_null() {
-        Err(PluginError::bad_param(format!("{what} is null")))
+        Err(null_pointer(what))
     } else {
         Ok(ptr)
     }
+}
+
+/// The error of a null pointer, out of line: every entry point checks its pointers, and
+/// the message is only formatted when one is null.
+#[cold]
+#[inline(never)]
+fn null_pointer(what: &str) -> PluginError {
+    PluginError::bad_param(format!("{what} is null"))
 }
 
 #[cfg(test)]

@@ -555,9 +555,7 @@ pub unsafe fn execute_op_graph<P: EnginePlugin>(
         };
         let size = context.plan.workspace_size();
         if size > 0 && workspace.is_null() {
-            return Err(PluginError::bad_param(format!(
-                "workspace is null but the plan needs {size} bytes"
-            )));
+            return Err(null_workspace(size));
         }
         let exec = Execution::new(
             Buffers::new(buffers, context.memory),
@@ -566,6 +564,12 @@ pub unsafe fn execute_op_graph<P: EnginePlugin>(
         );
         context.plan.execute(handle, &exec)
     })
+}
+
+#[cold]
+#[inline(never)]
+fn null_workspace(size: usize) -> PluginError {
+    PluginError::bad_param(format!("workspace is null but the plan needs {size} bytes"))
 }
 
 /// `hipdnnEnginePluginSerializeExecutionContext`: plugin-owned bytes, freed by

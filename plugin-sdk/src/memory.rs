@@ -100,21 +100,35 @@ impl<'a> Buffers<'a> {
         self.require(uid).map(DevicePtr)
     }
 
-    /// The checks of a host slice, with their error texts kept out of line: this runs
-    /// for every tensor of every execution of a host engine.
-    #[inline]
-    fn host_ptr<T>(&self, uid: i64, len: usize) -> PluginResult<*mut T> {
+    /// The pointer behind a host slice, checked: host memory, non-null, aligned for `T`.
+    /// This runs for every tensor of every execution of a host engine, so the checks
+    /// inline into the caller and cost a few instructions; which one failed is worked out
+    /// out of line. (`len` needs no check: the caller vouches that `len` elements are
+    /// there, and no object is larger than `isize::MAX` bytes.)
+    #[inline(always)]
+    fn host_ptr<T>(&self, uid: i64) -> PluginResult<*mut T> {
+        let ptr = self.get(uid).unwrap_or(std::ptr::null_mut()).cast::<T>();
+        // `&`, not `&&`: three cheap tests the compiler may order or fold as it likes.
+        if (self.memory == MemoryKind::Host) & !ptr.is_null() & ptr.is_aligned() {
+            Ok(ptr)
+        } else {
+            Err(self.host_slice_error(uid, align_of::<T>()))
+        }
+    }
+
+    /// Why [`Buffers::host_ptr`] refused tensor `uid`, in the order the checks are
+    /// documented.
+    #[cold]
+    #[inline(never)]
+    fn host_slice_error(&self, uid: i64, align: usize) -> PluginError {
         if self.memory != MemoryKind::Host {
-            return Err(not_host_memory(&format!("tensor uid {uid}"), self.memory));
+            return not_host_memory(&format!("tensor uid {uid}"), self.memory);
         }
-        let ptr = self.require(uid)?.cast::<T>();
-        if !ptr.is_aligned() {
-            return Err(misaligned(uid, ptr.cast(), align_of::<T>()));
+        match self.get(uid) {
+            None => missing_buffer(uid, false),
+            Some(ptr) if ptr.is_null() => missing_buffer(uid, true),
+            Some(ptr) => misaligned(uid, ptr, align),
         }
-        if len > isize::MAX as usize / size_of::<T>().max(1) {
-            return Err(too_long(uid, len));
-        }
-        Ok(ptr)
     }
 
     /// The buffer of tensor `uid` as `len` elements in host memory (host engines).
@@ -128,9 +142,9 @@ impl<'a> Buffers<'a> {
     /// `INTERNAL_ERROR` when the engine declared device memory.
     #[inline]
     pub unsafe fn host<T>(&self, uid: i64, len: usize) -> PluginResult<&'a [T]> {
-        let ptr = self.host_ptr::<T>(uid, len)?;
-        // SAFETY: non-null, aligned and of a valid size (checked); the memory per this
-        // function's contract.
+        let ptr = self.host_ptr::<T>(uid)?;
+        // SAFETY: non-null and aligned (checked); `len` initialised `T`s of host memory
+        // (so at most `isize::MAX` bytes) per this function's contract.
         Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
     }
 
@@ -144,7 +158,7 @@ impl<'a> Buffers<'a> {
     /// As [`Buffers::host`].
     #[inline]
     pub unsafe fn host_mut<T>(&self, uid: i64, len: usize) -> PluginResult<&'a mut [T]> {
-        let ptr = self.host_ptr::<T>(uid, len)?;
+        let ptr = self.host_ptr::<T>(uid)?;
         // SAFETY: as in `host`, and unaliased per this function's contract.
         Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
     }
@@ -178,14 +192,6 @@ fn not_host_memory(what: &str, memory: MemoryKind) -> PluginError {
 fn misaligned(uid: i64, ptr: *const c_void, align: usize) -> PluginError {
     PluginError::bad_param(format!(
         "buffer for tensor uid {uid} at {ptr:p} is not aligned to {align} bytes"
-    ))
-}
-
-#[cold]
-#[inline(never)]
-fn too_long(uid: i64, len: usize) -> PluginError {
-    PluginError::bad_param(format!(
-        "tensor uid {uid}: {len} elements overflow the address space"
     ))
 }
 
@@ -308,6 +314,31 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { host.host::<f32>(7, 2) }.unwrap(), &[1.0, 2.0]);
         assert!(host.device(8).unwrap_err().message.contains("uid 8"));
+    }
+
+    #[test]
+    fn host_slice_errors_say_which_check_failed() {
+        let mut x = [0.0f32; 2];
+        let raw = [
+            hipdnnPluginDeviceBuffer_t {
+                uid: 1,
+                ptr: x.as_mut_ptr().cast(),
+            },
+            hipdnnPluginDeviceBuffer_t {
+                uid: 2,
+                ptr: std::ptr::null_mut(),
+            },
+        ];
+        let host = Buffers::new(&raw, MemoryKind::Host);
+        // SAFETY: each call below fails its checks before any access.
+        let message = |uid| unsafe { host.host::<f32>(uid, 2) }.unwrap_err().message;
+        assert_eq!(message(3), "no buffer for tensor uid 3");
+        assert_eq!(message(2), "buffer for tensor uid 2 is null");
+        // A device engine hears about the memory kind first, even for a missing buffer.
+        let device = Buffers::new(&raw, MemoryKind::Device);
+        // SAFETY: as above.
+        let err = unsafe { device.host_mut::<f32>(3, 2) }.unwrap_err();
+        assert!(err.message.contains("device memory"), "{}", err.message);
     }
 
     #[test]

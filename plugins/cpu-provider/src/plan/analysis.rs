@@ -13,7 +13,7 @@ use hipdnn_flatbuffers_sdk::TensorValue;
 use hipdnn_flatbuffers_sdk::model::Graph;
 use hipdnn_plugin_sdk::graph::{Chain, ChainStep, FusionPolicy, GraphIndex, partition};
 
-use super::ops::{self, EpilogueOp, HeadOp};
+use super::ops::{self, EpilogueOp, HeadOp, ValueSource};
 use super::workspace::Placement;
 use crate::tensor::{DType, Shape};
 
@@ -26,8 +26,8 @@ pub(super) struct TensorInfo {
     pub placement: Placement,
 }
 
-/// A chain of nodes with every node checked: the head's operation and the epilogue
-/// operations after it.
+/// A chain of nodes with every node checked: the head's operation and the operations of
+/// the chain's steps, in order.
 #[derive(Debug, Clone)]
 pub(super) struct CheckedChain {
     pub chain: Chain,
@@ -64,17 +64,18 @@ impl<'g> Analysis<'g> {
                 ));
             }
         }
-        let facts = Facts {
-            index: &index,
-            tensors: &tensors,
+        let mut analysis = Self {
+            index,
+            tensors,
+            chains: Vec::new(),
         };
         let policy = CpuFusion {
-            facts,
+            graph: &analysis,
             accepted: RefCell::default(),
         };
         let mut chains = Vec::new();
-        for chain in partition(&index, &policy) {
-            let head = ops::check_head(&facts, chain.head)?;
+        for chain in partition(&analysis.index, &policy) {
+            let head = ops::check_head(&analysis, chain.head)?;
             let mut accepted = policy.accepted.borrow_mut();
             let steps = chain
                 .steps
@@ -83,22 +84,10 @@ impl<'g> Analysis<'g> {
                 .collect();
             chains.push(CheckedChain { chain, head, steps });
         }
-        Ok(Self {
-            index,
-            tensors,
-            chains,
-        })
+        analysis.chains = chains;
+        Ok(analysis)
     }
-}
 
-/// The index and the tensor facts, as the op checks read them.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Facts<'a, 'g> {
-    pub index: &'a GraphIndex<'g>,
-    pub tensors: &'a HashMap<i64, TensorInfo>,
-}
-
-impl Facts<'_, '_> {
     pub fn tensor(&self, uid: i64) -> &TensorInfo {
         &self.tensors[&uid]
     }
@@ -110,18 +99,26 @@ impl Facts<'_, '_> {
     pub fn node_name(&self, node: usize) -> &str {
         &self.index.node(node).name
     }
+
+    /// The source of `uid`'s values as an operand.
+    pub fn source(&self, uid: i64) -> ValueSource {
+        match self.tensor(uid).placement {
+            Placement::Constant(v) => ValueSource::Constant(v),
+            _ => ValueSource::Tensor(uid),
+        }
+    }
 }
 
 /// What CPU epilogues fuse: any pointwise op or batch-norm inference the kernels run,
 /// after any producer. Keeps what it checked for the steps it accepts.
 struct CpuFusion<'a, 'g> {
-    facts: Facts<'a, 'g>,
+    graph: &'a Analysis<'g>,
     accepted: RefCell<HashMap<usize, EpilogueOp>>,
 }
 
 impl FusionPolicy for CpuFusion<'_, '_> {
     fn accepts(&self, _: &GraphIndex<'_>, _: &Chain, step: &ChainStep) -> bool {
-        let Ok(op) = ops::check_step(&self.facts, step) else {
+        let Ok(op) = ops::check_step(self.graph, step) else {
             return false;
         };
         self.accepted.borrow_mut().insert(step.node, op);
@@ -191,7 +188,7 @@ mod tests {
     use hipdnn_frontend::samples;
 
     use super::*;
-    use crate::plan::{CpuSettings, Plan, unsupported_reason};
+    use crate::plan::{CpuSettings, Plan, plan_for, unsupported_reason};
 
     fn graph(tensors: &[(i64, &[i64])], data_type: DataType, node: Node) -> Graph {
         let mut g = Graph {
@@ -297,7 +294,7 @@ mod tests {
             let bytes = g.to_bytes();
             let view = GraphView::from_bytes(&bytes).unwrap();
             let reason = unsupported_reason(&view);
-            let built = Plan::build(&view, &CpuSettings::default());
+            let built = plan_for(&view, &CpuSettings::default());
             assert_eq!(
                 reason,
                 built.as_ref().err().map(|e| e.message.clone()),

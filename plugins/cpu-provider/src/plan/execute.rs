@@ -8,7 +8,7 @@ use hipdnn_plugin_sdk::{PluginError, PluginResult};
 use super::Plan;
 use super::analysis::TensorInfo;
 use super::ops::{BatchNormTraining, ConvPass, HeadOp, Normalization, ValueSource};
-use super::stages::{BatchNormFold, EpilogueSpec, Kernel, ScaleShift, Stage};
+use super::stages::{BatchNormFold, Kernel, ScaleShift, Stage};
 use super::workspace::{ALIGN, Placement};
 use crate::kernels::conv_bwd;
 use crate::kernels::elementwise::{Epilogue, Operand, Step, broadcast, elementwise};
@@ -69,10 +69,6 @@ fn check_buffers(plan: &Plan, buffers: &HashMap<i64, HostBuffer>) -> PluginResul
         uid: i64,
         is_output: bool,
     }
-    let mut outputs = Vec::new();
-    for stage in &plan.stages {
-        stage.outputs(&mut outputs);
-    }
     let mut extents = Vec::with_capacity(buffers.len());
     for (&uid, buffer) in buffers {
         let t = &plan.tensors[&uid];
@@ -94,7 +90,7 @@ fn check_buffers(plan: &Plan, buffers: &HashMap<i64, HostBuffer>) -> PluginResul
             start,
             end: start + bytes,
             uid,
-            is_output: outputs.contains(&uid),
+            is_output: plan.outputs.contains(&uid),
         });
     }
     for a in &extents {
@@ -211,7 +207,8 @@ impl StageRunner<'_> {
         }
     }
 
-    fn epilogue(&self, spec: &EpilogueSpec, dims: &[usize]) -> Epilogue {
+    fn epilogue(&self, stage: &Stage) -> Epilogue {
+        let dims = stage.dims.as_slice();
         let out = |uid: i64| {
             let o = self.output(uid);
             assert_eq!(
@@ -222,8 +219,8 @@ impl StageRunner<'_> {
             o
         };
         Epilogue {
-            store: spec.store.map(out),
-            steps: spec
+            store: stage.store.map(out),
+            steps: stage
                 .steps
                 .iter()
                 .map(|s| Step {
@@ -244,10 +241,10 @@ impl StageRunner<'_> {
             self.fold_batch_norm(fold);
         }
         let dims = &stage.dims;
-        let ep = self.epilogue(&stage.epilogue, dims);
-        let kernel_workspace = || self.scratch(stage.arrays, stage.kernel_workspace);
+        let ep = self.epilogue(stage);
+        let kernel_workspace = || self.scratch(stage.arrays.bytes(), stage.kernel_workspace);
         match (&stage.head, &stage.kernel) {
-            (_, Kernel::Elementwise { init }) => {
+            (HeadOp::Elementwise { init, .. }, _) => {
                 elementwise(&self.operand(init, dims), &ep, dims, exec);
             }
             (HeadOp::Convolution { x, w, .. }, Kernel::Convolution(plan)) => plan.run(

@@ -9,10 +9,11 @@
 //!
 //! Building goes in two steps. The analysis (`analysis.rs`, with the per-node checks in
 //! `ops.rs`) settles everything about the graph: which chains fuse (the SDK's chain
-//! partition under this engine's policy) and whether every node is supported; it is
-//! also the whole applicability check ([`unsupported_reason`]). The stage builder
-//! (`stages.rs`) then picks kernel implementations and lays out the workspace
-//! (`workspace.rs`); `execute.rs` runs the stages.
+//! partition under this engine's policy), whether every node is supported, and what
+//! each node becomes in its stage (the head's operation; the epilogue steps with their
+//! operands). It is also the whole applicability check ([`unsupported_reason`]). The
+//! stage builder (`stages.rs`) then picks kernel implementations and lays out the
+//! workspace (`workspace.rs`); `execute.rs` runs the stages.
 
 mod analysis;
 mod execute;
@@ -33,7 +34,7 @@ use self::stages::Stage;
 use self::workspace::Placement;
 use crate::kernels::conv::ConvAlgo;
 use crate::kernels::exec::Exec;
-use crate::tensor::DType;
+use crate::tensor::{DType, Elem};
 
 /// How plans run (read from the knobs; see the crate docs).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -48,11 +49,13 @@ pub struct CpuSettings {
     pub workspace_limit: Option<usize>,
 }
 
-/// An executable plan for one graph (built by [`plan_for`] or [`Plan::build`]).
+/// An executable plan for one graph (built by [`plan_for`] or [`Plan::from_model`]).
 #[derive(Debug)]
 pub struct Plan {
     tensors: HashMap<i64, TensorInfo>,
     stages: Vec<Stage>,
+    /// Every tensor a stage writes that is visible outside its chain.
+    outputs: Vec<i64>,
     /// Byte offset of the scratch region in the (aligned) workspace.
     scratch_at: usize,
     workspace: usize,
@@ -66,7 +69,10 @@ pub struct Plan {
 /// `NOT_APPLICABLE` naming the node (or tensor) this engine cannot run and why;
 /// `BAD_PARAM` when the workspace limit is below what the graph needs.
 pub fn plan_for(graph: &GraphView<'_>, settings: &CpuSettings) -> PluginResult<Plan> {
-    Plan::build(graph, settings)
+    let g = graph
+        .to_model()
+        .map_err(|e| PluginError::bad_param(e.to_string()))?;
+    Plan::from_model(&g, settings)
 }
 
 /// Why this engine cannot run `graph`, if it cannot. An analysis of the graph only: no
@@ -80,24 +86,13 @@ pub fn unsupported_reason(graph: &GraphView<'_>) -> Option<String> {
 }
 
 impl Plan {
-    /// Builds a plan for `graph` under `settings`.
-    ///
-    /// # Errors
-    /// As [`plan_for`].
-    pub fn build(graph: &GraphView<'_>, settings: &CpuSettings) -> PluginResult<Self> {
-        let g = graph
-            .to_model()
-            .map_err(|e| PluginError::bad_param(e.to_string()))?;
-        Self::from_model(&g, settings)
-    }
-
     /// Builds a plan from an owned (validated) graph.
     ///
     /// # Errors
     /// As [`plan_for`].
     pub fn from_model(g: &model::Graph, settings: &CpuSettings) -> PluginResult<Self> {
         let analysis = Analysis::new(g).map_err(PluginError::not_applicable)?;
-        let mut plan = Self::from_analysis(&analysis, settings.clone());
+        let mut plan = stages::build(&analysis, settings);
         if let Some(limit) = settings.workspace_limit
             && plan.workspace > limit
         {
@@ -106,7 +101,7 @@ impl Plan {
                 conv_algo: ConvAlgo::Direct,
                 ..settings.clone()
             };
-            plan = Self::from_analysis(&analysis, lean);
+            plan = stages::build(&analysis, &lean);
             plan.settings = settings.clone();
             if plan.workspace > limit {
                 return Err(PluginError::bad_param(format!(
@@ -123,18 +118,6 @@ impl Plan {
         Ok(plan)
     }
 
-    fn from_analysis(analysis: &Analysis<'_>, settings: CpuSettings) -> Self {
-        let built = stages::build(analysis, &settings);
-        Plan {
-            tensors: built.tensors,
-            stages: built.stages,
-            scratch_at: built.layout.scratch_at(),
-            workspace: built.layout.size(),
-            exec: Exec::new(settings.threads),
-            settings,
-        }
-    }
-
     /// Workspace bytes [`Plan::execute`] needs.
     pub fn workspace_size(&self) -> usize {
         self.workspace
@@ -148,7 +131,7 @@ impl Plan {
     /// Which node names each stage runs, and the convolution implementation if any
     /// (diagnostics, tests).
     pub fn describe(&self) -> Vec<String> {
-        self.stages.iter().map(Stage::describe).collect()
+        self.stages.iter().map(|s| s.description.clone()).collect()
     }
 
     /// The settings the plan was built with.
@@ -172,17 +155,14 @@ impl Plan {
         workspace: *mut c_void,
         ws_size: usize,
     ) -> PluginResult<()> {
-        let mut host = HashMap::new();
-        for (&uid, _) in self.host_tensors() {
-            let ptr = buffers.require(uid)?.cast::<u8>();
-            host.insert(
-                uid,
-                HostBuffer {
-                    ptr,
-                    len: usize::MAX,
-                },
-            );
-        }
+        // Buffers passed through the C ABI come without a length.
+        let len = usize::MAX;
+        let host = self.host_buffers(|uid, _| {
+            Ok(HostBuffer {
+                ptr: buffers.require(uid)?.cast(),
+                len,
+            })
+        })?;
         // SAFETY: the caller's contract.
         unsafe { execute::run(self, &host, workspace.cast(), ws_size) }
     }
@@ -203,33 +183,33 @@ impl Plan {
     /// # Errors
     /// As [`Plan::run`], and a workspace that is too small.
     pub fn run_in(&self, tensors: &mut HostTensors<'_>, ws: &mut [u8]) -> PluginResult<()> {
-        let mut host = HashMap::new();
-        for (&uid, t) in self.host_tensors() {
-            let Some(slice) = tensors.map.get(&uid) else {
-                return Err(PluginError::bad_param(format!(
-                    "no buffer for tensor uid {uid} (\"{}\")",
-                    t.name
-                )));
-            };
-            if slice.dtype != t.dtype {
-                return Err(PluginError::bad_param(format!(
-                    "tensor uid {uid} (\"{}\") is {:?} but its buffer holds {:?}",
-                    t.name, t.dtype, slice.dtype
-                )));
-            }
-            host.insert(uid, slice.buffer);
-        }
+        let host = self.host_buffers(|uid, t| match tensors.map.get(&uid) {
+            Some(slice) if slice.dtype == t.dtype => Ok(slice.buffer),
+            Some(slice) => Err(PluginError::bad_param(format!(
+                "tensor uid {uid} (\"{}\") is {:?} but its buffer holds {:?}",
+                t.name, t.dtype, slice.dtype
+            ))),
+            None => Err(PluginError::bad_param(format!(
+                "no buffer for tensor uid {uid} (\"{}\")",
+                t.name
+            ))),
+        })?;
         // SAFETY: every pointer comes from a live borrowed slice of `len` bytes
         // (`HostTensors` holds the borrows; outputs were borrowed mutably); the extents
         // are checked against the shapes before any access; the workspace is ours.
         unsafe { execute::run(self, &host, ws.as_mut_ptr(), ws.len()) }
     }
 
-    /// The tensors whose buffers the host passes.
-    fn host_tensors(&self) -> impl Iterator<Item = (&i64, &TensorInfo)> {
-        self.tensors
+    /// The buffer of each tensor the host passes, by uid.
+    fn host_buffers(
+        &self,
+        buffer: impl Fn(i64, &TensorInfo) -> PluginResult<HostBuffer>,
+    ) -> PluginResult<HashMap<i64, HostBuffer>> {
+        let host = self
+            .tensors
             .iter()
-            .filter(|(_, t)| t.placement == Placement::Host)
+            .filter(|(_, t)| t.placement == Placement::Host);
+        host.map(|(&uid, t)| Ok((uid, buffer(uid, t)?))).collect()
     }
 }
 
@@ -254,20 +234,19 @@ impl<'a> HostTensors<'a> {
     }
 
     /// An input tensor.
-    pub fn input<T: crate::tensor::Elem>(self, uid: i64, data: &'a [T]) -> Self {
-        let len = std::mem::size_of_val(data);
+    pub fn input<T: Elem>(self, uid: i64, data: &'a [T]) -> Self {
+        let len = size_of_val(data);
         self.lend::<T>(uid, data.as_ptr().cast_mut().cast(), len)
     }
 
     /// An output tensor (written by the plan).
-    pub fn output<T: crate::tensor::Elem>(self, uid: i64, data: &'a mut [T]) -> Self {
-        let len = std::mem::size_of_val(data);
+    pub fn output<T: Elem>(self, uid: i64, data: &'a mut [T]) -> Self {
+        let len = size_of_val(data);
         self.lend::<T>(uid, data.as_mut_ptr().cast(), len)
     }
 
-    fn lend<T: crate::tensor::Elem>(mut self, uid: i64, ptr: *mut u8, len: usize) -> Self {
-        let buffer = HostBuffer { ptr, len };
-        let dtype = T::DTYPE;
+    fn lend<T: Elem>(mut self, uid: i64, ptr: *mut u8, len: usize) -> Self {
+        let (buffer, dtype) = (HostBuffer { ptr, len }, T::DTYPE);
         self.map.insert(uid, LentSlice { buffer, dtype });
         self
     }

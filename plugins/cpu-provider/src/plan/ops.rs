@@ -1,19 +1,28 @@
 //! The operations CPU_ENGINE runs, checked node by node: what each reads and writes and
-//! the parameters its kernels need. Each check is the engine's whole verdict on a node;
-//! errors name the node and say what is unsupported.
+//! the parameters its kernels need, in the form the stages run them (a chain head's
+//! operation; a pointwise step as an epilogue step with its operands). Each check is the
+//! engine's whole verdict on a node; errors name the node and say what is unsupported.
 
 use hipdnn_flatbuffers_sdk::model::{
-    BatchnormAttributes, BatchnormBackwardAttributes, NodeAttributes,
+    BatchnormAttributes, BatchnormBackwardAttributes, NodeAttributes, PointwiseAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PointwiseMode};
-use hipdnn_plugin_sdk::graph::ChainStep;
+use hipdnn_plugin_sdk::graph::{ChainStep, StepRole};
 
-use super::analysis::Facts;
+use super::analysis::Analysis;
 use super::workspace::Placement;
 use crate::kernels::conv::{ConvGeometry, ConvParams};
 use crate::kernels::matmul::MatmulPlan;
 use crate::kernels::norm::ReduceOp;
 use crate::kernels::pointwise::{PwOp, PwParams};
+use crate::tensor::Shape;
+
+/// Returns the verdict `node "<node>": <why>` from the enclosing check.
+macro_rules! refuse {
+    ($node:expr, $($why:tt)+) => {
+        return Err(format!("node \"{}\": {}", $node, format_args!($($why)+)))
+    };
+}
 
 /// Where an operand's value comes from at execution.
 #[derive(Debug, Clone)]
@@ -23,10 +32,7 @@ pub(super) enum ValueSource {
     /// A value known when the plan is built (a pass-by-value scalar).
     Constant(f32),
     /// An `f32` array in the stage's scratch at this byte offset, with this shape.
-    Scratch {
-        offset: usize,
-        shape: crate::tensor::Shape,
-    },
+    Scratch { offset: usize, shape: Shape },
 }
 
 /// The operation that heads a chain.
@@ -45,21 +51,22 @@ pub(super) enum HeadOp {
     Matmul {
         a: i64,
         b: i64,
-        c: i64,
     },
     GenIndex {
-        output: i64,
         axis: usize,
     },
-    Pointwise(PointwiseOp),
-    BatchNormInference(BatchNormInference),
+    /// A pointwise or batch-norm-inference head: `init`'s values through the epilogue,
+    /// whose first operation is the head's own.
+    Elementwise {
+        init: ValueSource,
+        first: EpilogueOp,
+    },
     BatchNormTraining(Box<BatchNormTraining>),
     /// From the saved statistics (both given: checked).
     BatchNormBackward(Box<BatchnormBackwardAttributes>),
     Normalization(Box<Normalization>),
     Reduction {
         x: i64,
-        y: i64,
         op: ReduceOp,
     },
 }
@@ -75,19 +82,21 @@ pub(super) enum ConvPass {
 /// An operation applied to a chain's running value.
 #[derive(Debug, Clone)]
 pub(super) enum EpilogueOp {
-    /// A pointwise function; `chain_input` is the input slot that reads the chain value.
-    Pointwise { op: PointwiseOp, chain_input: usize },
+    Pointwise(EpilogueStep),
     /// Batch-norm inference, folded into a per-channel scale and shift.
     BatchNormInference(BatchNormInference),
 }
 
-/// A pointwise node: its function and the inputs the function uses.
+/// One pointwise step of a stage's epilogue.
 #[derive(Debug, Clone)]
-pub(super) struct PointwiseOp {
+pub(super) struct EpilogueStep {
     pub op: PwOp,
-    /// `in_0`..`in_2`, `None` past the function's arity.
-    pub inputs: [Option<i64>; 3],
-    pub output: i64,
+    /// Which input slot reads the running value.
+    pub chain_input: usize,
+    /// The other inputs the function uses (`None` at `chain_input` and past its arity).
+    pub others: [Option<ValueSource>; 3],
+    /// The tensor to store the step's result to, if any.
+    pub store: Option<i64>,
 }
 
 /// Batch-norm inference: `y = (x − mean)·inv_std·scale + bias` per channel.
@@ -119,6 +128,7 @@ pub(super) struct BatchNormTraining {
 pub(super) struct Normalization {
     pub rms: bool,
     pub x: i64,
+    pub y: i64,
     /// Per dim of `x`: whether it indexes the statistics (rows) rather than being
     /// normalized over.
     pub keep: Vec<bool>,
@@ -141,60 +151,56 @@ impl Normalization {
 }
 
 /// Checks the node heading a chain.
-pub(super) fn check_head(facts: &Facts<'_, '_>, node: usize) -> Result<HeadOp, String> {
-    let name = facts.node_name(node);
-    let attributes = &facts.index.node(node).attributes;
+pub(super) fn check_head(graph: &Analysis<'_>, node: usize) -> Result<HeadOp, String> {
+    let name = graph.node_name(node);
+    let attributes = &graph.index.node(node).attributes;
     match attributes {
         NodeAttributes::ConvolutionFwdAttributes(_)
         | NodeAttributes::ConvolutionBwdAttributes(_)
-        | NodeAttributes::ConvolutionWrwAttributes(_) => convolution(facts, name, attributes),
+        | NodeAttributes::ConvolutionWrwAttributes(_) => convolution(graph, name, attributes),
         NodeAttributes::MatmulAttributes(a) => {
             let (x, y, c) = (a.a_tensor_uid, a.b_tensor_uid, a.c_tensor_uid);
             // Outputs are never pass-by-value (validation refuses that): inputs only.
             for (u, r) in [(x, "a"), (y, "b")] {
-                in_memory(facts, name, u, r)?;
+                in_memory(graph, name, u, r)?;
             }
-            MatmulPlan::new(
-                facts.dims(x),
-                facts.dims(y),
-                facts.dims(c),
-                facts.tensor(x).dtype,
-                1,
-            )
-            .map_err(|e| format!("node \"{name}\": {e}"))?;
-            Ok(HeadOp::Matmul { a: x, b: y, c })
+            let dtype = graph.tensor(x).dtype;
+            MatmulPlan::new(graph.dims(x), graph.dims(y), graph.dims(c), dtype, 1)
+                .map_err(|e| format!("node \"{name}\": {e}"))?;
+            Ok(HeadOp::Matmul { a: x, b: y })
         }
         NodeAttributes::PointwiseAttributes(p) if p.operation == PointwiseMode::GEN_INDEX => {
-            gen_index(facts, name, p)
+            gen_index(graph, name, p)
         }
-        NodeAttributes::PointwiseAttributes(_) => Ok(HeadOp::Pointwise(pointwise(facts, node)?)),
+        // The node's function is the first epilogue step, on its (first) input.
+        NodeAttributes::PointwiseAttributes(p) => Ok(HeadOp::Elementwise {
+            init: graph.source(p.in_0_tensor_uid),
+            first: EpilogueOp::Pointwise(pointwise(graph, node, 0)?),
+        }),
         NodeAttributes::BatchnormInferenceAttributes(_)
-        | NodeAttributes::BatchnormInferenceAttributesVarianceExt(_) => Ok(
-            HeadOp::BatchNormInference(batch_norm_inference(facts, node)?),
-        ),
-        NodeAttributes::BatchnormAttributes(_) => batch_norm_training(facts, name, attributes),
-        NodeAttributes::BatchnormBackwardAttributes(_) => {
-            batch_norm_backward(facts, name, attributes)
+        | NodeAttributes::BatchnormInferenceAttributesVarianceExt(_) => {
+            let bn = batch_norm_inference(graph, node)?;
+            Ok(HeadOp::Elementwise {
+                init: ValueSource::Tensor(bn.x),
+                first: EpilogueOp::BatchNormInference(bn),
+            })
         }
+        NodeAttributes::BatchnormAttributes(a) => batch_norm_training(graph, name, a),
+        NodeAttributes::BatchnormBackwardAttributes(a) => batch_norm_backward(graph, name, a),
         NodeAttributes::LayernormAttributes(_) | NodeAttributes::RMSNormAttributes(_) => {
-            normalization(facts, name, attributes)
+            normalization(graph, name, attributes)
         }
         NodeAttributes::ReductionAttributes(a) => {
             let (x, y) = (a.in_tensor_uid, a.out_tensor_uid);
-            in_memory(facts, name, x, "in")?;
-            let (xd, yd) = (facts.dims(x), facts.dims(y));
+            in_memory(graph, name, x, "in")?;
+            let (xd, yd) = (graph.dims(x), graph.dims(y));
             if xd.len() != yd.len() || xd.iter().zip(yd).any(|(a, b)| a != b && *b != 1) {
-                return Err(format!(
-                    "node \"{name}\": output dims {yd:?} are not a reduction of {xd:?}"
-                ));
+                refuse!(name, "output dims {yd:?} are not a reduction of {xd:?}");
             }
-            let op = ReduceOp::from_mode(a.mode).ok_or_else(|| {
-                format!(
-                    "node \"{name}\": reduction mode {} is not supported",
-                    a.mode.0
-                )
-            })?;
-            Ok(HeadOp::Reduction { x, y, op })
+            let Some(op) = ReduceOp::from_mode(a.mode) else {
+                refuse!(name, "reduction mode {} is not supported", a.mode.0);
+            };
+            Ok(HeadOp::Reduction { x, op })
         }
         other => Err(format!(
             "node \"{name}\" is a {}, which CPU_ENGINE does not run",
@@ -205,112 +211,89 @@ pub(super) fn check_head(facts: &Facts<'_, '_>, node: usize) -> Result<HeadOp, S
 
 /// Checks a node extending a chain (the fusion policy's verdict, and what the epilogue
 /// runs).
-pub(super) fn check_step(facts: &Facts<'_, '_>, step: &ChainStep) -> Result<EpilogueOp, String> {
-    match &facts.index.node(step.node).attributes {
-        NodeAttributes::PointwiseAttributes(_) => {
-            let op = pointwise(facts, step.node)?;
-            // The chain input must be one the function uses.
-            if op.inputs[step.slot] != Some(step.input) {
-                return Err(format!(
-                    "node \"{}\": {:?} does not read input {}",
-                    facts.node_name(step.node),
-                    op.op,
-                    step.slot
-                ));
-            }
-            Ok(EpilogueOp::Pointwise {
-                op,
-                chain_input: step.slot,
-            })
-        }
-        _ => Ok(EpilogueOp::BatchNormInference(batch_norm_inference(
-            facts, step.node,
-        )?)),
+pub(super) fn check_step(graph: &Analysis<'_>, step: &ChainStep) -> Result<EpilogueOp, String> {
+    if step.role == StepRole::BatchNormInference {
+        return batch_norm_inference(graph, step.node).map(EpilogueOp::BatchNormInference);
     }
+    pointwise(graph, step.node, step.slot).map(EpilogueOp::Pointwise)
 }
 
-fn in_memory(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Result<(), String> {
-    if matches!(facts.tensor(uid).placement, Placement::Constant(_)) {
-        return Err(format!(
-            "node \"{node}\": {role} tensor uid {uid} is a pass-by-value scalar"
-        ));
+fn in_memory(graph: &Analysis<'_>, node: &str, uid: i64, role: &str) -> Result<(), String> {
+    if matches!(graph.tensor(uid).placement, Placement::Constant(_)) {
+        refuse!(node, "{role} tensor uid {uid} is a pass-by-value scalar");
     }
     Ok(())
 }
 
 /// A one-value operand: a pass-by-value scalar or a one-element tensor.
-fn scalar(facts: &Facts<'_, '_>, node: &str, uid: i64, role: &str) -> Result<ValueSource, String> {
-    let t = facts.tensor(uid);
+fn scalar(graph: &Analysis<'_>, node: &str, uid: i64, role: &str) -> Result<ValueSource, String> {
+    let t = graph.tensor(uid);
     match t.placement {
         Placement::Constant(v) => Ok(ValueSource::Constant(v)),
         _ if t.shape.numel() == 1 => Ok(ValueSource::Tensor(uid)),
-        _ => Err(format!(
-            "node \"{node}\": {role} tensor uid {uid} must hold one value, has dims {:?}",
+        _ => refuse!(
+            node,
+            "{role} tensor uid {uid} must hold one value, has dims {:?}",
             t.shape.dims
-        )),
+        ),
     }
 }
 
-/// A tensor of `c` values, one per channel (`[1, C, 1, ...]` or `[C]`).
+/// Tensors of `c` values, one per channel (`[1, C, 1, ...]` or `[C]`), by role; `None`s
+/// (absent optional tensors) are skipped.
 fn per_channel(
-    facts: &Facts<'_, '_>,
+    graph: &Analysis<'_>,
     node: &str,
-    uid: i64,
     c: usize,
-    role: &str,
+    tensors: &[(Option<i64>, &str)],
 ) -> Result<(), String> {
-    let t = facts.tensor(uid);
-    let d = &t.shape.dims;
-    let ok = t.shape.numel() == c && (d.len() < 2 || d[1] == c || c == 1);
-    if !ok {
-        return Err(format!(
-            "node \"{node}\": {role} tensor uid {uid} has dims {d:?}, expected [1, {c}, 1, ...]"
-        ));
+    for &(uid, role) in tensors {
+        let Some(uid) = uid else { continue };
+        let t = graph.tensor(uid);
+        let d = &t.shape.dims;
+        if t.shape.numel() != c || (d.len() >= 2 && d[1] != c && c != 1) {
+            refuse!(
+                node,
+                "{role} tensor uid {uid} has dims {d:?}, expected [1, {c}, 1, ...]"
+            );
+        }
+        in_memory(graph, node, uid, role)?;
     }
-    in_memory(facts, node, uid, role)
+    Ok(())
 }
 
 /// Forward convolution and its two gradients.
-fn convolution(
-    facts: &Facts<'_, '_>,
-    name: &str,
-    attributes: &NodeAttributes,
-) -> Result<HeadOp, String> {
+fn convolution(graph: &Analysis<'_>, name: &str, node: &NodeAttributes) -> Result<HeadOp, String> {
     let err = |e: String| format!("node \"{name}\": {e}");
-    // The pass, (input, filter, output) of the forward convolution, the operands' roles.
-    let (pass, geometry, (x, w, y), roles) = match attributes {
+    // The pass, (input, filter, output) of the forward convolution, and the two the node
+    // reads with their roles, in the order the node lists them.
+    let (pass, geometry, (x, w, y), reads) = match node {
         NodeAttributes::ConvolutionFwdAttributes(a) => (
             ConvPass::Forward,
             a.geometry(),
             (a.x_tensor_uid, a.w_tensor_uid, a.y_tensor_uid),
-            ["x", "w", "y"],
+            [(a.x_tensor_uid, "x"), (a.w_tensor_uid, "w")],
         ),
         NodeAttributes::ConvolutionBwdAttributes(a) => (
             ConvPass::DataGradient,
             a.geometry(),
             (a.dx_tensor_uid, a.w_tensor_uid, a.dy_tensor_uid),
-            ["dx", "w", "dy"],
+            [(a.dy_tensor_uid, "dy"), (a.w_tensor_uid, "w")],
         ),
         NodeAttributes::ConvolutionWrwAttributes(a) => (
             ConvPass::FilterGradient,
             a.geometry(),
             (a.x_tensor_uid, a.dw_tensor_uid, a.dy_tensor_uid),
-            ["x", "dw", "dy"],
+            [(a.x_tensor_uid, "x"), (a.dy_tensor_uid, "dy")],
         ),
         _ => unreachable!("called for convolution nodes"),
     };
-    // The inputs, in the order the node lists them.
-    let inputs = match pass {
-        ConvPass::Forward => [0, 1],
-        ConvPass::DataGradient => [2, 1],
-        ConvPass::FilterGradient => [0, 2],
-    };
-    for k in inputs {
-        in_memory(facts, name, [x, w, y][k], roles[k])?;
+    for (uid, role) in reads {
+        in_memory(graph, name, uid, role)?;
     }
     let params = ConvParams::from_wire(geometry).map_err(err)?;
     let geometry =
-        ConvGeometry::new(facts.dims(x), facts.dims(w), facts.dims(y), &params).map_err(err)?;
+        ConvGeometry::new(graph.dims(x), graph.dims(w), graph.dims(y), &params).map_err(err)?;
     Ok(HeadOp::Convolution {
         pass,
         x,
@@ -320,46 +303,37 @@ fn convolution(
     })
 }
 
-fn gen_index(
-    facts: &Facts<'_, '_>,
-    name: &str,
-    p: &hipdnn_flatbuffers_sdk::model::PointwiseAttributes,
-) -> Result<HeadOp, String> {
-    let output = p.out_0_tensor_uid;
-    let d = facts.dims(output);
+fn gen_index(graph: &Analysis<'_>, name: &str, p: &PointwiseAttributes) -> Result<HeadOp, String> {
+    let d = graph.dims(p.out_0_tensor_uid);
     let rank = d.len() as i64;
-    let axis = p
-        .axis_tensor_uid
-        .map(|a| if a < 0 { a + rank } else { a })
-        .filter(|a| (0..rank).contains(a))
-        .ok_or_else(|| {
-            format!(
-                "node \"{name}\": GEN_INDEX needs an axis in -{rank}..{rank}, got {:?}",
-                p.axis_tensor_uid
-            )
-        })?;
-    if facts
-        .tensor(p.in_0_tensor_uid)
-        .shape
-        .broadcast_strides(d)
-        .is_none()
-    {
-        return Err(format!(
-            "node \"{name}\": input does not broadcast to the output dims {d:?}"
-        ));
+    let axis = p.axis_tensor_uid.map(|a| if a < 0 { a + rank } else { a });
+    let Some(axis) = axis.filter(|a| (0..rank).contains(a)) else {
+        refuse!(
+            name,
+            "GEN_INDEX needs an axis in -{rank}..{rank}, got {:?}",
+            p.axis_tensor_uid
+        );
+    };
+    let input = &graph.tensor(p.in_0_tensor_uid).shape;
+    if input.broadcast_strides(d).is_none() {
+        refuse!(name, "input does not broadcast to the output dims {d:?}");
     }
     Ok(HeadOp::GenIndex {
-        output,
         axis: axis as usize,
     })
 }
 
-/// The function and inputs of pointwise node `node`, checked.
-fn pointwise(facts: &Facts<'_, '_>, node: usize) -> Result<PointwiseOp, String> {
-    let NodeAttributes::PointwiseAttributes(p) = &facts.index.node(node).attributes else {
+/// Pointwise node `node` as an epilogue step whose input slot `chain_input` reads the
+/// running value, checked.
+fn pointwise(
+    graph: &Analysis<'_>,
+    node: usize,
+    chain_input: usize,
+) -> Result<EpilogueStep, String> {
+    let NodeAttributes::PointwiseAttributes(p) = &graph.index.node(node).attributes else {
         unreachable!("called for pointwise nodes")
     };
-    let name = facts.node_name(node);
+    let name = graph.node_name(node);
     let params = PwParams {
         relu_lower_clip: p.relu_lower_clip,
         relu_upper_clip: p.relu_upper_clip,
@@ -368,53 +342,56 @@ fn pointwise(facts: &Facts<'_, '_>, node: usize) -> Result<PointwiseOp, String> 
         elu_alpha: p.elu_alpha,
         softplus_beta: p.softplus_beta,
     };
-    let op = PwOp::from_mode(p.operation, &params).ok_or_else(|| {
-        format!(
-            "node \"{name}\": pointwise mode {:?} is not supported",
-            p.operation
-        )
-    })?;
-    let mut inputs = [
+    let Some(op) = PwOp::from_mode(p.operation, &params) else {
+        refuse!(name, "pointwise mode {:?} is not supported", p.operation);
+    };
+    let inputs = [
         Some(p.in_0_tensor_uid),
         p.in_1_tensor_uid,
         p.in_2_tensor_uid,
     ];
     let arity = op.arity();
-    for (k, u) in inputs.iter().enumerate() {
-        if k < arity && u.is_none() {
-            return Err(format!("node \"{name}\": {op:?} needs input {k}"));
+    if let Some(k) = (0..arity).find(|&k| inputs[k].is_none()) {
+        refuse!(name, "{op:?} needs input {k}");
+    }
+    if chain_input >= arity {
+        refuse!(name, "{op:?} does not read input {chain_input}");
+    }
+    let od = graph.dims(p.out_0_tensor_uid);
+    let mut others = [None, None, None];
+    for (k, u) in inputs.into_iter().take(arity).flatten().enumerate() {
+        let shape = &graph.tensor(u).shape;
+        if shape.broadcast_strides(od).is_none() {
+            refuse!(
+                name,
+                "input tensor uid {u} with dims {:?} does not broadcast to the output dims {od:?}",
+                shape.dims
+            );
+        }
+        if k != chain_input {
+            others[k] = Some(graph.source(u));
         }
     }
-    let output = p.out_0_tensor_uid;
-    let od = facts.dims(output);
-    for u in inputs.iter().take(arity).flatten() {
-        if facts.tensor(*u).shape.broadcast_strides(od).is_none() {
-            return Err(format!(
-                "node \"{name}\": input tensor uid {u} with dims {:?} does not broadcast to the output dims {od:?}",
-                facts.tensor(*u).shape.dims
-            ));
-        }
-    }
-    for u in inputs.iter_mut().skip(arity) {
-        *u = None;
-    }
-    Ok(PointwiseOp { op, inputs, output })
+    Ok(EpilogueStep {
+        op,
+        chain_input,
+        others,
+        store: None,
+    })
 }
 
 /// x and y of a batch norm share dims of rank ≥ 2; the channel count.
-fn batch_norm_dims(facts: &Facts<'_, '_>, name: &str, x: i64, y: i64) -> Result<usize, String> {
-    let xd = facts.dims(x);
-    if xd.len() < 2 || facts.dims(y) != xd {
-        return Err(format!(
-            "node \"{name}\": x and y must share dims of rank >= 2"
-        ));
+fn batch_norm_dims(graph: &Analysis<'_>, name: &str, x: i64, y: i64) -> Result<usize, String> {
+    let xd = graph.dims(x);
+    if xd.len() < 2 || graph.dims(y) != xd {
+        refuse!(name, "x and y must share dims of rank >= 2");
     }
     Ok(xd[1])
 }
 
-fn batch_norm_inference(facts: &Facts<'_, '_>, node: usize) -> Result<BatchNormInference, String> {
-    let name = facts.node_name(node);
-    let bn = match &facts.index.node(node).attributes {
+fn batch_norm_inference(graph: &Analysis<'_>, node: usize) -> Result<BatchNormInference, String> {
+    let name = graph.node_name(node);
+    let bn = match &graph.index.node(node).attributes {
         NodeAttributes::BatchnormInferenceAttributes(a) => BatchNormInference {
             x: a.x_tensor_uid,
             y: a.y_tensor_uid,
@@ -426,7 +403,7 @@ fn batch_norm_inference(facts: &Facts<'_, '_>, node: usize) -> Result<BatchNormI
             bias: a.bias_tensor_uid,
         },
         NodeAttributes::BatchnormInferenceAttributesVarianceExt(a) => {
-            let epsilon = scalar(facts, name, a.epsilon_tensor_uid, "epsilon")?;
+            let epsilon = scalar(graph, name, a.epsilon_tensor_uid, "epsilon")?;
             BatchNormInference {
                 x: a.x_tensor_uid,
                 y: a.y_tensor_uid,
@@ -440,49 +417,51 @@ fn batch_norm_inference(facts: &Facts<'_, '_>, node: usize) -> Result<BatchNormI
         }
         _ => unreachable!("called for batch-norm inference nodes"),
     };
-    let c = batch_norm_dims(facts, name, bn.x, bn.y)?;
-    for (u, r) in [(bn.mean, "mean"), (bn.scale, "scale"), (bn.bias, "bias")] {
-        per_channel(facts, name, u, c, r)?;
-    }
-    if let Some(u) = bn.inv_variance {
-        per_channel(facts, name, u, c, "inv_variance")?;
-    }
-    if let Some((u, _)) = &bn.variance_epsilon {
-        per_channel(facts, name, *u, c, "variance")?;
-    }
+    let c = batch_norm_dims(graph, name, bn.x, bn.y)?;
+    let variance = bn.variance_epsilon.as_ref().map(|(u, _)| *u);
+    per_channel(
+        graph,
+        name,
+        c,
+        &[
+            (Some(bn.mean), "mean"),
+            (Some(bn.scale), "scale"),
+            (Some(bn.bias), "bias"),
+            (bn.inv_variance, "inv_variance"),
+            (variance, "variance"),
+        ],
+    )?;
     Ok(BatchNormInference { channels: c, ..bn })
 }
 
 fn batch_norm_training(
-    facts: &Facts<'_, '_>,
+    graph: &Analysis<'_>,
     name: &str,
-    attributes: &NodeAttributes,
+    a: &BatchnormAttributes,
 ) -> Result<HeadOp, String> {
-    let NodeAttributes::BatchnormAttributes(a) = attributes else {
-        unreachable!("called for batch-norm training nodes")
-    };
     if !a.peer_stats_tensor_uid.is_empty() {
-        return Err(format!(
-            "node \"{name}\": peer statistics (multi-device batch norm) are not supported"
-        ));
+        refuse!(
+            name,
+            "peer statistics (multi-device batch norm) are not supported"
+        );
     }
-    let (x, y) = (a.x_tensor_uid, a.y_tensor_uid);
-    in_memory(facts, name, x, "x")?;
-    let c = batch_norm_dims(facts, name, x, y)?;
-    per_channel(facts, name, a.scale_tensor_uid, c, "scale")?;
-    per_channel(facts, name, a.bias_tensor_uid, c, "bias")?;
-    for (u, r) in [
-        (a.prev_running_mean_tensor_uid, "prev_running_mean"),
-        (a.prev_running_variance_tensor_uid, "prev_running_variance"),
-        (a.mean_tensor_uid, "mean"),
-        (a.inv_variance_tensor_uid, "inv_variance"),
-        (a.next_running_mean_tensor_uid, "next_running_mean"),
-        (a.next_running_variance_tensor_uid, "next_running_variance"),
-    ] {
-        if let Some(u) = u {
-            per_channel(facts, name, u, c, r)?;
-        }
-    }
+    in_memory(graph, name, a.x_tensor_uid, "x")?;
+    let c = batch_norm_dims(graph, name, a.x_tensor_uid, a.y_tensor_uid)?;
+    per_channel(
+        graph,
+        name,
+        c,
+        &[
+            (Some(a.scale_tensor_uid), "scale"),
+            (Some(a.bias_tensor_uid), "bias"),
+            (a.prev_running_mean_tensor_uid, "prev_running_mean"),
+            (a.prev_running_variance_tensor_uid, "prev_running_variance"),
+            (a.mean_tensor_uid, "mean"),
+            (a.inv_variance_tensor_uid, "inv_variance"),
+            (a.next_running_mean_tensor_uid, "next_running_mean"),
+            (a.next_running_variance_tensor_uid, "next_running_variance"),
+        ],
+    )?;
     let running = [
         a.prev_running_mean_tensor_uid,
         a.prev_running_variance_tensor_uid,
@@ -491,14 +470,15 @@ fn batch_norm_training(
     ];
     let any = running.iter().any(Option::is_some);
     if any && (running.iter().any(Option::is_none) || a.momentum_tensor_uid.is_none()) {
-        return Err(format!(
-            "node \"{name}\": running statistics need prev/next mean and variance and a momentum"
-        ));
+        refuse!(
+            name,
+            "running statistics need prev/next mean and variance and a momentum"
+        );
     }
-    let epsilon = scalar(facts, name, a.epsilon_tensor_uid, "epsilon")?;
+    let epsilon = scalar(graph, name, a.epsilon_tensor_uid, "epsilon")?;
     let momentum = a
         .momentum_tensor_uid
-        .map(|m| scalar(facts, name, m, "momentum"))
+        .map(|m| scalar(graph, name, m, "momentum"))
         .transpose()?;
     Ok(HeadOp::BatchNormTraining(Box::new(BatchNormTraining {
         node: a.clone(),
@@ -509,66 +489,62 @@ fn batch_norm_training(
 }
 
 fn batch_norm_backward(
-    facts: &Facts<'_, '_>,
+    graph: &Analysis<'_>,
     name: &str,
-    attributes: &NodeAttributes,
+    a: &BatchnormBackwardAttributes,
 ) -> Result<HeadOp, String> {
-    let NodeAttributes::BatchnormBackwardAttributes(a) = attributes else {
-        unreachable!("called for batch-norm backward nodes")
-    };
     if !a.peer_stats_tensor_uid.is_empty() {
-        return Err(format!(
-            "node \"{name}\": peer statistics (multi-device batch norm) are not supported"
-        ));
+        refuse!(
+            name,
+            "peer statistics (multi-device batch norm) are not supported"
+        );
     }
     let (x, dy, dx) = (a.x_tensor_uid, a.dy_tensor_uid, a.dx_tensor_uid);
-    let xd = facts.dims(x);
-    if xd.len() < 2 || facts.dims(dy) != xd || facts.dims(dx) != xd {
-        return Err(format!(
-            "node \"{name}\": x, dy and dx must share dims of rank >= 2"
-        ));
+    let xd = graph.dims(x);
+    if xd.len() < 2 || graph.dims(dy) != xd || graph.dims(dx) != xd {
+        refuse!(name, "x, dy and dx must share dims of rank >= 2");
     }
     for (u, r) in [(x, "x"), (dy, "dy")] {
-        in_memory(facts, name, u, r)?;
+        in_memory(graph, name, u, r)?;
     }
-    let c = xd[1];
-    for (u, r) in [
-        (Some(a.scale_tensor_uid), "scale"),
-        (a.mean_tensor_uid, "mean"),
-        (a.inv_variance_tensor_uid, "inv_variance"),
-        (Some(a.dscale_tensor_uid), "dscale"),
-        (Some(a.dbias_tensor_uid), "dbias"),
-    ] {
-        if let Some(u) = u {
-            per_channel(facts, name, u, c, r)?;
-        }
-    }
+    per_channel(
+        graph,
+        name,
+        xd[1],
+        &[
+            (Some(a.scale_tensor_uid), "scale"),
+            (a.mean_tensor_uid, "mean"),
+            (a.inv_variance_tensor_uid, "inv_variance"),
+            (Some(a.dscale_tensor_uid), "dscale"),
+            (Some(a.dbias_tensor_uid), "dbias"),
+        ],
+    )?;
     if a.mean_tensor_uid.is_some() != a.inv_variance_tensor_uid.is_some() {
-        return Err(format!(
-            "node \"{name}\": mean and inv_variance must be given together"
-        ));
+        refuse!(name, "mean and inv_variance must be given together");
     }
     if a.mean_tensor_uid.is_none() {
-        return Err(format!(
-            "node \"{name}\": batch-norm backward needs the saved mean and inv_variance"
-        ));
+        refuse!(
+            name,
+            "batch-norm backward needs the saved mean and inv_variance"
+        );
     }
     Ok(HeadOp::BatchNormBackward(Box::new(a.clone())))
 }
 
 /// Layer norm and RMS norm.
 fn normalization(
-    facts: &Facts<'_, '_>,
+    graph: &Analysis<'_>,
     name: &str,
-    attributes: &NodeAttributes,
+    node: &NodeAttributes,
 ) -> Result<HeadOp, String> {
-    // The fields, the normalized dim count (`None`: all but the batch dim, RMS norm)
-    // and the epsilon uid.
-    let (norm, count, epsilon, phase) = match attributes {
+    // The fields, the normalized dim count (0: all but the batch dim), the epsilon uid
+    // and the phase.
+    let (norm, count, epsilon, phase) = match node {
         NodeAttributes::LayernormAttributes(a) => (
             Normalization {
                 rms: false,
                 x: a.x_tensor_uid,
+                y: a.y_tensor_uid,
                 keep: Vec::new(),
                 epsilon: ValueSource::Constant(0.0),
                 mean_out: a.mean_tensor_uid,
@@ -576,7 +552,7 @@ fn normalization(
                 scale: Some(a.scale_tensor_uid),
                 bias: Some(a.bias_tensor_uid),
             },
-            Some(a.normalized_dim_count),
+            a.normalized_dim_count,
             a.epsilon_tensor_uid,
             a.forward_phase,
         ),
@@ -584,6 +560,7 @@ fn normalization(
             Normalization {
                 rms: true,
                 x: a.x_tensor_uid,
+                y: a.y_tensor_uid,
                 keep: Vec::new(),
                 epsilon: ValueSource::Constant(0.0),
                 mean_out: None,
@@ -591,69 +568,61 @@ fn normalization(
                 scale: Some(a.scale_tensor_uid),
                 bias: a.bias_tensor_uid,
             },
-            None,
+            0,
             a.epsilon_tensor_uid,
             a.forward_phase,
         ),
         _ => unreachable!("called for normalization nodes"),
     };
-    let y = match attributes {
-        NodeAttributes::LayernormAttributes(a) => a.y_tensor_uid,
-        NodeAttributes::RMSNormAttributes(a) => a.y_tensor_uid,
-        _ => unreachable!("called for normalization nodes"),
-    };
-    in_memory(facts, name, norm.x, "x")?;
-    let r = facts.dims(norm.x).len();
-    if facts.dims(y) != facts.dims(norm.x) {
-        return Err(format!("node \"{name}\": x and y must share dims"));
+    in_memory(graph, name, norm.x, "x")?;
+    let xd = graph.dims(norm.x);
+    let r = xd.len();
+    if graph.dims(norm.y) != xd {
+        refuse!(name, "x and y must share dims");
     }
-    let keep = match count {
-        Some(count) => {
-            let count = if count > 0 {
-                count as usize
-            } else {
-                r.saturating_sub(1)
-            };
-            if count == 0 || count > r {
-                return Err(format!(
-                    "node \"{name}\": cannot normalize {count} of {r} dims"
-                ));
-            }
-            (0..r).map(|d| d < r - count).collect()
-        }
-        None if r < 2 => return Err(format!("node \"{name}\": RMS norm needs rank >= 2")),
-        None => (0..r).map(|d| d == 0).collect(),
+    if norm.rms && r < 2 {
+        refuse!(name, "RMS norm needs rank >= 2");
+    }
+    let count = if count > 0 {
+        count as usize
+    } else {
+        r.saturating_sub(1)
     };
+    if count == 0 || count > r {
+        refuse!(name, "cannot normalize {count} of {r} dims");
+    }
+    let keep = (0..r).map(|d| d < r - count).collect();
     if phase == NormFwdPhase::INFERENCE && (norm.mean_out.is_some() || norm.inv_out.is_some()) {
         tracing::debug!(node = %name, "inference-phase norm with statistics outputs: writing them anyway");
     }
     let norm = Normalization { keep, ..norm };
-    let xd = facts.dims(norm.x);
     let stats_dims = norm.stats_dims(xd);
     for (u, r) in [(norm.mean_out, "mean"), (norm.inv_out, "inv_variance")] {
         if let Some(u) = u {
-            let t = facts.tensor(u);
+            let t = graph.tensor(u);
             if t.shape.broadcast_strides(&stats_dims).is_none()
                 || t.shape.numel() != stats_dims.iter().product::<usize>()
             {
-                return Err(format!(
-                    "node \"{name}\": {r} tensor uid {u} has dims {:?}, expected {stats_dims:?}",
+                refuse!(
+                    name,
+                    "{r} tensor uid {u} has dims {:?}, expected {stats_dims:?}",
                     t.shape.dims
-                ));
+                );
             }
         }
     }
     let norm = Normalization {
-        epsilon: scalar(facts, name, epsilon, "epsilon")?,
+        epsilon: scalar(graph, name, epsilon, "epsilon")?,
         ..norm
     };
     for (u, r) in [(norm.scale, "scale"), (norm.bias, "bias")] {
         if let Some(u) = u
-            && facts.tensor(u).shape.broadcast_strides(xd).is_none()
+            && graph.tensor(u).shape.broadcast_strides(xd).is_none()
         {
-            return Err(format!(
-                "node \"{name}\": {r} tensor uid {u} does not broadcast to x dims {xd:?}"
-            ));
+            refuse!(
+                name,
+                "{r} tensor uid {u} does not broadcast to x dims {xd:?}"
+            );
         }
     }
     Ok(HeadOp::Normalization(Box::new(norm)))

@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::CpuSettings;
 use super::analysis::{Analysis, CheckedChain, TensorInfo};
-use super::ops::{BatchNormInference, ConvPass, EpilogueOp, HeadOp, ValueSource};
-use super::workspace::{Placement, StageArrays, WorkspaceLayout};
+use super::ops::{BatchNormInference, ConvPass, EpilogueOp, EpilogueStep, HeadOp, ValueSource};
+use super::workspace::{F32Arrays, Placement, WorkspaceLayout};
+use super::{CpuSettings, Plan};
 use crate::kernels::conv::{ConvAlgo, FpropPlan};
 use crate::kernels::conv_bwd::{self, BwdImpl};
 use crate::kernels::exec::Exec;
@@ -15,60 +15,12 @@ use crate::kernels::matmul::MatmulPlan;
 use crate::kernels::pointwise::PwOp;
 use crate::tensor::{DType, Shape};
 
-/// One pointwise step of a stage's epilogue, with operands still by uid.
-#[derive(Debug, Clone)]
-pub(super) struct EpilogueStep {
-    pub op: PwOp,
-    /// Which input slot reads the running value.
-    pub chain_input: usize,
-    pub others: [Option<ValueSource>; 3],
-    /// The tensor to store the step's result to, if any.
-    pub store: Option<i64>,
-}
-
-/// What a stage does with its producer's values.
-#[derive(Debug, Clone, Default)]
-pub(super) struct EpilogueSpec {
-    /// Store of the producer's value itself.
-    pub store: Option<i64>,
-    pub steps: Vec<EpilogueStep>,
-}
-
 /// Scratch offsets of two `f32` arrays `a`, `b` with which a stage computes `x·a + b`
 /// (per channel or per row).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ScaleShift {
     pub scale_at: usize,
     pub shift_at: usize,
-}
-
-impl ScaleShift {
-    fn reserve(arrays: &mut StageArrays, elems: usize) -> Self {
-        Self {
-            scale_at: arrays.reserve(elems),
-            shift_at: arrays.reserve(elems),
-        }
-    }
-
-    /// The epilogue step applying it; `shape` is the arrays' shape.
-    fn step(self, shape: Shape) -> EpilogueStep {
-        EpilogueStep {
-            op: PwOp::ScaleShift,
-            chain_input: 0,
-            others: [
-                None,
-                Some(ValueSource::Scratch {
-                    offset: self.scale_at,
-                    shape: shape.clone(),
-                }),
-                Some(ValueSource::Scratch {
-                    offset: self.shift_at,
-                    shape,
-                }),
-            ],
-            store: None,
-        }
-    }
 }
 
 /// A batch-norm inference folded into a scale and shift computed before the stage runs.
@@ -81,11 +33,9 @@ pub(super) struct BatchNormFold {
 /// What plan building chose to run a stage's head with.
 #[derive(Debug, Clone)]
 pub(super) enum Kernel {
-    /// The values of a tensor or scalar (pointwise and batch-norm inference heads)
-    /// through the epilogue.
-    Elementwise {
-        init: ValueSource,
-    },
+    /// Nothing to choose: an elementwise head is its epilogue, batch-norm backward
+    /// writes its three outputs itself.
+    Direct,
     Convolution(FpropPlan),
     /// Data or filter gradient.
     ConvolutionGradient(BwdImpl),
@@ -93,191 +43,111 @@ pub(super) enum Kernel {
     /// Batch-norm training and normalizations: statistics into these arrays, then `x`
     /// through the epilogue.
     Statistics(ScaleShift),
-    /// Batch-norm backward: writes its three outputs itself.
-    BatchNormBackward,
     /// Generated indices or a reduction, densely into the scratch at this offset, then
     /// through the epilogue.
     Scratch(usize),
 }
 
-impl Stage {
-    /// Workspace of the head's kernel, in `f32` elements.
-    fn kernel_workspace(&self) -> usize {
-        match (&self.head, &self.kernel) {
-            (_, Kernel::Convolution(plan)) => plan.workspace_len(),
-            (_, Kernel::Matmul(plan)) => plan.workspace_len(),
-            (HeadOp::Convolution { pass, geometry, .. }, Kernel::ConvolutionGradient(a)) => {
-                if *pass == ConvPass::DataGradient {
-                    conv_bwd::dgrad_workspace_len(geometry, *a)
-                } else {
-                    conv_bwd::wgrad_workspace_len(geometry, *a)
-                }
-            }
-            _ => 0,
-        }
-    }
-
-    /// Every tensor the stage writes.
-    pub fn outputs(&self, outs: &mut Vec<i64>) {
-        outs.extend(self.epilogue.store);
-        outs.extend(self.epilogue.steps.iter().filter_map(|s| s.store));
-        match &self.head {
-            HeadOp::BatchNormTraining(spec) => {
-                let n = &spec.node;
-                outs.extend(
-                    [
-                        n.mean_tensor_uid,
-                        n.inv_variance_tensor_uid,
-                        n.next_running_mean_tensor_uid,
-                        n.next_running_variance_tensor_uid,
-                    ]
-                    .into_iter()
-                    .flatten(),
-                );
-            }
-            HeadOp::BatchNormBackward(b) => {
-                outs.extend([b.dx_tensor_uid, b.dscale_tensor_uid, b.dbias_tensor_uid]);
-            }
-            HeadOp::Normalization(spec) => {
-                outs.extend([spec.mean_out, spec.inv_out].into_iter().flatten());
-            }
-            _ => {}
-        }
-    }
-
-    /// What the stage runs (diagnostics).
-    pub fn describe(&self) -> String {
-        let what = match (&self.head, &self.kernel) {
-            (_, Kernel::Convolution(plan)) => format!("conv {:?}", plan.imp),
-            (HeadOp::Convolution { pass, .. }, Kernel::ConvolutionGradient(a))
-                if *pass == ConvPass::DataGradient =>
-            {
-                format!("dgrad {a:?}")
-            }
-            (_, Kernel::ConvolutionGradient(a)) => format!("wgrad {a:?}"),
-            (_, Kernel::Matmul(_)) => "matmul".into(),
-            (_, Kernel::Elementwise { .. }) => "elementwise".into(),
-            (HeadOp::BatchNormTraining(_), _) => "batchnorm training".into(),
-            (HeadOp::BatchNormBackward(_), _) => "batchnorm backward".into(),
-            (HeadOp::Normalization(n), _) => if n.rms { "rmsnorm" } else { "layernorm" }.into(),
-            (HeadOp::Reduction { .. }, _) => "reduction".into(),
-            _ => "gen_index".into(),
-        };
-        format!("{what}: {}", self.nodes.join(" -> "))
-    }
-}
-
 /// One fused kernel: a head and its epilogue over one index space.
 #[derive(Debug, Clone)]
 pub(super) struct Stage {
-    /// Names of the nodes it runs, head first.
-    pub nodes: Vec<String>,
+    /// What it runs: the kernel and the names of the nodes, head first (diagnostics).
+    pub description: String,
     pub head: HeadOp,
     pub kernel: Kernel,
-    /// The index space (the dims of the head's output).
+    /// The index space (the dims of the head's output; none for batch-norm backward).
     pub dims: Vec<usize>,
     /// Batch norms folded into scale-and-shift arrays before the head runs.
     pub folds: Vec<BatchNormFold>,
-    pub epilogue: EpilogueSpec,
-    /// Bytes of `f32` arrays at the start of the stage's scratch.
-    pub arrays: usize,
+    /// Store of the head's value itself.
+    pub store: Option<i64>,
+    /// The epilogue: steps applied to the head's values, in order.
+    pub steps: Vec<EpilogueStep>,
+    /// The `f32` arrays at the start of the stage's scratch.
+    pub arrays: F32Arrays,
     /// `f32` elements of kernel workspace after the arrays.
     pub kernel_workspace: usize,
 }
 
-/// The stages of a plan, the tensors as placed, and the workspace layout.
-pub(super) struct Stages {
-    pub stages: Vec<Stage>,
-    pub tensors: HashMap<i64, TensorInfo>,
-    pub layout: WorkspaceLayout,
+impl Stage {
+    /// Appends an operation of the chain to the epilogue.
+    fn append(&mut self, op: &EpilogueOp) {
+        match op {
+            EpilogueOp::Pointwise(step) => self.steps.push(step.clone()),
+            EpilogueOp::BatchNormInference(bn) => {
+                let arrays = self.scale_shift(channel_shape(&self.dims, bn.channels));
+                let bn = bn.clone();
+                self.folds.push(BatchNormFold { bn, arrays });
+            }
+        }
+    }
+
+    /// Reserves scale and shift arrays of `shape` and appends the step applying them.
+    fn scale_shift(&mut self, shape: Shape) -> ScaleShift {
+        let numel = shape.numel();
+        let arrays = ScaleShift {
+            scale_at: self.arrays.reserve(numel),
+            shift_at: self.arrays.reserve(numel),
+        };
+        let array = |offset| {
+            let shape = shape.clone();
+            Some(ValueSource::Scratch { offset, shape })
+        };
+        self.steps.push(EpilogueStep {
+            op: PwOp::ScaleShift,
+            chain_input: 0,
+            others: [None, array(arrays.scale_at), array(arrays.shift_at)],
+            store: None,
+        });
+        arrays
+    }
 }
 
-/// Builds the stages of an analysed graph.
-pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Stages {
-    let Analysis {
-        index,
-        tensors,
-        chains,
-    } = analysis;
-    let mut tensors = tensors.clone();
-    let threads = Exec::new(settings.threads).threads();
+/// Builds the plan of an analysed graph under `settings`.
+pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
+    let mut tensors = analysis.tensors.clone();
+    let exec = Exec::new(settings.threads);
     let mut layout = WorkspaceLayout::default();
-    let mut stages = Vec::with_capacity(chains.len());
-    for chain in chains {
-        let builder = StageBuilder {
-            tensors: &tensors,
-            algo: settings.conv_algo,
-            threads,
-        };
-        let mut stage = builder.stage(chain);
-        stage.nodes = chain
-            .chain
-            .nodes()
-            .map(|n| index.node(n).name.clone())
-            .collect();
-        // Store each chain tensor the chain must store, after the step that computes it.
-        let mut chain_steps = chain.steps.iter();
-        for uid in chain.chain.chain_tensors() {
-            if chain.chain.is_stored(uid) {
+    let mut stages = Vec::with_capacity(analysis.chains.len());
+    let mut outputs = Vec::new();
+    for checked in &analysis.chains {
+        let chain = &checked.chain;
+        let mut stage = head_stage(analysis, &tensors, checked, settings, exec.threads());
+        let names: Vec<&str> = chain.nodes().map(|n| analysis.node_name(n)).collect();
+        stage.description = format!("{}: {}", stage.description, names.join(" -> "));
+        // Store each chain tensor the chain must store, after the operation that
+        // computes it.
+        let mut ops = checked.steps.iter();
+        for uid in chain.chain_tensors() {
+            if chain.is_stored(uid) {
                 let t = tensors.get_mut(&uid).expect("a declared tensor");
                 if t.placement == Placement::Virtual {
                     t.dtype = DType::F32;
                     t.shape = Shape::packed(&t.shape.dims);
-                    t.placement = Placement::Workspace(layout.materialise(t.shape.numel()));
+                    t.placement =
+                        Placement::Workspace(layout.materialised.reserve(t.shape.numel()));
                 }
-                match stage.epilogue.steps.last_mut() {
+                match stage.steps.last_mut() {
                     Some(s) => s.store = Some(uid),
-                    None => stage.epilogue.store = Some(uid),
+                    None => stage.store = Some(uid),
                 }
             }
-            if let Some(op) = chain_steps.next() {
-                append_epilogue_op(&tensors, &mut stage, op);
+            if let Some(op) = ops.next() {
+                stage.append(op);
             }
         }
-        layout.stage_scratch(stage.arrays, stage.kernel_workspace);
+        layout.stage_scratch(stage.arrays.bytes(), stage.kernel_workspace);
+        outputs.extend(&chain.outputs);
         stages.push(stage);
     }
-    Stages {
-        stages,
+    Plan {
         tensors,
-        layout,
-    }
-}
-
-/// Appends an epilogue operation of the chain to `stage`.
-fn append_epilogue_op(tensors: &HashMap<i64, TensorInfo>, stage: &mut Stage, op: &EpilogueOp) {
-    let mut arrays = StageArrays::resume(stage.arrays);
-    match op {
-        EpilogueOp::Pointwise { op, chain_input } => {
-            let mut others = op.inputs.map(|u| u.map(|u| source(tensors, u)));
-            others[*chain_input] = None;
-            stage.epilogue.steps.push(EpilogueStep {
-                op: op.op,
-                chain_input: *chain_input,
-                others,
-                store: None,
-            });
-        }
-        EpilogueOp::BatchNormInference(bn) => {
-            let fold = BatchNormFold {
-                bn: bn.clone(),
-                arrays: ScaleShift::reserve(&mut arrays, bn.channels),
-            };
-            stage
-                .epilogue
-                .steps
-                .push(fold.arrays.step(channel_shape(&stage.dims, bn.channels)));
-            stage.folds.push(fold);
-        }
-    }
-    stage.arrays = arrays.bytes();
-}
-
-/// The source of `uid`'s values as an operand.
-fn source(tensors: &HashMap<i64, TensorInfo>, uid: i64) -> ValueSource {
-    match tensors[&uid].placement {
-        Placement::Constant(v) => ValueSource::Constant(v),
-        _ => ValueSource::Tensor(uid),
+        stages,
+        outputs,
+        scratch_at: layout.materialised.bytes(),
+        workspace: layout.size(),
+        exec,
+        settings: settings.clone(),
     }
 }
 
@@ -288,128 +158,105 @@ fn channel_shape(dims: &[usize], c: usize) -> Shape {
     Shape::packed(&d)
 }
 
-/// Builds the stage of one chain's head.
-struct StageBuilder<'a> {
-    tensors: &'a HashMap<i64, TensorInfo>,
-    algo: ConvAlgo,
+/// The stage of a chain's head, its epilogue holding the head's own steps. `tensors`
+/// are as placed by the stages before.
+fn head_stage(
+    analysis: &Analysis<'_>,
+    tensors: &HashMap<i64, TensorInfo>,
+    checked: &CheckedChain,
+    settings: &CpuSettings,
     threads: usize,
-}
-
-impl StageBuilder<'_> {
-    fn tensor(&self, uid: i64) -> &TensorInfo {
-        &self.tensors[&uid]
-    }
-
-    fn dims(&self, uid: i64) -> Vec<usize> {
-        self.tensor(uid).shape.dims.clone()
-    }
-
-    /// The stage of `chain`'s head, its epilogue holding the head's own steps.
-    fn stage(&self, chain: &CheckedChain) -> Stage {
-        let mut arrays = StageArrays::default();
-        let mut steps = Vec::new();
-        let mut head_step = None;
-        let (kernel, dims) = match &chain.head {
-            HeadOp::Convolution {
-                pass: ConvPass::Forward,
-                x,
-                w,
-                y,
-                geometry,
-            } => {
-                let (xt, wt) = (self.tensor(*x), self.tensor(*w));
-                let plan = FpropPlan::new(
-                    geometry.clone(),
-                    (&xt.shape, xt.dtype),
-                    (&wt.shape, wt.dtype),
-                    self.algo,
-                    self.threads,
-                );
-                (Kernel::Convolution(plan), self.dims(*y))
-            }
-            HeadOp::Convolution { pass, x, w, .. } => {
-                let algorithm = if self.algo == ConvAlgo::Direct {
-                    BwdImpl::Direct
-                } else {
-                    BwdImpl::Gemm
-                };
-                let out = if *pass == ConvPass::DataGradient {
-                    x
-                } else {
-                    w
-                };
-                (Kernel::ConvolutionGradient(algorithm), self.dims(*out))
-            }
-            HeadOp::Matmul { a, b, c } => {
-                let plan = MatmulPlan::new(
-                    &self.dims(*a),
-                    &self.dims(*b),
-                    &self.dims(*c),
-                    self.tensor(*a).dtype,
-                    self.threads,
-                )
-                .expect("checked by the analysis");
-                (Kernel::Matmul(plan), self.dims(*c))
-            }
-            HeadOp::GenIndex { output: out, .. } | HeadOp::Reduction { y: out, .. } => {
-                let d = self.dims(*out);
-                (Kernel::Scratch(arrays.reserve(d.iter().product())), d)
-            }
-            // The node's function is the first epilogue step, on its (first) input.
-            HeadOp::Pointwise(op) => {
-                let init = source(self.tensors, op.inputs[0].expect("in_0 is always given"));
-                head_step = Some(EpilogueOp::Pointwise {
-                    op: op.clone(),
-                    chain_input: 0,
-                });
-                (Kernel::Elementwise { init }, self.dims(op.output))
-            }
-            HeadOp::BatchNormInference(bn) => {
-                let init = ValueSource::Tensor(bn.x);
-                head_step = Some(EpilogueOp::BatchNormInference(bn.clone()));
-                (Kernel::Elementwise { init }, self.dims(bn.y))
-            }
-            HeadOp::BatchNormTraining(spec) => {
-                let xd = self.dims(spec.node.x_tensor_uid);
-                let scale_shift = ScaleShift::reserve(&mut arrays, spec.channels);
-                steps.push(scale_shift.step(channel_shape(&xd, spec.channels)));
-                (Kernel::Statistics(scale_shift), xd)
-            }
-            HeadOp::BatchNormBackward(spec) => {
-                (Kernel::BatchNormBackward, self.dims(spec.x_tensor_uid))
-            }
-            HeadOp::Normalization(spec) => {
-                let xd = self.dims(spec.x);
-                let stats_dims = spec.stats_dims(&xd);
-                let scale_shift = ScaleShift::reserve(&mut arrays, stats_dims.iter().product());
-                steps.push(scale_shift.step(Shape::packed(&stats_dims)));
-                for (u, op) in [(spec.scale, PwOp::Mul), (spec.bias, PwOp::Add)] {
-                    if let Some(u) = u {
-                        steps.push(EpilogueStep {
-                            op,
-                            chain_input: 0,
-                            others: [None, Some(source(self.tensors, u)), None],
-                            store: None,
-                        });
-                    }
-                }
-                (Kernel::Statistics(scale_shift), xd)
-            }
-        };
-        let mut stage = Stage {
-            nodes: Vec::new(),
-            head: chain.head.clone(),
-            kernel,
-            dims,
-            folds: Vec::new(),
-            epilogue: EpilogueSpec { store: None, steps },
-            arrays: arrays.bytes(),
-            kernel_workspace: 0,
-        };
-        if let Some(op) = head_step {
-            append_epilogue_op(self.tensors, &mut stage, &op);
+) -> Stage {
+    let tensor = |uid: i64| &tensors[&uid];
+    let dims = checked
+        .chain
+        .head_output
+        .map_or_else(Vec::new, |uid| tensor(uid).shape.dims.clone());
+    let mut stage = Stage {
+        description: String::new(),
+        head: checked.head.clone(),
+        kernel: Kernel::Direct,
+        dims,
+        folds: Vec::new(),
+        store: None,
+        steps: Vec::new(),
+        arrays: F32Arrays::default(),
+        kernel_workspace: 0,
+    };
+    let (what, kernel) = match &checked.head {
+        HeadOp::Convolution {
+            pass: ConvPass::Forward,
+            x,
+            w,
+            geometry,
+            ..
+        } => {
+            let (x, w) = (tensor(*x), tensor(*w));
+            let plan = FpropPlan::new(
+                geometry.clone(),
+                (&x.shape, x.dtype),
+                (&w.shape, w.dtype),
+                settings.conv_algo,
+                threads,
+            );
+            stage.kernel_workspace = plan.workspace_len();
+            (format!("conv {:?}", plan.imp), Kernel::Convolution(plan))
         }
-        stage.kernel_workspace = stage.kernel_workspace();
-        stage
-    }
+        HeadOp::Convolution { pass, geometry, .. } => {
+            let algorithm = match settings.conv_algo {
+                ConvAlgo::Direct => BwdImpl::Direct,
+                _ => BwdImpl::Gemm,
+            };
+            let (what, workspace) = match pass {
+                ConvPass::DataGradient => {
+                    ("dgrad", conv_bwd::dgrad_workspace_len(geometry, algorithm))
+                }
+                _ => ("wgrad", conv_bwd::wgrad_workspace_len(geometry, algorithm)),
+            };
+            stage.kernel_workspace = workspace;
+            let what = format!("{what} {algorithm:?}");
+            (what, Kernel::ConvolutionGradient(algorithm))
+        }
+        HeadOp::Matmul { a, b } => {
+            let (a, b) = (tensor(*a), tensor(*b));
+            let plan = MatmulPlan::new(&a.shape.dims, &b.shape.dims, &stage.dims, a.dtype, threads)
+                .expect("checked by the analysis");
+            stage.kernel_workspace = plan.workspace_len();
+            ("matmul".into(), Kernel::Matmul(plan))
+        }
+        HeadOp::GenIndex { .. } | HeadOp::Reduction { .. } => {
+            let what = match checked.head {
+                HeadOp::GenIndex { .. } => "gen_index",
+                _ => "reduction",
+            };
+            let at = stage.arrays.reserve(stage.dims.iter().product());
+            (what.into(), Kernel::Scratch(at))
+        }
+        HeadOp::Elementwise { first, .. } => {
+            stage.append(first);
+            ("elementwise".into(), Kernel::Direct)
+        }
+        HeadOp::BatchNormTraining(spec) => {
+            let arrays = stage.scale_shift(channel_shape(&stage.dims, spec.channels));
+            ("batchnorm training".into(), Kernel::Statistics(arrays))
+        }
+        HeadOp::BatchNormBackward(_) => ("batchnorm backward".into(), Kernel::Direct),
+        HeadOp::Normalization(spec) => {
+            let arrays = stage.scale_shift(Shape::packed(&spec.stats_dims(&stage.dims)));
+            for (u, op) in [(spec.scale, PwOp::Mul), (spec.bias, PwOp::Add)] {
+                if let Some(u) = u {
+                    stage.steps.push(EpilogueStep {
+                        op,
+                        chain_input: 0,
+                        others: [None, Some(analysis.source(u)), None],
+                        store: None,
+                    });
+                }
+            }
+            let what = if spec.rms { "rmsnorm" } else { "layernorm" };
+            (what.into(), Kernel::Statistics(arrays))
+        }
+    };
+    (stage.description, stage.kernel) = (what, kernel);
+    stage
 }

@@ -25,19 +25,15 @@ pub(super) enum Placement {
     Virtual,
 }
 
-/// The `f32` arrays of one stage, laid out from the start of the scratch region.
-#[derive(Debug, Default)]
-pub(super) struct StageArrays {
+/// Dense `f32` arrays laid out one after another, each at an aligned byte offset: a
+/// stage's arrays in the scratch region, or the materialised tensors.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct F32Arrays {
     bytes: usize,
 }
 
-impl StageArrays {
-    /// Continues a layout of `bytes` reserved so far.
-    pub fn resume(bytes: usize) -> Self {
-        Self { bytes }
-    }
-
-    /// Reserves an array of `elems` floats; its byte offset in the scratch region.
+impl F32Arrays {
+    /// Reserves an array of `elems` floats; its byte offset.
     pub fn reserve(&mut self, elems: usize) -> usize {
         let at = self.bytes;
         self.bytes = align(self.bytes + elems * 4);
@@ -53,34 +49,22 @@ impl StageArrays {
 /// The workspace being laid out.
 #[derive(Debug, Default)]
 pub(super) struct WorkspaceLayout {
-    /// Bytes taken by materialised tensors (the scratch region starts here).
-    materialised: usize,
+    /// The materialised tensors (the scratch region starts after them).
+    pub materialised: F32Arrays,
     /// Largest scratch any stage needs, in bytes.
     scratch: usize,
 }
 
 impl WorkspaceLayout {
-    /// Places a materialised tensor of `elems` floats; its byte offset.
-    pub fn materialise(&mut self, elems: usize) -> usize {
-        let at = self.materialised;
-        self.materialised = align(self.materialised + elems * 4);
-        at
-    }
-
     /// Makes room for a stage's scratch: its arrays, then `kernel_elems` floats.
     pub fn stage_scratch(&mut self, arrays: usize, kernel_elems: usize) {
         self.scratch = self.scratch.max(arrays + kernel_elems * 4);
     }
 
-    /// Where the scratch region starts, in bytes.
-    pub fn scratch_at(&self) -> usize {
-        self.materialised
-    }
-
     /// Bytes the host must provide: the layout plus slack to align an unaligned
     /// workspace pointer (none when nothing is needed).
     pub fn size(&self) -> usize {
-        let total = self.materialised + align(self.scratch);
+        let total = self.materialised.bytes() + align(self.scratch);
         if total > 0 { total + ALIGN } else { 0 }
     }
 }

@@ -1,7 +1,7 @@
 //! The engine as the SDK sees it: applicability with reasons, knobs, workspace limits.
 
 use hipdnn_cpu_provider::{
-    CpuSettings, ENGINE_ID, KNOB_CONV_ALGO, KNOB_THREADS, Plan, engine, unsupported_reason,
+    CpuSettings, ENGINE_ID, KNOB_CONV_ALGO, KNOB_THREADS, engine, plan_for, unsupported_reason,
 };
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::GraphView;
@@ -201,7 +201,7 @@ fn results_do_not_depend_on_thread_count() {
     let b = values(4, 3);
     let mut outs = Vec::new();
     for threads in [1, 2, 3] {
-        let plan = Plan::build(
+        let plan = plan_for(
             &v,
             &CpuSettings {
                 threads,
@@ -226,7 +226,7 @@ fn results_do_not_depend_on_thread_count() {
 #[test]
 fn execution_errors_name_the_tensor() {
     let bytes = samples::conv_bias_relu().to_bytes();
-    let plan = Plan::build(
+    let plan = plan_for(
         &GraphView::from_bytes(&bytes).unwrap(),
         &CpuSettings::default(),
     )
