@@ -14,15 +14,25 @@
 //! * convolution forward, data gradient and weight gradient over 2 or 3 spatial
 //!   dimensions (cross-correlation or convolution, any padding, stride, dilation and
 //!   grouping that the tensor shapes imply), with x, w and y of one type;
-//! * matmul of rank 2 or more (batch dimensions broadcast by cuDNN's rules), a and b of
-//!   one type;
+//! * matmul of HALF or BFLOAT16 operands of rank 2 or 3 with equal batch dimensions
+//!   (cuDNN computes FLOAT matmuls in TF32, so they are not claimed);
 //! * pointwise arithmetic (ADD, ADD_SQUARE, SUB, MUL, DIV, MAX_OP, MIN_OP) and unary
-//!   functions and activations (ABS, CEIL, EXP, FLOOR, LOG, NEG, RSQRT, SIN, SQRT, TAN,
-//!   ERF, IDENTITY, RECIPROCAL, RELU_FWD with its clips and slope, TANH_FWD,
-//!   SIGMOID_FWD, ELU_FWD, GELU_FWD, GELU_APPROX_TANH_FWD, SOFTPLUS_FWD, SWISH_FWD),
-//!   where `in_0` has the output's dims and `in_1` broadcasts to them;
+//!   functions and activations (ABS, CEIL, EXP, FLOOR, LOG, NEG, RSQRT, SIN, SQRT, TAN
+//!   but not on FLOAT, ERF, IDENTITY, RECIPROCAL, RELU_FWD with its clips and slope,
+//!   TANH_FWD, SIGMOID_FWD, ELU_FWD, GELU_FWD, GELU_APPROX_TANH_FWD, SOFTPLUS_FWD,
+//!   SWISH_FWD), where `in_0` has the output's dims and `in_1` broadcasts to them; a
+//!   pointwise node that does not fuse into a convolution's or matmul's epilogue may
+//!   broadcast only along a channels-last layout's outer dimensions (a per-channel
+//!   operand in NHWC, not in NCHW);
 //! * batch-norm inference with precomputed inverse variance, as the four pointwise
-//!   operations it is (so it fuses into a convolution's epilogue).
+//!   operations it is (so it fuses into a convolution's epilogue);
+//! * batch-norm training (saved mean and inverse variance written; running statistics
+//!   with momentum optional) and backward from the saved statistics, channels-last
+//!   (NHWC, NDHWC) with the channels a multiple of 16 bytes, tensors in memory, no peer
+//!   statistics;
+//! * layer norm over the trailing dims and RMS norm over all but the batch dim (training
+//!   or inference), when the normalized dims are innermost in memory in one order for x,
+//!   y and the parameters (any rank; epsilon a pass-by-value scalar).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -135,8 +145,10 @@ pub enum OpSpec {
         /// Accumulation type.
         compute: cudnnDataType_t,
     },
-    /// Layer norm or RMS norm forward.
+    /// Layer norm, RMS norm or batch norm (training) forward.
     NormForward(NormSpec),
+    /// Batch norm backward.
+    NormBackward(NormBackwardSpec),
     /// `y = f(x[, b])`.
     Pointwise {
         /// The function.
@@ -175,9 +187,34 @@ pub struct NormSpec {
     pub mean: Option<i64>,
     /// Inverse standard deviation (inverse RMS for RMS norm), training.
     pub inv_variance: Option<i64>,
+    /// Batch norm's running statistics: momentum, previous mean and variance, next
+    /// mean and variance.
+    pub running: Option<[i64; 5]>,
     /// The operation's tensors as `[outer, inner, 1, 1]` views (statistics
-    /// `[outer, 1, 1, 1]`), replacing the graph's dims in the norm's stage.
+    /// `[outer, 1, 1, 1]`), replacing the graph's dims in the norm's stage (none for
+    /// batch norm, whose tensors cuDNN takes as they are).
     pub views: Vec<TensorSpec>,
+}
+
+/// Batch-norm backward from the saved statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NormBackwardSpec {
+    /// Output gradient.
+    pub dy: i64,
+    /// Forward input.
+    pub x: i64,
+    /// Saved mean.
+    pub mean: i64,
+    /// Saved inverse standard deviation.
+    pub inv_variance: i64,
+    /// Scale.
+    pub scale: i64,
+    /// Input gradient.
+    pub dx: i64,
+    /// Scale gradient.
+    pub dscale: i64,
+    /// Bias gradient.
+    pub dbias: i64,
 }
 
 impl OpSpec {
@@ -187,7 +224,9 @@ impl OpSpec {
             Self::NormForward(n) => std::iter::once(n.y)
                 .chain(n.mean)
                 .chain(n.inv_variance)
+                .chain(n.running.into_iter().flat_map(|r| [r[3], r[4]]))
                 .collect(),
+            Self::NormBackward(n) => vec![n.dx, n.dscale, n.dbias],
             other => vec![other.uids().1],
         }
     }
@@ -199,9 +238,11 @@ impl OpSpec {
                 [Some(n.x), Some(n.scale), n.bias, Some(n.epsilon)]
                     .into_iter()
                     .flatten()
+                    .chain(n.running.into_iter().flat_map(|r| [r[0], r[1], r[2]]))
                     .collect(),
                 n.y,
             ),
+            Self::NormBackward(n) => (vec![n.dy, n.x, n.mean, n.inv_variance, n.scale], n.dx),
             Self::ConvForward { x, w, y, .. } => (vec![*x, *w], *y),
             Self::ConvBackwardData { dy, w, dx, .. } => (vec![*dy, *w], *dx),
             Self::ConvBackwardFilter { x, dy, dw, .. } => (vec![*x, *dy], *dw),
@@ -669,6 +710,87 @@ impl Translator<'_> {
                     step(C::CUDNN_POINTWISE_ADD, scaled, a.bias_tensor_uid, y),
                 ]
             }
+            NodeAttributes::BatchnormAttributes(a) => {
+                let (Some(mean), Some(inv_variance)) =
+                    (a.mean_tensor_uid, a.inv_variance_tensor_uid)
+                else {
+                    return Err("batch-norm training must write mean and inv_variance".into());
+                };
+                if !a.peer_stats_tensor_uid.is_empty() {
+                    return Err("batch norm across devices (peer statistics) is not supported by CUDNN_ENGINE".into());
+                }
+                let running = match (
+                    a.momentum_tensor_uid,
+                    a.prev_running_mean_tensor_uid,
+                    a.prev_running_variance_tensor_uid,
+                    a.next_running_mean_tensor_uid,
+                    a.next_running_variance_tensor_uid,
+                ) {
+                    (Some(m), Some(pm), Some(pv), Some(nm), Some(nv)) => Some([m, pm, pv, nm, nv]),
+                    (None, None, None, None, None) => None,
+                    _ => {
+                        return Err(
+                            "running statistics need momentum, both previous and both next tensors"
+                                .into(),
+                        );
+                    }
+                };
+                let x = a.x_tensor_uid;
+                let mut per_channel =
+                    vec![a.scale_tensor_uid, a.bias_tensor_uid, mean, inv_variance];
+                per_channel.extend(running.into_iter().flat_map(|r| [r[1], r[2], r[3], r[4]]));
+                self.batch_norm_tensors(x, a.y_tensor_uid, &per_channel)?;
+                let scalars = [Some(a.epsilon_tensor_uid), running.map(|r| r[0])];
+                if scalars
+                    .into_iter()
+                    .flatten()
+                    .any(|u| self.spec(u).value.is_none())
+                {
+                    return Err("epsilon and momentum must be pass-by-value scalars".into());
+                }
+                vec![OpSpec::NormForward(NormSpec {
+                    mode: cudnnBackendNormMode_t::CUDNN_BATCH_NORM,
+                    phase: cudnnBackendNormFwdPhase_t::CUDNN_NORM_FWD_TRAINING,
+                    x,
+                    scale: a.scale_tensor_uid,
+                    bias: Some(a.bias_tensor_uid),
+                    epsilon: a.epsilon_tensor_uid,
+                    y: a.y_tensor_uid,
+                    mean: Some(mean),
+                    inv_variance: Some(inv_variance),
+                    running,
+                    views: Vec::new(),
+                })]
+            }
+            NodeAttributes::BatchnormBackwardAttributes(a) => {
+                let (Some(mean), Some(inv_variance)) =
+                    (a.mean_tensor_uid, a.inv_variance_tensor_uid)
+                else {
+                    return Err("batch-norm backward needs the saved mean and inv_variance".into());
+                };
+                if !a.peer_stats_tensor_uid.is_empty() {
+                    return Err("batch norm across devices (peer statistics) is not supported by CUDNN_ENGINE".into());
+                }
+                let per_channel = [
+                    a.scale_tensor_uid,
+                    mean,
+                    inv_variance,
+                    a.dscale_tensor_uid,
+                    a.dbias_tensor_uid,
+                ];
+                self.batch_norm_tensors(a.x_tensor_uid, a.dx_tensor_uid, &per_channel)?;
+                self.batch_norm_tensors(a.dy_tensor_uid, a.dx_tensor_uid, &[])?;
+                vec![OpSpec::NormBackward(NormBackwardSpec {
+                    dy: a.dy_tensor_uid,
+                    x: a.x_tensor_uid,
+                    mean,
+                    inv_variance,
+                    scale: a.scale_tensor_uid,
+                    dx: a.dx_tensor_uid,
+                    dscale: a.dscale_tensor_uid,
+                    dbias: a.dbias_tensor_uid,
+                })]
+            }
             NodeAttributes::LayernormAttributes(a) => {
                 let k = usize::try_from(a.normalized_dim_count).unwrap_or(0);
                 let outputs = match a.forward_phase {
@@ -716,6 +838,54 @@ impl Translator<'_> {
                 ));
             }
         })
+    }
+
+    /// Checks a batch norm's tensors as cuDNN's batch-norm engines take them: `x` and
+    /// `y` in memory, 4- or 5-dimensional and channels-last (channel stride 1), one type;
+    /// the per-channel tensors `[1, C, 1, ...]` in memory.
+    fn batch_norm_tensors(&self, x: i64, y: i64, per_channel: &[i64]) -> Result<(), String> {
+        let memory: Vec<i64> = [x, y].iter().chain(per_channel).copied().collect();
+        self.not_scalar(&memory)?;
+        if memory.iter().any(|u| self.out.virtuals.contains(u)) {
+            return Err("batch-norm tensors must be in memory (not virtual)".into());
+        }
+        self.same_type(&[x, y])?;
+        let spec = self.spec(x);
+        let rank = spec.dims.len();
+        if !(rank == 4 || rank == 5) || self.spec(y).dims != spec.dims {
+            return Err("batch norm needs 4- or 5-dimensional x and y of one shape".into());
+        }
+        let channels_last = |u: i64| {
+            let t = self.spec(u);
+            t.strides[1] == 1 || t.dims[1] == 1
+        };
+        if !channels_last(x) || !channels_last(y) {
+            return Err(
+                "batch-norm training and backward are channels-last only in cuDNN (NHWC, NDHWC)"
+                    .into(),
+            );
+        }
+        // cuDNN's batch-norm engines read whole 16-byte vectors of channels (seen on an
+        // H200 with cuDNN 9.14: FLOAT with 4 channels runs, HALF with 4 or FLOAT with 3
+        // gets no engine).
+        let row = spec.dims[1] as usize * element_size(spec.data_type);
+        if row % 16 != 0 {
+            return Err(format!(
+                "batch-norm training and backward need channels × element size to be a multiple of 16 bytes in cuDNN ({} channels of {} bytes)",
+                spec.dims[1],
+                element_size(spec.data_type)
+            ));
+        }
+        for &u in per_channel {
+            let d = &self.spec(u).dims;
+            let ok = d.len() == rank
+                && d[1] == spec.dims[1]
+                && d.iter().enumerate().all(|(i, &e)| i == 1 || e == 1);
+            if !ok {
+                return Err(format!("tensor uid {u} (dims {d:?}) is not per channel"));
+            }
+        }
+        Ok(())
     }
 
     /// A layer or RMS norm over the trailing `k` dims, as cuDNN's norm engines take it:
@@ -804,6 +974,7 @@ impl Translator<'_> {
             y,
             mean,
             inv_variance,
+            running: None,
             views,
         }))
     }

@@ -9,10 +9,11 @@
 //!
 //! # What it runs
 //! A graph is claimed when [`graph::Translation`] accepts every tensor and node
-//! (convolution forward/data gradient/weight gradient, matmul, pointwise arithmetic and
-//! activations, batch-norm inference; FLOAT, HALF and BFLOAT16; packed layouts, NHWC
-//! preferred: NCHW convolutions cost cuDNN extra layout work). The decision needs no
-//! device work. Building a plan ([`plan`]) turns the whole graph into one cuDNN
+//! (convolution forward/data gradient/weight gradient, HALF/BFLOAT16 matmul, pointwise
+//! arithmetic and activations, batch-norm inference, training and backward, layer and
+//! RMS norm; FLOAT, HALF and BFLOAT16; packed layouts, NHWC preferred: NCHW convolutions
+//! cost cuDNN extra layout work); its module docs list the exact rules. The decision
+//! needs no device work. Building a plan ([`plan`]) turns the whole graph into one cuDNN
 //! operation graph where cuDNN runs it, and otherwise into fused chains (a
 //! convolution and its bias, activation and residual add in one kernel), so a ResNet
 //! bottleneck block runs as three cuDNN plans.

@@ -388,7 +388,7 @@ impl Builder<'_> {
             OpSpec::ConvForward { w, .. } | OpSpec::ConvBackwardData { w, .. } => is_float(w),
             OpSpec::ConvBackwardFilter { dw, .. } => is_float(dw),
             OpSpec::Matmul { a, .. } => is_float(a),
-            OpSpec::Pointwise { .. } | OpSpec::NormForward(_) => false,
+            OpSpec::Pointwise { .. } | OpSpec::NormForward(_) | OpSpec::NormBackward(_) => false,
         });
         // The chosen mode's proposals first; cuDNN's fallback list when none of them
         // suits the knobs (e.g. FP32 without TF32, where mode A proposes tensor-core
@@ -666,6 +666,49 @@ fn operation(
                     &t[&v],
                 )?;
             }
+            if let Some([momentum, prev_mean, prev_var, next_mean, next_var]) = n.running {
+                d.set_descriptor(
+                    Attr::CUDNN_ATTR_OPERATION_NORM_FWD_EXP_AVG_FACTOR_DESC,
+                    &t[&momentum],
+                )?
+                .set_descriptor(
+                    Attr::CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_MEAN_DESC,
+                    &t[&prev_mean],
+                )?
+                .set_descriptor(
+                    Attr::CUDNN_ATTR_OPERATION_NORM_FWD_INPUT_RUNNING_VAR_DESC,
+                    &t[&prev_var],
+                )?
+                .set_descriptor(
+                    Attr::CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_MEAN_DESC,
+                    &t[&next_mean],
+                )?
+                .set_descriptor(
+                    Attr::CUDNN_ATTR_OPERATION_NORM_FWD_OUTPUT_RUNNING_VAR_DESC,
+                    &t[&next_var],
+                )?;
+            }
+        }
+        OpSpec::NormBackward(n) => {
+            d = Descriptor::new(Kind::CUDNN_BACKEND_OPERATION_NORM_BACKWARD_DESCRIPTOR)?;
+            d.set_norm_mode(
+                Attr::CUDNN_ATTR_OPERATION_NORM_BWD_MODE,
+                crate::cudnn::sys::cudnnBackendNormMode_t::CUDNN_BATCH_NORM,
+            )?
+            .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_BWD_XDESC, &t[&n.x])?
+            .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_BWD_DYDESC, &t[&n.dy])?
+            .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_BWD_MEAN_DESC, &t[&n.mean])?
+            .set_descriptor(
+                Attr::CUDNN_ATTR_OPERATION_NORM_BWD_INV_VARIANCE_DESC,
+                &t[&n.inv_variance],
+            )?
+            .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_BWD_SCALE_DESC, &t[&n.scale])?
+            .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_BWD_DXDESC, &t[&n.dx])?
+            .set_descriptor(
+                Attr::CUDNN_ATTR_OPERATION_NORM_BWD_DSCALE_DESC,
+                &t[&n.dscale],
+            )?
+            .set_descriptor(Attr::CUDNN_ATTR_OPERATION_NORM_BWD_DBIAS_DESC, &t[&n.dbias])?;
         }
         OpSpec::Pointwise {
             mode,

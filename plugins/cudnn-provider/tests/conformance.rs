@@ -37,6 +37,10 @@ fn refusal_kind(graph: &Graph) -> Option<&'static str> {
         "FLOAT matmul (cuDNN computes it in TF32)"
     } else if reason.contains("matmul") {
         "matmul beyond rank 3 or with broadcast batch dimensions"
+    } else if reason.contains("multiple of 16 bytes") {
+        "batch-norm training/backward with channels not a multiple of 16 bytes"
+    } else if reason.contains("channels-last only") {
+        "batch-norm training/backward outside channels-last layouts"
     } else if reason.contains("innermost in memory") {
         "normalization over dims that are not innermost in memory"
     } else if reason.contains("TAN on FLOAT") {
@@ -50,7 +54,9 @@ fn refusal_kind(graph: &Graph) -> Option<&'static str> {
     })
 }
 
-const KINDS: [&str; 11] = [
+const KINDS: [&str; 13] = [
+    "batch-norm training/backward with channels not a multiple of 16 bytes",
+    "batch-norm training/backward outside channels-last layouts",
     "normalization over dims that are not innermost in memory",
     "operation not claimed by CUDNN_ENGINE (see its crate docs)",
     "strided layout: CUDNN_ENGINE claims packed tensors only",

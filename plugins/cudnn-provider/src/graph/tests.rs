@@ -153,7 +153,30 @@ fn what_cudnn_cannot_run_is_not_claimed() {
         &Layout::Nchw,
         DataType::Float,
     );
-    refuse(&training, "BatchnormAttributes is not supported");
+    refuse(&training, "channels-last only");
+    let nhwc = graphs::batchnorm_training(
+        &[2, 8, 4, 4],
+        1e-5,
+        Some(0.1),
+        &Layout::Nhwc,
+        DataType::Half,
+    );
+    let t = Translation::new(&nhwc).unwrap();
+    let OpSpec::NormForward(n) = &t.nodes[0].1[0] else {
+        panic!()
+    };
+    assert_eq!(n.mode, cudnnBackendNormMode_t::CUDNN_BATCH_NORM);
+    assert!(n.running.is_some());
+    assert_eq!(
+        t.nodes[0].1[0].outputs().len(),
+        5,
+        "y, mean, inv_variance, next running mean and variance"
+    );
+    let bwd = graphs::batchnorm_backward(&[2, 8, 4, 4], &Layout::Nhwc, DataType::Bfloat16);
+    assert!(matches!(
+        Translation::new(&bwd).unwrap().nodes[0].1[0],
+        OpSpec::NormBackward(_)
+    ));
     let strided = Layout::Explicit(vec![("in_0".into(), vec![64, 16, 4, 2])]);
     let p = hipdnn_test_sdk::reference::PointwiseParams::new(PointwiseMode::RELU_FWD);
     let g = graphs::pointwise(
