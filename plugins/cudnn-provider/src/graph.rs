@@ -869,7 +869,7 @@ impl Translator<'_> {
         // H200 with cuDNN 9.14: FLOAT with 4 channels runs, HALF with 4 or FLOAT with 3
         // gets no engine).
         let row = spec.dims[1] as usize * element_size(spec.data_type);
-        if row % 16 != 0 {
+        if !row.is_multiple_of(16) {
             return Err(format!(
                 "batch-norm training and backward need channels × element size to be a multiple of 16 bytes in cuDNN ({} channels of {} bytes)",
                 spec.dims[1],
