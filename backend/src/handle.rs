@@ -49,7 +49,21 @@ pub struct Handle {
     /// The stream last set; changed through `&self`, so that a handle shared by the C
     /// API's descriptors (which borrow it) can still have its stream set.
     stream: AtomicPtr<ihipStream_t>,
+    /// Plugins loaded but without a plugin handle here, and why.
+    unavailable: Vec<UnavailablePlugin>,
     pub(crate) set: Arc<PluginSet>,
+}
+
+/// A loaded plugin that made no plugin handle for a [`Handle`] (its `Create` failed, e.g.
+/// a GPU plugin on a machine without the GPU), so its engines are not offered there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnavailablePlugin {
+    /// The plugin's name.
+    pub name: String,
+    /// Its file.
+    pub path: PathBuf,
+    /// Why: the plugin's own message where it gave one.
+    pub reason: String,
 }
 
 // SAFETY: the raw plugin handles and the stream are opaque pointers owned by this value;
@@ -68,6 +82,7 @@ impl Handle {
         let set = manager::acquire();
         let mut plugin_handles: Vec<PluginHandle> = Vec::new();
         let mut routes = HashMap::new();
+        let mut unavailable = Vec::new();
         for (index, plugin) in set.plugins().iter().enumerate() {
             let raw = match plugin.create_handle() {
                 Ok(raw) => raw,
@@ -76,6 +91,15 @@ impl Handle {
                         "Failed to create handle for plugin '{}': {error}",
                         plugin.name()
                     );
+                    unavailable.push(UnavailablePlugin {
+                        name: plugin.name().to_owned(),
+                        path: plugin.path().to_path_buf(),
+                        reason: if error.message.is_empty() {
+                            error.to_string()
+                        } else {
+                            error.message.clone()
+                        },
+                    });
                     continue;
                 }
             };
@@ -106,6 +130,7 @@ impl Handle {
             plugin_handles,
             routes,
             stream: AtomicPtr::new(std::ptr::null_mut()),
+            unavailable,
             set,
         }
     }
@@ -143,6 +168,12 @@ impl Handle {
     /// The stream last set (`hipdnnGetStream`); null is HIP's default stream.
     pub fn stream(&self) -> hipStream_t {
         self.stream.load(Ordering::Relaxed)
+    }
+
+    /// The loaded plugins that made no plugin handle for this handle, with why (their
+    /// engines are not offered here).
+    pub fn unavailable_plugins(&self) -> &[UnavailablePlugin] {
+        &self.unavailable
     }
 
     /// Paths of the plugins loaded in this process (`hipdnnGetLoadedEnginePluginPaths_ext`).

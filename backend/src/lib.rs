@@ -147,7 +147,7 @@ pub use discovery::{
 };
 pub use error::{LoadError, PluginCallError};
 pub use execution::{OperationGraph, Plan, RankedEngine, VariantPack};
-pub use handle::{EngineSummary, Handle};
+pub use handle::{EngineSummary, Handle, UnavailablePlugin};
 pub use hipdnn_data_sdk::MemoryKind;
 pub use loader::load_plugins;
 pub use logging::PLUGIN_LOG_TARGET;

@@ -167,6 +167,26 @@ fn each_hostile_plugin_is_skipped_with_its_message_and_the_good_one_serves() {
          handle. Status: {HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR}, Error: panic in \
          hipdnnEnginePluginCreate: deliberate panic in create_handle"
     ));
+    // The handle says which plugins made no handle here, and why (the plugin's words).
+    let unavailable: Vec<(&str, &str)> = handle
+        .unavailable_plugins()
+        .iter()
+        .map(|p| (p.name.as_str(), p.reason.as_str()))
+        .collect();
+    assert_eq!(
+        unavailable,
+        [
+            ("bad_create_fails", "no device for bad_create_fails"),
+            (
+                "bad_create_panics",
+                "panic in hipdnnEnginePluginCreate: deliberate panic in create_handle"
+            ),
+        ]
+    );
+    assert_eq!(
+        handle.unavailable_plugins()[0].path,
+        canon("libbad_create_fails.so")
+    );
     logged("Plugin 'bad_null_handle' returned null handle");
     logged(
         "Plugin 'collide_b' returned a handle that collides with another plugin ('collide_a'). \

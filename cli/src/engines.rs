@@ -180,12 +180,16 @@ pub fn engines(json_output: bool) -> CliResult<()> {
                 Value::Object(v)
             })
             .collect();
-        println!("{}", pretty(&json!({ "engines": list })));
+        println!(
+            "{}",
+            pretty(&json!({ "engines": list, "unavailable_plugins": unavailable_json(&handle) }))
+        );
         return Ok(());
     }
 
     if engines.is_empty() {
         no_engines();
+        print_unavailable(&handle);
         return Ok(());
     }
     let rows: Vec<Vec<String>> = engines.iter().map(engine_cells).collect();
@@ -203,7 +207,28 @@ pub fn engines(json_output: bool) -> CliResult<()> {
             }
         }
     }
+    print_unavailable(&handle);
     Ok(())
+}
+
+/// The loaded plugins that made no handle, as JSON.
+fn unavailable_json(handle: &Handle) -> Value {
+    handle
+        .unavailable_plugins()
+        .iter()
+        .map(|p| json!({ "plugin": p.name, "path": p.path, "reason": p.reason }))
+        .collect()
+}
+
+/// Says which loaded plugins offer no engines here, and why (e.g. a GPU plugin on a
+/// machine without the GPU).
+fn print_unavailable(handle: &Handle) {
+    for p in handle.unavailable_plugins() {
+        println!(
+            "plugin {} is loaded but unavailable here: {}",
+            p.name, p.reason
+        );
+    }
 }
 
 /// Where an applicable engine stands in the ranking for the graph.
@@ -414,6 +439,7 @@ pub fn plugins(json_output: bool) -> CliResult<()> {
             "plugin_dir": search.path,
             "plugin_dir_source": origin,
             "loaded": loaded,
+            "unavailable": unavailable_json(&handle),
             "refused": problems.iter().map(|(p, e)| json!({ "path": p, "error": e })).collect::<Vec<_>>(),
         });
         println!("{}", pretty(&v));
@@ -425,7 +451,14 @@ pub fn plugins(json_output: bool) -> CliResult<()> {
     } else {
         println!("loaded plugins:");
         for path in &loaded {
-            println!("  {}", path.display());
+            let why = handle
+                .unavailable_plugins()
+                .iter()
+                .find(|p| &p.path == path);
+            match why {
+                Some(p) => println!("  {} (unavailable here: {})", path.display(), p.reason),
+                None => println!("  {}", path.display()),
+            }
         }
     }
     if !problems.is_empty() {

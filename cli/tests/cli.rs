@@ -296,6 +296,37 @@ fn engines_lists_the_example_engine_and_its_knob() {
 }
 
 #[test]
+fn plugins_without_a_handle_here_are_named_with_why() {
+    // A plugin whose Create fails (as a GPU plugin does on a machine without the GPU).
+    let s = Scratch::new();
+    let failing = test_plugin("hipdnn-backend", "bad_create_fails");
+    std::fs::copy(failing, s.path("plugins/libbad_create_fails.so")).unwrap();
+    let run = s.hipdnn(&["plugins"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout
+            .contains("libbad_create_fails.so (unavailable here: no device for bad_create_fails)"),
+        "{run:#?}"
+    );
+    let run = s.hipdnn(&["engines"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("EXAMPLE_RELU_ENGINE"), "{run:#?}");
+    assert!(
+        run.stdout.contains(
+            "plugin bad_create_fails is loaded but unavailable here: no device for bad_create_fails"
+        ),
+        "{run:#?}"
+    );
+    let run = s.hipdnn(&["plugins", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["unavailable"][0]["plugin"], "bad_create_fails", "{v}");
+    assert_eq!(
+        v["unavailable"][0]["reason"], "no device for bad_create_fails",
+        "{v}"
+    );
+}
+
+#[test]
 fn plugins_and_plugin_dir_name_the_directory() {
     let s = Scratch::new();
     let run = s.hipdnn(&["plugin-dir"]);

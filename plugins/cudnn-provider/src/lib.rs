@@ -33,6 +33,7 @@
 use std::ffi::CStr;
 use std::sync::Arc;
 
+use hipdnn_plugin_sdk::abi::HIPDNN_PLUGIN_STATUS_NOT_INITIALIZED;
 use hipdnn_plugin_sdk::knobs::GlobalSettings;
 use hipdnn_plugin_sdk::prelude::*;
 
@@ -168,17 +169,20 @@ impl EnginePlugin for CudnnPlugin {
     }
 
     fn create_handle() -> PluginResult<State> {
-        let found = probe::probe().map_err(|reason| {
-            PluginError::internal(format!("CUDNN_ENGINE is unavailable: {reason}"))
-        })?;
+        // NOT_INITIALIZED: the machine cannot run the engine (not a failure of the call).
+        let unavailable = |reason: String| {
+            PluginError::new(
+                HIPDNN_PLUGIN_STATUS_NOT_INITIALIZED,
+                format!("CUDNN_ENGINE is unavailable: {reason}"),
+            )
+        };
+        let found = probe::probe().map_err(unavailable)?;
         tracing::info!(
             "cuDNN {} on {} CUDA device(s)",
             probe::version_text(found.cudnn_version),
             found.devices
         );
-        DeviceState::open(found).map(Arc::new).map_err(|reason| {
-            PluginError::internal(format!("CUDNN_ENGINE is unavailable: {reason}"))
-        })
+        DeviceState::open(found).map(Arc::new).map_err(unavailable)
     }
 
     fn stream_changed(handle: &State, stream: hipStream_t) -> PluginResult<()> {

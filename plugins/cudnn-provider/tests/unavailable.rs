@@ -53,6 +53,13 @@ fn the_cpu_engine_serves_when_cudnn_cannot() {
                     && log.contains(&reason),
                 "the log should say why: {log}"
             );
+            let unavailable = handle.unavailable_plugins();
+            assert_eq!(unavailable.len(), 1, "{unavailable:?}");
+            assert_eq!(unavailable[0].name, "hipdnn_cudnn_provider");
+            assert_eq!(
+                unavailable[0].reason,
+                format!("CUDNN_ENGINE is unavailable: {reason}")
+            );
             let graph = OperationGraph::new(hipdnn_frontend::samples::conv_bias_relu()).unwrap();
             let plan = handle.build_plan(&graph, &[]).unwrap();
             assert_eq!(plan.engine_name(), "CPU_ENGINE");
@@ -60,6 +67,7 @@ fn the_cpu_engine_serves_when_cudnn_cannot() {
         }
         Ok(found) => {
             assert!(found.devices > 0);
+            assert!(handle.unavailable_plugins().is_empty());
             let id = handle.engine_id_by_name("CUDNN_ENGINE").unwrap();
             let graph = OperationGraph::new(hipdnn_frontend::samples::conv_bias_relu()).unwrap();
             let plan = handle.create_plan(&graph, id, &[]).unwrap();
