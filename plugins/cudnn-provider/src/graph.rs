@@ -11,9 +11,10 @@
 //! * tensors of FLOAT, HALF or BFLOAT16 in fully packed layouts (any dimension order,
 //!   so NCHW and NHWC alike; NHWC is the fast one for convolutions), pass-by-value
 //!   scalars of any float type, nodes computing in FLOAT;
-//! * convolution forward, data gradient and weight gradient over 2 or 3 spatial
+//! * convolution forward, data gradient and weight gradient over 1, 2 or 3 spatial
 //!   dimensions (cross-correlation or convolution, any padding, stride, dilation and
-//!   grouping that the tensor shapes imply), with x, w and y of one type;
+//!   grouping that the tensor shapes imply; 1-D runs as 2-D with a unit height), with x,
+//!   w and y of one type;
 //! * matmul of HALF or BFLOAT16 operands of rank 2 or 3 with equal batch dimensions
 //!   (cuDNN computes FLOAT matmuls in TF32, so they are not claimed);
 //! * pointwise arithmetic (ADD, ADD_SQUARE, SUB, MUL, DIV, MAX_OP, MIN_OP) and unary
@@ -79,6 +80,10 @@ pub struct ConvSpec {
     pub stride: Vec<i64>,
     /// Dilations.
     pub dilation: Vec<i64>,
+    /// A 1-D convolution run as 2-D: a unit dimension goes in front of the length in
+    /// every rank-3 tensor of its stage (and a zero/one entry in front of each of the
+    /// geometry lists above, which are already 2-D).
+    pub lifted_1d: bool,
 }
 
 /// Parameters of a pointwise function (cuDNN's defaults when absent).
@@ -580,9 +585,9 @@ impl Translator<'_> {
         self.not_scalar(&[x, w, y])?;
         self.same_type(&[x, w, y])?;
         let rank = self.rank(x);
-        if !(rank == 4 || rank == 5) || self.rank(w) != rank || self.rank(y) != rank {
+        if !(3..=5).contains(&rank) || self.rank(w) != rank || self.rank(y) != rank {
             return Err(format!(
-                "convolutions need 4- or 5-dimensional tensors (x has {rank})"
+                "convolutions need 3- to 5-dimensional tensors (x has {rank})"
             ));
         }
         let spatial = rank - 2;
@@ -599,13 +604,23 @@ impl Translator<'_> {
                 ));
             }
         }
+        // cuDNN convolves 2 or 3 spatial dims: a 1-D convolution gets a unit height.
+        let lifted_1d = spatial == 1;
+        let lift = |v: &[i64], unit: i64| {
+            if lifted_1d {
+                std::iter::once(unit).chain(v.iter().copied()).collect()
+            } else {
+                v.to_vec()
+            }
+        };
         Ok(ConvSpec {
             mode,
             compute: self.compute,
-            pre_padding: pre.to_vec(),
-            post_padding: post.to_vec(),
-            stride: stride.to_vec(),
-            dilation: dilation.to_vec(),
+            pre_padding: lift(pre, 0),
+            post_padding: lift(post, 0),
+            stride: lift(stride, 1),
+            dilation: lift(dilation, 1),
+            lifted_1d,
         })
     }
 
@@ -1134,6 +1149,23 @@ impl Translation {
                     t.dims.insert(0, 1);
                     t.strides.insert(0, outer.max(1));
                 }
+            }
+        }
+        // A 1-D convolution's stage is 2-D: a unit dimension before the length.
+        let lifted = ops.iter().any(|op| match op {
+            OpSpec::ConvForward { conv, .. }
+            | OpSpec::ConvBackwardData { conv, .. }
+            | OpSpec::ConvBackwardFilter { conv, .. } => conv.lifted_1d,
+            _ => false,
+        });
+        if lifted {
+            for t in tensors
+                .iter_mut()
+                .filter(|t| t.dims.len() == 3 && t.value.is_none())
+            {
+                let stride = t.dims[2] * t.strides[2];
+                t.dims.insert(2, 1);
+                t.strides.insert(2, stride.max(1));
             }
         }
         // A normalization's tensors take its views.

@@ -306,3 +306,41 @@ fn normalizations_are_viewed_as_outer_by_inner() {
     );
     assert!(Translation::new(&g).unwrap_err().contains("innermost"));
 }
+
+#[test]
+fn one_dimensional_convolutions_run_as_two_dimensional() {
+    let spec = graphs::ConvSpec::new(&[2, 4, 9], &[6, 4, 3]).with(|p| p.stride(2).padding(1));
+    for layout in [Layout::Nchw, Layout::Nhwc] {
+        for g in [
+            graphs::conv_fprop(&spec, &layout, DataType::Half),
+            graphs::conv_wgrad(&spec, &layout, DataType::Float),
+            graphs::conv_bias_relu(&spec, &layout, DataType::Bfloat16),
+        ] {
+            let t = Translation::new(&g).unwrap();
+            let all: Vec<usize> = (0..t.nodes.len()).collect();
+            let stage = t.stage(&all);
+            let conv = stage
+                .ops
+                .iter()
+                .find_map(|op| match op {
+                    OpSpec::ConvForward { conv, .. } | OpSpec::ConvBackwardFilter { conv, .. } => {
+                        Some(conv)
+                    }
+                    _ => None,
+                })
+                .unwrap();
+            assert!(conv.lifted_1d);
+            assert_eq!(
+                (conv.stride.as_slice(), conv.pre_padding.as_slice()),
+                (&[1, 2][..], &[0, 1][..])
+            );
+            for s in stage.tensors.iter().filter(|s| s.value.is_none()) {
+                assert_eq!(s.dims.len(), 4, "{s:?}");
+                assert_eq!(s.dims[2], 1, "{s:?}");
+                let d: Vec<usize> = s.dims.iter().map(|&v| v as usize).collect();
+                let st: Vec<usize> = s.strides.iter().map(|&v| v as usize).collect();
+                assert!(is_packed(&d, &st), "{s:?}");
+            }
+        }
+    }
+}
