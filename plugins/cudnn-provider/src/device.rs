@@ -13,8 +13,9 @@ use crate::probe::Available;
 /// stream last used.
 #[derive(Debug)]
 pub struct DeviceState {
-    context: Context,
+    // Fields drop in order: the cuDNN handle before the context it lives in.
     cudnn: Mutex<Bound>,
+    context: Context,
     /// What the probe found.
     pub found: Available,
 }

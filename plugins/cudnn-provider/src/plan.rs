@@ -94,12 +94,13 @@ struct StagePlan {
 /// A built plan.
 #[derive(Debug)]
 pub struct CudnnPlan {
-    state: Arc<DeviceState>,
+    // Fields drop in order: the cuDNN plans before the handle they were finalized on.
     stages: Vec<StagePlan>,
     /// Pass-by-value scalars, at stable addresses.
     scalars: Box<[f32]>,
     /// Bytes of inter-stage tensors at the start of the workspace.
     scratch_bytes: usize,
+    state: Arc<DeviceState>,
 }
 
 fn round_up(n: usize) -> usize {
