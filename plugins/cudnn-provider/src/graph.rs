@@ -41,7 +41,7 @@ use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::TensorValue;
 use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes, PointwiseAttributes};
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode};
-use hipdnn_plugin_sdk::graph::{AnyEpilogue, GraphIndex, HeadKind, partition};
+use hipdnn_plugin_sdk::graph::{AnyEpilogue, Chain, GraphIndex, HeadKind, partition};
 
 use crate::cudnn::sys::{
     cudnnBackendNormFwdPhase_t, cudnnBackendNormMode_t, cudnnConvolutionMode_t, cudnnDataType_t,
@@ -272,6 +272,9 @@ pub struct Translation {
     /// the memory its producer reads (HALF between HALF convolutions, so the next one
     /// stays on HALF tensor cores).
     pub storage_types: HashMap<i64, cudnnDataType_t>,
+    /// The graph cut into fusable chains (node positions), the fallback a plan builds
+    /// from when cuDNN does not run the whole graph at once.
+    pub chains: Vec<Vec<usize>>,
 }
 
 /// A cuDNN data type for a hipDNN one the engine claims.
@@ -388,6 +391,7 @@ impl Translation {
                 bound: BTreeSet::new(),
                 virtuals: BTreeSet::new(),
                 storage_types: HashMap::new(),
+                chains: Vec::new(),
             },
             next_uid,
             compute: cudnnDataType_t::CUDNN_DATA_FLOAT,
@@ -414,8 +418,11 @@ impl Translation {
             }
             tr.out.nodes.push((n.name.clone(), ops));
         }
-        let translation = tr.out;
-        translation.check_standalone_pointwise(graph)?;
+        let Translator { index, out, .. } = tr;
+        let mut translation = out;
+        let chains = partition(&index, &AnyEpilogue);
+        translation.check_standalone_pointwise(&chains)?;
+        translation.chains = chains.iter().map(|c| c.nodes().collect()).collect();
         Ok(translation)
     }
 }
@@ -1216,9 +1223,8 @@ impl Translation {
     /// into a convolution's or matmul's epilogue) with an operand cuDNN's pointwise
     /// engines cannot broadcast: they broadcast only along the outer dimensions of the
     /// layout (a per-channel bias in NHWC, not in NCHW).
-    fn check_standalone_pointwise(&self, graph: &Graph) -> Result<(), String> {
-        let index = GraphIndex::new(graph).map_err(|e| e.to_string())?;
-        for chain in partition(&index, &AnyEpilogue) {
+    fn check_standalone_pointwise(&self, chains: &[Chain]) -> Result<(), String> {
+        for chain in chains {
             if matches!(
                 chain.head_kind,
                 HeadKind::Convolution | HeadKind::Matmul | HeadKind::Other

@@ -20,7 +20,6 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use hipdnn_flatbuffers_sdk::model::Graph;
-use hipdnn_plugin_sdk::graph::{AnyEpilogue, GraphIndex, partition};
 use hipdnn_plugin_sdk::prelude::*;
 
 use crate::cudnn::safe::{self, CudnnHandle, Descriptor, VariantPack};
@@ -138,12 +137,10 @@ impl CudnnPlan {
         if let Some(whole) = builder.try_stage(&all)? {
             stages.push(whole);
         } else {
-            let index = GraphIndex::new(graph).map_err(|e| PluginError::internal(e.to_string()))?;
-            for chain in partition(&index, &AnyEpilogue) {
-                let nodes: Vec<usize> = chain.nodes().collect();
+            for nodes in &translation.chains {
                 // The whole graph was one chain: already refused as a whole.
-                let tried = nodes == all;
-                builder.cover(&nodes, tried, &mut stages)?;
+                let tried = *nodes == all;
+                builder.cover(nodes, tried, &mut stages)?;
             }
         }
         // Scratch for virtual tensors passed between stages.
