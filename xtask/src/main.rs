@@ -181,8 +181,8 @@ struct Package {
     target: String,
 }
 
-/// What `cargo metadata` says the workspace ships: engine plugins (packages under
-/// `plugins/` with a cdylib target) and the `hipdnn` binary, if some package has it.
+/// What `cargo metadata` says the workspace ships: engine plugins (packages directly
+/// under `plugins/` with a cdylib target) and the `hipdnn` binary, if some package has it.
 fn shipped_packages(root: &Path) -> Result<(Vec<Package>, Option<Package>)> {
     let output = cargo()
         .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
@@ -211,7 +211,10 @@ fn shipped_packages(root: &Path) -> Result<(Vec<Package>, Option<Package>)> {
                 .filter_map(|k| k.as_str())
                 .collect();
             let target_name = target["name"].as_str().unwrap_or_default().to_owned();
-            if kinds.contains(&"cdylib") && manifest.starts_with(&plugins_dir) {
+            // Engine plugins are the packages directly under `plugins/`; a cdylib
+            // deeper down (a provider's test library) is never installed.
+            let is_plugin = manifest.parent().and_then(Path::parent) == Some(plugins_dir.as_path());
+            if kinds.contains(&"cdylib") && is_plugin {
                 plugins.push(Package {
                     name: name.clone(),
                     target: target_name,
