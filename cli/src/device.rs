@@ -1,6 +1,8 @@
 //! The device path of `hipdnn run`: device buffers for an engine that takes device
-//! memory (from `hipdnn-gpu`, the CUDA driver loaded at run time), a stream for the
-//! handle, and timing with CUDA events on it.
+//! memory, a stream for the handle, and timing with events on it. The memory is HIP's
+//! when a HIP runtime with a device is there ([`crate::hip`]: the runtime hipDNN's
+//! engines are written for; `HIPDNN_HIP_LIBRARY` names one), else CUDA's (from
+//! `hipdnn-gpu`, the CUDA driver loaded at run time).
 //!
 //! The host buffers of `run` stay the staging area: inputs (and the `0xFF`-poisoned
 //! outputs) are copied in before the first execution and every tensor is copied back
@@ -15,18 +17,124 @@ use hipdnn_gpu::{DeviceBuffer, Event, Gpu, Stream};
 use crate::error::{CliError, CliResult};
 use crate::tensors::{AlignedBuffer, IoTensor};
 
-/// The GPU, a device buffer per tensor, the workspace and the stream the handle uses.
+/// Device buffers, the workspace and a stream, on a HIP or a CUDA device.
 ///
 /// Declare it before the [`Handle`] it is set on, so that it is dropped after: the
 /// handle's plugins keep the stream.
-pub struct DeviceRun {
+pub enum DeviceRun {
+    /// HIP device memory.
+    Hip(crate::hip::HipRun),
+    /// CUDA device memory.
+    Cuda(CudaRun),
+}
+
+impl DeviceRun {
+    /// Opens the device (HIP if a HIP runtime with a device is there, else CUDA),
+    /// allocates a buffer per tensor (a copy of its host buffer) and the plan's
+    /// workspace, and creates the stream.
+    ///
+    /// # Errors
+    /// No device (both reasons, naming the engine that needs it); the runtime's
+    /// failures, naming the tensor.
+    pub fn new(
+        engine: &str,
+        tensors: &[IoTensor],
+        host: &[AlignedBuffer],
+        workspace_size: usize,
+    ) -> CliResult<Self> {
+        match hipdnn_rocm_sys::hip::Hip::open() {
+            Ok(hip) => crate::hip::HipRun::new(hip, tensors, host, workspace_size).map(Self::Hip),
+            Err(hip_reason) => CudaRun::new(engine, tensors, host, workspace_size, &hip_reason)
+                .map(Self::Cuda),
+        }
+    }
+
+    /// `CUDA device 0 (NVIDIA H200)`, `HIP device 0 (libamdhip64.so.6)`.
+    pub fn device_name(&self) -> String {
+        match self {
+            Self::Hip(d) => d.device_name(),
+            Self::Cuda(d) => d.device_name(),
+        }
+    }
+
+    /// Sets the stream on every plugin handle of `handle`.
+    ///
+    /// # Errors
+    /// A plugin refusing the stream.
+    pub fn set_stream(&self, handle: &Handle) -> CliResult<()> {
+        match self {
+            Self::Hip(d) => d.set_stream(handle),
+            Self::Cuda(d) => d.set_stream(handle),
+        }
+    }
+
+    /// The variant pack: each tensor's device buffer.
+    pub fn pack(&self, tensors: &[IoTensor]) -> VariantPack {
+        match self {
+            Self::Hip(d) => d.pack(tensors),
+            Self::Cuda(d) => d.pack(tensors),
+        }
+    }
+
+    /// Waits for the stream.
+    ///
+    /// # Errors
+    /// The runtime's.
+    pub fn synchronize(&self) -> CliResult<()> {
+        match self {
+            Self::Hip(d) => d.synchronize(),
+            Self::Cuda(d) => d.synchronize(),
+        }
+    }
+
+    /// Runs the plan once, timed with events around it; milliseconds of device time.
+    ///
+    /// # Errors
+    /// The execution's or the runtime's.
+    pub fn execute_once(&self, plan: &Plan<'_>, pack: &VariantPack) -> CliResult<f64> {
+        Ok(self.execute_timed(plan, pack, 1, || {})?[0])
+    }
+
+    /// Runs the plan `n` times back to back on the stream with an event between
+    /// executions, waits, and gives each execution's device time in milliseconds;
+    /// `tick` runs after each enqueue (the progress bar).
+    ///
+    /// # Errors
+    /// The execution's or the runtime's.
+    pub fn execute_timed(
+        &self,
+        plan: &Plan<'_>,
+        pack: &VariantPack,
+        n: usize,
+        tick: impl FnMut(),
+    ) -> CliResult<Vec<f64>> {
+        match self {
+            Self::Hip(d) => d.execute_timed(plan, pack, n, tick),
+            Self::Cuda(d) => d.execute_timed(plan, pack, n, tick),
+        }
+    }
+
+    /// Copies every tensor back into its host buffer (after [`synchronize`](Self::synchronize)).
+    ///
+    /// # Errors
+    /// The runtime's, naming the tensor (a kernel fault shows here at the latest).
+    pub fn copy_back(&self, tensors: &[IoTensor], host: &mut [AlignedBuffer]) -> CliResult<()> {
+        match self {
+            Self::Hip(d) => d.copy_back(tensors, host),
+            Self::Cuda(d) => d.copy_back(tensors, host),
+        }
+    }
+}
+
+/// A CUDA device, a device buffer per tensor, the workspace and the stream.
+pub struct CudaRun {
     gpu: Gpu,
     stream: Stream,
     buffers: Vec<DeviceBuffer>,
     workspace: Option<DeviceBuffer>,
 }
 
-impl Drop for DeviceRun {
+impl Drop for CudaRun {
     fn drop(&mut self) {
         // On an early error executions may still be queued: let them finish before
         // their buffers are freed.
@@ -34,22 +142,17 @@ impl Drop for DeviceRun {
     }
 }
 
-impl DeviceRun {
-    /// Opens the GPU, allocates a buffer per tensor (a copy of its host buffer) and the
-    /// plan's workspace, and creates the stream.
-    ///
-    /// # Errors
-    /// No GPU (the reason from [`Gpu::open`], naming the engine that needs it); the
-    /// driver's failures, naming the tensor.
-    pub fn new(
+impl CudaRun {
+    fn new(
         engine: &str,
         tensors: &[IoTensor],
         host: &[AlignedBuffer],
         workspace_size: usize,
+        hip_reason: &str,
     ) -> CliResult<Self> {
         let gpu = Gpu::open_default().map_err(|e| {
             CliError::failed(format!(
-                "engine {engine} takes device memory, and no GPU is available: {e}"
+                "engine {engine} takes device memory, and no GPU is available: HIP: {hip_reason}; CUDA: {e}"
             ))
         })?;
         let gpu_error = |what: String| {
@@ -81,16 +184,11 @@ impl DeviceRun {
         })
     }
 
-    /// `CUDA device 0 (NVIDIA H200)`.
-    pub fn device_name(&self) -> String {
+    fn device_name(&self) -> String {
         self.gpu.to_string()
     }
 
-    /// Sets the stream on every plugin handle of `handle`.
-    ///
-    /// # Errors
-    /// A plugin refusing the stream.
-    pub fn set_stream(&self, handle: &Handle) -> CliResult<()> {
+    fn set_stream(&self, handle: &Handle) -> CliResult<()> {
         // SAFETY: the stream is a live stream of the device the plugins run on, and
         // `self` outlives the handle's use of it (the type's contract: declared before
         // the handle, dropped after it).
@@ -98,8 +196,7 @@ impl DeviceRun {
             .map_err(|e| CliError::backend("setting the stream on the handle", e))
     }
 
-    /// The variant pack: each tensor's device buffer.
-    pub fn pack(&self, tensors: &[IoTensor]) -> VariantPack {
+    fn pack(&self, tensors: &[IoTensor]) -> VariantPack {
         let mut pack = VariantPack::new();
         for (t, b) in tensors.iter().zip(&self.buffers) {
             pack.set(t.uid, b.as_ptr());
@@ -129,8 +226,7 @@ impl DeviceRun {
             .map_err(|e| CliError::backend("execution failed", e))
     }
 
-    /// Waits for the stream.
-    pub fn synchronize(&self) -> CliResult<()> {
+    fn synchronize(&self) -> CliResult<()> {
         self.stream
             .synchronize()
             .map_err(self.gpu_error("synchronizing the stream after execution"))
@@ -152,15 +248,7 @@ impl DeviceRun {
             .map_err(self.gpu_error("recording an event"))
     }
 
-    /// Runs the plan once, timed with events around it; milliseconds of device time.
-    pub fn execute_once(&self, plan: &Plan<'_>, pack: &VariantPack) -> CliResult<f64> {
-        Ok(self.execute_timed(plan, pack, 1, || {})?[0])
-    }
-
-    /// Runs the plan `n` times back to back on the stream with an event between
-    /// executions, waits, and gives each execution's device time in milliseconds;
-    /// `tick` runs after each enqueue (the progress bar).
-    pub fn execute_timed(
+    fn execute_timed(
         &self,
         plan: &Plan<'_>,
         pack: &VariantPack,
@@ -186,11 +274,7 @@ impl DeviceRun {
             .collect()
     }
 
-    /// Copies every tensor back into its host buffer (after [`synchronize`](Self::synchronize)).
-    ///
-    /// # Errors
-    /// The driver's, naming the tensor (a kernel fault shows here at the latest).
-    pub fn copy_back(&self, tensors: &[IoTensor], host: &mut [AlignedBuffer]) -> CliResult<()> {
+    fn copy_back(&self, tensors: &[IoTensor], host: &mut [AlignedBuffer]) -> CliResult<()> {
         for ((t, d), h) in tensors.iter().zip(&self.buffers).zip(host) {
             d.copy_to_host(h.as_mut_slice())
                 .map_err(self.gpu_error(&format!("copying tensor {} back", t.label())))?;

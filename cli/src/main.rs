@@ -18,6 +18,7 @@
 mod device;
 mod engines;
 mod error;
+mod hip;
 mod knobs;
 mod npy;
 mod run;
@@ -79,10 +80,11 @@ enum Command {
     ///
     /// Buffers follow the chosen engine's memory kind: host buffers for a host engine
     /// (timed with the wall clock); for a device engine, device buffers and a stream on
-    /// CUDA device 0 (the CUDA driver, loaded at run time; CUDA_VISIBLE_DEVICES picks
-    /// the device), inputs copied in, outputs copied out after the stream is
-    /// synchronized, timed with CUDA events on the stream. Without a GPU a device
-    /// engine fails with the reason (exit 1). --device picks among device engines only.
+    /// HIP device 0 when a HIP runtime with a device is there (HIPDNN_HIP_LIBRARY names
+    /// one), else CUDA device 0 (the CUDA driver; CUDA_VISIBLE_DEVICES picks the
+    /// device), both loaded at run time; inputs copied in, outputs copied out after the
+    /// stream is synchronized, timed with events on the stream. Without a GPU a device
+    /// engine fails with the reasons (exit 1). --device picks among device engines only.
     Run(run::RunArgs),
 }
 

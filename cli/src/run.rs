@@ -50,12 +50,12 @@ pub struct RunArgs {
     #[arg(long = "knob", value_name = "ID=VALUE")]
     pub knobs: Vec<KnobArg>,
     /// Time N executions after one warm-up and print median/min/max (wall clock for
-    /// host engines, CUDA events on the stream for device engines)
+    /// host engines, events on the stream for device engines)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub iters: Option<u32>,
     /// Run on an engine that takes device memory (the best-ranked one, or the one
-    /// --engine names, which must be one): device buffers and a stream on CUDA device
-    /// 0; fails when no GPU is available
+    /// --engine names, which must be one): device buffers and a stream on HIP device 0,
+    /// else CUDA device 0; fails when no GPU is available
     #[arg(long)]
     pub device: bool,
 }
@@ -229,7 +229,7 @@ fn run_on_host(
 }
 
 /// Runs the plan on device buffers on the device run's stream (set on the handle),
-/// timed with CUDA events on that stream, then copies every tensor back into `buffers`.
+/// timed with events on that stream, then copies every tensor back into `buffers`.
 fn run_on_device(
     device: &DeviceRun,
     handle: &Handle,
@@ -248,7 +248,7 @@ fn run_on_device(
     let pack = device.pack(tensors);
     match iters {
         None => println!(
-            "time: {:.3} ms (one execution, CUDA events)",
+            "time: {:.3} ms (one execution, device events)",
             device.execute_once(plan, &pack)?
         ),
         Some(n) => {
@@ -257,7 +257,7 @@ fn run_on_device(
             let mut times = device.execute_timed(plan, &pack, n as usize, || bar.inc(1))?;
             bar.finish_and_clear();
             println!(
-                "{} (device time, CUDA events on the stream)",
+                "{} (device time, events on the stream)",
                 timing_summary(&mut times, graph_flops(g))
             );
         }

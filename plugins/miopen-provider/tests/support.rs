@@ -47,6 +47,7 @@ pub unsafe fn use_soft_miopen(soft: &Path) {
 
 /// Device memory through a HIP runtime's `hipMalloc`/`hipMemcpy` (the software HIP's
 /// host memory, or a real device's).
+#[derive(Debug)]
 pub struct HipAllocator {
     hip: HipApi,
     label: String,

@@ -9,7 +9,7 @@
 pub mod load;
 pub mod result;
 pub mod safe;
-pub mod sys;
+pub use hipdnn_rocm_sys as sys;
 
 pub use load::Runtime;
 pub use result::{HipError, MiopenError};

@@ -152,10 +152,11 @@ c_enum!(
     }
 );
 
-opaque!(ihipStream_t => hipStream_t);
+opaque!(ihipStream_t => hipStream_t, ihipEvent_t => hipEvent_t);
 
 library! {
-    /// The HIP runtime functions the provider (and its tests' device memory) uses.
+    /// The HIP runtime functions the provider uses, and those hosts use for device
+    /// memory, streams and timing (the tests, `hipdnn run`).
     pub struct HipApi in hip_fn {
         fn hipGetDeviceCount(count: *mut c_int) -> hipError_t;
         fn hipRuntimeGetVersion(version: *mut c_int) -> hipError_t;
@@ -165,6 +166,13 @@ library! {
         fn hipMemcpy(dst: *mut c_void, src: *const c_void, size: usize, kind: hipMemcpyKind) -> hipError_t;
         fn hipDeviceSynchronize() -> hipError_t;
         fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t;
+        fn hipStreamCreate(stream: *mut hipStream_t) -> hipError_t;
+        fn hipStreamDestroy(stream: hipStream_t) -> hipError_t;
+        fn hipEventCreate(event: *mut hipEvent_t) -> hipError_t;
+        fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) -> hipError_t;
+        fn hipEventSynchronize(event: hipEvent_t) -> hipError_t;
+        fn hipEventElapsedTime(ms: *mut c_float, start: hipEvent_t, stop: hipEvent_t) -> hipError_t;
+        fn hipEventDestroy(event: hipEvent_t) -> hipError_t;
     }
 }
 
