@@ -151,6 +151,9 @@ pub use handle::{EngineSummary, Handle, UnavailablePlugin};
 pub use hipdnn_data_sdk::MemoryKind;
 pub use loader::load_plugins;
 pub use logging::PLUGIN_LOG_TARGET;
-pub use manager::{PluginSet, UnloadMode, set_engine_plugin_paths, set_plugin_unload_mode};
+pub use manager::{
+    DroppedEngine, PluginSet, RefusedPlugin, UnloadMode, set_engine_plugin_paths,
+    set_plugin_unload_mode,
+};
 pub use plugin::{EngineInfo, EngineName, LoadedPlugin};
 pub use status::{BackendError, BackendResult};

@@ -167,19 +167,36 @@ fn each_hostile_plugin_is_skipped_with_its_message_and_the_good_one_serves() {
          handle. Status: {HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR}, Error: panic in \
          hipdnnEnginePluginCreate: deliberate panic in create_handle"
     ));
-    // The handle says which plugins made no handle here, and why (the plugin's words).
-    let unavailable: Vec<(&str, &str)> = handle
+    // The handle says which plugins made no handle here, and why (the plugin's words
+    // where it gave some), and which engines it therefore does not offer.
+    let unavailable: Vec<(&str, &str, Vec<String>)> = handle
         .unavailable_plugins()
         .iter()
-        .map(|p| (p.name.as_str(), p.reason.as_str()))
+        .map(|p| (p.name.as_str(), p.reason.as_str(), p.engines.clone()))
         .collect();
     assert_eq!(
         unavailable,
         [
-            ("bad_create_fails", "no device for bad_create_fails"),
+            (
+                "bad_create_fails",
+                "no device for bad_create_fails",
+                vec![engine_id_to_hex(901)]
+            ),
             (
                 "bad_create_panics",
-                "panic in hipdnnEnginePluginCreate: deliberate panic in create_handle"
+                "panic in hipdnnEnginePluginCreate: deliberate panic in create_handle",
+                vec!["CREATE_PANICS_ENGINE".to_owned()]
+            ),
+            (
+                "bad_null_handle",
+                "hipdnnEnginePluginCreate succeeded but returned a null handle",
+                vec![engine_id_to_hex(902)]
+            ),
+            (
+                "collide_b",
+                "hipdnnEnginePluginCreate returned the handle plugin 'collide_a' returned (a \
+                 symbol collision between plugins: build them with -fvisibility=hidden)",
+                vec![engine_id_to_hex(904)]
             ),
         ]
     );
@@ -210,6 +227,48 @@ fn each_hostile_plugin_is_skipped_with_its_message_and_the_good_one_serves() {
         engine_id_to_hex(relu),
         good.display()
     ));
+    // Both dropped engines are listed with why, next to the plugin that declared them.
+    let dropped: Vec<(&str, String, &str, &Path, &str)> = handle
+        .dropped_engines()
+        .iter()
+        .map(|e| {
+            (
+                e.name.as_str(),
+                engine_id_to_hex(e.id),
+                e.plugin_name.as_str(),
+                e.plugin_path.as_path(),
+                e.reason.as_str(),
+            )
+        })
+        .collect();
+    let not_this = engine_id_to_hex(engine_name_to_id("NOT_THIS_ENGINES_NAME"));
+    let duplicate_reason = format!(
+        "plugin '{GOOD_NAME}' ([{}]) already provides this id; the first plugin keeps it",
+        good.display()
+    );
+    assert_eq!(
+        dropped,
+        [
+            (
+                "NOT_THIS_ENGINES_NAME",
+                engine_id_to_hex(real),
+                "bad_engine_name",
+                canon("libbad_engine_name.so").as_path(),
+                format!(
+                    "its name hashes to {not_this}, not to its id {}",
+                    engine_id_to_hex(real)
+                )
+                .as_str(),
+            ),
+            (
+                RELU,
+                engine_id_to_hex(relu),
+                GOOD_NAME,
+                dup.as_path(),
+                duplicate_reason.as_str(),
+            ),
+        ]
+    );
     // collide_b's handle was given back to it and accepted (its Destroy checks the value).
     assert!(
         !errors.iter().any(|line| line.contains("destroy")),
@@ -723,4 +782,91 @@ fn a_plan_descriptor_keeps_its_handle_alive_after_hipdnn_destroy() {
         assert_eq!(live_handle_count(), 0, "the handle went with the plan");
         ok(hipdnnBackendDestroyDescriptor(pack));
     }
+}
+
+/// A plugin whose two engine-count calls disagree at its (only) load is refused, and the
+/// handle says so with that load's reason, even though loading the same library again
+/// would succeed (it changes its answer afterwards).
+#[test]
+fn plugin_whose_engine_counts_disagree_is_listed_as_refused() {
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin"]);
+    let odd = install_as(dir.path(), "bad_count_first_load", "bad_count_first_load");
+    std::fs::write(dir.path().join("libtruncated.so"), b"\x7fELF\x02\x01").unwrap();
+    std::fs::create_dir(dir.path().join("y.so")).unwrap();
+    use_only(dir.path());
+    set_plugin_unload_mode(UnloadMode::Lazy);
+
+    let handle = Handle::new();
+    let canon = |file: &str| dir.path().canonicalize().unwrap().join(file);
+    assert_eq!(handle.loaded_plugin_paths(), [canon("libgood_plugin.so")]);
+    let refused: Vec<(PathBuf, &str)> = handle
+        .refused_plugins()
+        .iter()
+        .map(|r| (r.path.clone(), r.reason.as_str()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (
+                canon("y.so"),
+                format!(
+                    "plugin file {} is a directory, not a regular file: not opened",
+                    canon("y.so").display()
+                )
+                .as_str()
+            ),
+            (
+                odd.clone(),
+                format!(
+                    "plugin {} reported 3 engines, then wrote 2 engine ids",
+                    odd.display()
+                )
+                .as_str()
+            ),
+            (
+                canon("libtruncated.so"),
+                format!(
+                    "plugin {} is not a loadable shared object: the file is 6 bytes, shorter \
+                     than an ELF header (64 bytes)",
+                    canon("libtruncated.so").display()
+                )
+                .as_str()
+            ),
+        ]
+    );
+    // A second handle shares the set and its record (nothing is loaded again).
+    let again = Handle::new();
+    assert_eq!(again.refused_plugins(), handle.refused_plugins());
+}
+
+/// An engine whose plugin names it with a null string is dropped (and named in the
+/// list with why); the plugin's other engine is kept.
+#[test]
+fn an_engine_with_a_null_name_is_listed_as_dropped() {
+    let _serial = serial();
+    let dir = temp_dir();
+    let path = install_as(dir.path(), "bad_null_engine_name", "bad_null_engine_name");
+    use_only(dir.path());
+
+    let handle = Handle::new();
+    let dropped = handle.dropped_engines();
+    assert_eq!(dropped.len(), 1, "{dropped:#?}");
+    assert_eq!(
+        (dropped[0].id, dropped[0].name.as_str()),
+        (821, engine_id_to_hex(821).as_str())
+    );
+    assert_eq!(dropped[0].plugin_name, "bad_null_engine_name");
+    assert_eq!(dropped[0].plugin_path, path);
+    assert_eq!(
+        dropped[0].reason,
+        "its name could not be read: hipdnnEnginePluginGetEngineName succeeded for engine 821 \
+         but returned a null name"
+    );
+    // Its Create is not implemented: the plugin is unavailable and its kept engine, 822,
+    // not offered; the listing says both.
+    let unavailable = handle.unavailable_plugins();
+    assert_eq!(unavailable.len(), 1);
+    assert_eq!(unavailable[0].engines, [engine_id_to_hex(822)]);
 }
