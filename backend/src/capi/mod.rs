@@ -176,7 +176,9 @@ fn not_live(ptr: *const c_void, want: Object, found: Option<Object>) -> BackendE
 
 /// Checks that non-null `ptr` is a live `want`.
 pub(crate) fn check_live(ptr: *const c_void, want: Object) -> BackendResult<()> {
-    match live_read().get(&ptr.addr()).copied() {
+    // The lock is released before a refusal is described.
+    let found = live_read().get(&ptr.addr()).copied();
+    match found {
         Some(found) if found == want => Ok(()),
         found => Err(not_live(ptr, want, found)),
     }
