@@ -1,15 +1,25 @@
 // A plugin that counts its work: how often its engine decides applicability and how
-// often it builds a plan, read back through the extra export `counting_plugin_counts`.
-// The backend's lifecycle tests use it to show that one plan creation analyses a graph
-// once and builds once, through the Rust API and through the C API.
+// often it builds a plan, read back through the extra export `counting_plugin_counts`,
+// and how many of its plans are alive (`counting_plugin_live_plans`). The backend's
+// lifecycle tests use it to show that one plan creation analyses a graph once and
+// builds once, through the Rust API and through the C API, and that every plan is
+// released once.
 
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use hipdnn_plugin_sdk::prelude::*;
 
 static ANALYSES: AtomicU64 = AtomicU64::new(0);
 static BUILDS: AtomicU64 = AtomicU64::new(0);
+/// Plans built and not yet dropped (a plugin handle's plan cache holds some).
+static LIVE_PLANS: AtomicI64 = AtomicI64::new(0);
+
+/// The number of this plugin's plans alive: built and not dropped.
+#[unsafe(no_mangle)]
+pub extern "C" fn counting_plugin_live_plans() -> i64 {
+    LIVE_PLANS.load(Ordering::SeqCst)
+}
 
 /// Writes (applicability decisions, plan builds) so far.
 ///
@@ -29,6 +39,19 @@ pub unsafe extern "C" fn counting_plugin_counts(out: *mut [u64; 2]) {
 
 /// Writes nothing: the counts are what the tests look at.
 struct Noop;
+
+impl Noop {
+    fn new() -> Self {
+        LIVE_PLANS.fetch_add(1, Ordering::SeqCst);
+        Self
+    }
+}
+
+impl Drop for Noop {
+    fn drop(&mut self) {
+        LIVE_PLANS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
 
 impl IPlan for Noop {
     fn workspace_size(&self) -> usize {
@@ -54,7 +77,7 @@ impl IPlanBuilder for Counting {
 
     fn build_plan(&self, _: &Handle, _: &GraphView<'_>, _: ()) -> PluginResult<BoxedPlan> {
         BUILDS.fetch_add(1, Ordering::SeqCst);
-        Ok(Box::new(Noop))
+        Ok(Box::new(Noop::new()))
     }
 }
 

@@ -1,4 +1,15 @@
-/* The hipDNN backend C API (hipdnn-rs). */
+/* The hipDNN backend C API (hipdnn-rs).
+
+ Conventions: a null pointer argument is HIPDNN_STATUS_BAD_PARAM_NULL_POINTER (destroy
+ functions accept null); out-parameters are written only on success; a failure leaves a
+ message for hipdnnGetLastErrorString on the calling thread.
+
+ Handles and descriptors are looked up among the live ones before use: a double destroy,
+ a pointer this library never handed out, or a handle passed as a descriptor (and the
+ reverse) is HIPDNN_STATUS_BAD_PARAM, never dereferenced. hipDNN itself crashes on these,
+ so portable code must not rely on it; and a destroyed pointer whose address a newer
+ object reuses is taken for that object. Other pointers (out-parameters, arrays,
+ buffers) cannot be checked: invalid ones crash. */
 
 #ifndef HIPDNN_BACKEND_H
 #define HIPDNN_BACKEND_H
@@ -407,7 +418,10 @@ extern "C" {
 hipdnnStatus_t hipdnnCreate(hipdnnHandle_t *handle);
 
 /*
- Destroys a handle; null does nothing.
+ Destroys a handle; null does nothing. A pointer that is not a live handle (destroyed
+ already, never made by [`hipdnnCreate`], a descriptor) is `BAD_PARAM` and nothing is
+ freed; hipDNN itself crashes on a double destroy, so portable code must not rely on
+ this.
 
  The handle and what it owns (its plugin handles; with `HIPDNN_PLUGIN_UNLOAD_EAGER` and
  no other handle, the plugins) go now, unless descriptors that refer to it are alive:
@@ -417,7 +431,7 @@ hipdnnStatus_t hipdnnCreate(hipdnnHandle_t *handle);
  destroyed safely, but not executed ([`hipdnnBackendExecute`] needs the live handle).
 
  # Safety
- `handle` is null or a live handle, not used afterwards.
+ `handle` is null or any pointer; not used afterwards once destroyed.
  */
 hipdnnStatus_t hipdnnDestroy(hipdnnHandle_t handle);
 
@@ -499,8 +513,11 @@ hipdnnStatus_t hipdnnGetEngineCount_ext(hipdnnHandle_t handle, size_t *count);
 
 /*
  The engine at `index` (engines sorted by name, then id, then plugin name): its id and,
- two-call each, its name, plugin name, plugin version and plugin type. A null string
- buffer asks for that string's size; null `id` is allowed (not written).
+ two-call each, its name, plugin name, plugin version and plugin type. For each string,
+ a null length skips it (its buffer must then be null too: a buffer without its length
+ is `BAD_PARAM_NULL_POINTER`), a null buffer with a length asks for the size (NUL
+ included), and a buffer smaller than that is `BAD_PARAM_SIZE_INSUFFICIENT` with
+ nothing written; null `id` is allowed (not written).
 
  # Safety
  `handle` is a live handle; each length is null or valid for reads and writes; each
@@ -544,20 +561,28 @@ hipdnnStatus_t hipdnnBackendCreateDescriptor(hipdnnBackendDescriptorType_t descr
 /*
  Destroys a descriptor; null does nothing. An execution plan descriptor releases the
  plugin's plan; a descriptor that referred to a handle releases its reference, which
- destroys the handle when `hipdnnDestroy` already released the caller's.
+ destroys the handle when `hipdnnDestroy` already released the caller's. A pointer
+ that is not a live descriptor (destroyed already, never made here, a handle) is
+ `BAD_PARAM` and nothing is freed; hipDNN itself crashes on a double destroy, so
+ portable code must not rely on this.
 
  # Safety
- `descriptor` is null or a live descriptor, not used afterwards.
+ `descriptor` is null or any pointer; not used afterwards once destroyed.
  */
 hipdnnStatus_t hipdnnBackendDestroyDescriptor(hipdnnBackendDescriptor_t descriptor);
 
 /*
  Sets an attribute of an unfinalized descriptor (`NOT_INITIALIZED` once finalized).
- Setting a handle (`HIPDNN_TYPE_HANDLE`) takes a reference to it.
+ Setting a handle (`HIPDNN_TYPE_HANDLE`) takes a reference to it. A negative `count`,
+ or one above 16,777,216 (2^24) elements, is `BAD_PARAM`, checked before the array is
+ read. Handles and descriptors in the array are checked against the live ones and
+ their kind: a descriptor where a handle is expected, a descriptor of the wrong kind
+ (e.g. not an OPERATIONGRAPH for `HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH`), the
+ descriptor being set, or a destroyed one is `BAD_PARAM` naming what was expected.
 
  # Safety
- `descriptor` is a live descriptor; `array` is null or valid for `count` elements of
- the type `attribute_type` names; descriptors and handles in it are live.
+ `descriptor` is null or any pointer (checked against the live descriptors); `array`
+ is null or valid for `count` elements of the type `attribute_type` names.
  */
 hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t descriptor, hipdnnBackendAttributeName_t name, hipdnnBackendAttributeType_t attribute_type, int64_t count, const void *array);
 
@@ -566,7 +591,7 @@ hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t descriptor, h
  work its kind stands for (ranking engines, building the plan).
 
  # Safety
- `descriptor` is a live descriptor.
+ `descriptor` is null or any pointer (checked against the live descriptors).
  */
 hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
 
@@ -575,11 +600,13 @@ hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
  `min(requested, available)` elements to `array` and the available count to
  `*count`. A null `array` (or `requested` 0) asks for the count only. For
  `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
- descriptors, which are filled and finalized.
+ descriptors, which are filled and finalized (each checked against the live
+ descriptors, and of kind ENGINECFG, else `BAD_PARAM`).
 
  # Safety
- `descriptor` is a live descriptor; `count` is null or writable; `array` is null or
- valid for `requested` elements of the type `attribute_type` names.
+ `descriptor` is null or any pointer (checked against the live descriptors); `count`
+ is null or writable; `array` is null or valid for `requested` elements of the type
+ `attribute_type` names.
  */
 hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t descriptor, hipdnnBackendAttributeName_t name, hipdnnBackendAttributeType_t attribute_type, int64_t requested, int64_t *count, void *array);
 
@@ -627,13 +654,15 @@ hipdnnStatus_t hipdnnBackendGetSerializedJsonGraph_ext(hipdnnBackendDescriptor_t
  Runs a finalized execution plan with a finalized variant pack on `handle` (the
  plan's handle). The pack is checked against the graph first (a pointer for every
  non-virtual tensor, aligned; a workspace when one is needed): on any mismatch
- nothing runs. A plan whose handle was destroyed cannot run: no live handle is the
- plan's.
+ nothing runs. A plan whose handle was destroyed cannot run: the destroyed handle is
+ `BAD_PARAM` (not a live handle) and no live handle is the plan's; the plan can still
+ be queried and destroyed, which releases its execution context, its plugin handle
+ and its reference to the plugin, once.
 
  # Safety
- `handle` is null or a live handle; the descriptors are live; the pack's pointers are
- valid for the tensors their uids name and the workspace for the plan's workspace
- size.
+ The handle and descriptors are null or any pointers (checked against the live ones);
+ the pack's pointers are valid for the tensors their uids name and the workspace for
+ the plan's workspace size.
  */
 hipdnnStatus_t hipdnnBackendExecute(hipdnnHandle_t handle, hipdnnBackendDescriptor_t execution_plan, hipdnnBackendDescriptor_t variant_pack);
 

@@ -19,10 +19,15 @@
 //! 2. [`LoadingMode::Additive`] searches the default (or environment) directory and the
 //!    custom paths; [`LoadingMode::Absolute`] only the custom paths. Relative paths are
 //!    resolved against the backend module's directory, never the working directory.
-//! 3. A directory is scanned non-recursively for regular files (symbolic links followed)
-//!    whose extension is `.so`; anything else in it is ignored.
+//! 3. A directory is scanned non-recursively for entries whose extension is `.so`:
+//!    regular files (symbolic links followed) are plugin files. Any other entry named
+//!    like a plugin (a directory, a FIFO, a device, a socket, a link to one of those, a
+//!    dangling link, a link loop) is reported with what it is ([`DiscoveryError`]),
+//!    found with `stat` alone: it is never opened, so a FIFO cannot block discovery.
+//!    Entries without the extension are ignored.
 //! 4. Any other path is a file: a name without extension gets `lib` + name + `.so`; a
-//!    name with another extension is rejected; a missing file is an error.
+//!    name with another extension is rejected; a missing file is an error, and so is
+//!    anything but a regular file (as in rule 3).
 //! 5. Files are canonicalized, deduplicated by canonical path (a symbolic link and its
 //!    target load once) and returned in sorted order, which is the load order.
 //!
@@ -36,7 +41,9 @@
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
+use std::fs::FileType;
 use std::io;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -257,8 +264,8 @@ pub fn search_paths(config: &PluginPaths, env: &SearchEnvironment) -> Vec<Search
     paths
 }
 
-/// Why a search path gave no plugin. Each is reported by the caller as
-/// `Error loading plugin from [path]: {error}`.
+/// Why a search path, or an entry named like a plugin in a searched directory, gave no
+/// plugin. Each is reported by the caller as `Error loading plugin from [path]: {error}`.
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoveryError {
     /// The file does not exist (after the `lib` + `.so` completion, if any).
@@ -275,10 +282,45 @@ pub enum DiscoveryError {
         /// Its extension, without the dot.
         extension: String,
     },
-    /// The path exists but is neither a directory nor a regular file.
-    #[error("plugin path {path} is neither a directory nor a regular file")]
+    /// The path is not a regular file (a directory named like a plugin, a FIFO, a
+    /// device, a socket): it is not opened.
+    #[error("plugin file {} is a {kind}, not a regular file: not opened", path.display())]
     NotAFile {
         /// The path.
+        path: PathBuf,
+        /// What it is ([`file_kind`]).
+        kind: &'static str,
+    },
+    /// A symbolic link to something other than a regular file: not opened.
+    #[error(
+        "plugin file {} is a symbolic link to {}, a {kind}, not a regular file: not opened",
+        path.display(),
+        target.display()
+    )]
+    LinkToNonFile {
+        /// The link.
+        path: PathBuf,
+        /// What it points to (its first hop).
+        target: PathBuf,
+        /// What the final target is ([`file_kind`]).
+        kind: &'static str,
+    },
+    /// A symbolic link whose target does not exist.
+    #[error(
+        "plugin file {} is a dangling symbolic link (to {}, which does not exist)",
+        path.display(),
+        target.display()
+    )]
+    DanglingLink {
+        /// The link.
+        path: PathBuf,
+        /// What it points to (its first hop).
+        target: PathBuf,
+    },
+    /// A symbolic link that never reaches a file (`ELOOP`).
+    #[error("plugin file {} is a symbolic link loop", path.display())]
+    LinkLoop {
+        /// The link.
         path: PathBuf,
     },
     /// A directory or file that cannot be read or canonicalized.
@@ -324,7 +366,10 @@ pub fn discover_plugin_files(paths: &[SearchPath]) -> Discovery {
         let path = &search.path;
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => match scan_dir(path) {
-                Ok(found) => files.extend(found),
+                Ok(found) => {
+                    files.extend(found.files);
+                    problems.extend(found.problems);
+                }
                 Err(source) => problems.push((
                     path.clone(),
                     DiscoveryError::Io {
@@ -356,34 +401,96 @@ fn has_plugin_extension(path: &Path) -> bool {
     path.extension() == Some(OsStr::new(PLUGIN_EXTENSION))
 }
 
-/// The canonical paths of the regular `.so` files directly inside `dir`. Entries that
-/// vanish or cannot be resolved while scanning are skipped.
+/// What a file type is, in words ("directory", "FIFO", "character device", …).
+pub fn file_kind(kind: &FileType) -> &'static str {
+    if kind.is_file() {
+        "regular file"
+    } else if kind.is_dir() {
+        "directory"
+    } else if kind.is_symlink() {
+        "symbolic link"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_socket() {
+        "socket"
+    } else if kind.is_char_device() {
+        "character device"
+    } else if kind.is_block_device() {
+        "block device"
+    } else {
+        "special file"
+    }
+}
+
+/// Checks with `stat` (never opening it) that `path` is a regular file or a symbolic
+/// link to one; otherwise says what it is.
+fn regular_file(path: &Path) -> Result<(), DiscoveryError> {
+    let link_target = || std::fs::read_link(path).ok();
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) => {
+            let kind = file_kind(&meta.file_type());
+            let path = path.to_path_buf();
+            Err(match link_target() {
+                Some(target) => DiscoveryError::LinkToNonFile { path, target, kind },
+                None => DiscoveryError::NotAFile { path, kind },
+            })
+        }
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(DiscoveryError::LinkLoop {
+            path: path.to_path_buf(),
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let path = path.to_path_buf();
+            Err(match link_target() {
+                Some(target) => DiscoveryError::DanglingLink { path, target },
+                None => DiscoveryError::NotFound { path },
+            })
+        }
+        Err(source) => Err(DiscoveryError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// The canonical paths of the regular `.so` files directly inside `dir`, and why each
+/// other `.so` entry is not one (sorted by path). An entry that vanishes while scanning
+/// is skipped.
 ///
 /// The directory is canonicalized once: a regular file in it (the entry's type comes
-/// with the directory listing) is then canonical as `dir/name`; only symbolic links
-/// are resolved one by one.
-fn scan_dir(dir: &Path) -> io::Result<Vec<PathBuf>> {
+/// with the directory listing) is then canonical as `dir/name`; only other entries are
+/// looked at one by one, with `stat`.
+fn scan_dir(dir: &Path) -> io::Result<Discovery> {
     let dir = dir.canonicalize()?;
     let mut found = Vec::new();
+    let mut problems = Vec::new();
     for entry in std::fs::read_dir(&dir)? {
         let entry = entry?;
         let path = entry.path();
         if !has_plugin_extension(&path) {
             continue;
         }
-        match entry.file_type() {
-            Ok(kind) if kind.is_file() => found.push(path),
-            // A link to a plugin is a plugin, under the target's canonical path.
-            _ => {
-                if std::fs::metadata(&path).is_ok_and(|m| m.is_file())
-                    && let Ok(canonical) = path.canonicalize()
-                {
-                    found.push(canonical);
-                }
-            }
+        if entry.file_type().is_ok_and(|kind| kind.is_file()) {
+            found.push(path);
+            continue;
+        }
+        // A link to a plugin is a plugin, under the target's canonical path.
+        match regular_file(&path).and_then(|()| {
+            path.canonicalize().map_err(|source| DiscoveryError::Io {
+                path: path.clone(),
+                source,
+            })
+        }) {
+            Ok(canonical) => found.push(canonical),
+            Err(DiscoveryError::NotFound { .. }) => {}
+            Err(error) => problems.push((path, error)),
         }
     }
-    Ok(found)
+    problems.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Discovery {
+        files: found,
+        problems,
+    })
 }
 
 /// One path taken as a file: the extension rules, then existence, then the canonical
@@ -410,17 +517,9 @@ fn plugin_file(path: &Path) -> Result<PathBuf, DiscoveryError> {
             });
         }
     };
-    match std::fs::metadata(&file) {
-        Ok(meta) if meta.is_file() => file.canonicalize().map_err(|source| DiscoveryError::Io {
-            path: file.clone(),
-            source,
-        }),
-        Ok(_) => Err(DiscoveryError::NotAFile { path: file }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            Err(DiscoveryError::NotFound { path: file })
-        }
-        Err(source) => Err(DiscoveryError::Io { path: file, source }),
-    }
+    regular_file(&file)?;
+    file.canonicalize()
+        .map_err(|source| DiscoveryError::Io { path: file, source })
 }
 
 #[cfg(test)]
@@ -567,12 +666,158 @@ mod tests {
         touch(&d.join("noext"));
         fs::create_dir(d.join("nested")).expect("mkdir");
         touch(&d.join("nested/libdeep.so"));
-        fs::create_dir(d.join("dir.so")).expect("a directory named like a plugin");
         let mut config = PluginPaths::new();
         config.set_engine_plugin_paths([d], LoadingMode::Absolute);
         let found = discover(&config, &env_at(d));
         assert_eq!(found.files, vec![canonical(&d.join("liba.so"))]);
         assert!(found.problems.is_empty(), "{:?}", found.problems);
+    }
+
+    /// The reasons of `found`, as `(file name, message)`.
+    fn reasons(found: &Discovery) -> Vec<(String, String)> {
+        found
+            .problems
+            .iter()
+            .map(|(path, error)| {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, error.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn odd_entries_named_like_plugins_are_reported_with_what_they_are() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let d = canonical(dir.path());
+        touch(&d.join("libgood.so"));
+        fs::create_dir(d.join("y.so")).expect("a directory named like a plugin");
+        symlink(d.join("libloop_b.so"), d.join("libloop_a.so")).expect("symlink");
+        symlink(d.join("libloop_a.so"), d.join("libloop_b.so")).expect("symlink");
+        symlink(d.join("missing.so"), d.join("libdangling.so")).expect("symlink");
+        symlink("/dev/zero", d.join("libzero.so")).expect("symlink");
+        symlink(d.join("y.so"), d.join("libtodir.so")).expect("symlink");
+        let _socket =
+            std::os::unix::net::UnixListener::bind(d.join("libsocket.so")).expect("a socket");
+        let mut config = PluginPaths::new();
+        config.set_engine_plugin_paths([&d], LoadingMode::Absolute);
+        let found = discover(&config, &env_at(&d));
+        assert_eq!(found.files, vec![d.join("libgood.so")]);
+        let p = |name: &str| d.join(name).display().to_string();
+        assert_eq!(
+            reasons(&found),
+            [
+                (
+                    "libdangling.so".to_owned(),
+                    format!(
+                        "plugin file {} is a dangling symbolic link (to {}, which does not exist)",
+                        p("libdangling.so"),
+                        p("missing.so")
+                    )
+                ),
+                (
+                    "libloop_a.so".to_owned(),
+                    format!("plugin file {} is a symbolic link loop", p("libloop_a.so"))
+                ),
+                (
+                    "libloop_b.so".to_owned(),
+                    format!("plugin file {} is a symbolic link loop", p("libloop_b.so"))
+                ),
+                (
+                    "libsocket.so".to_owned(),
+                    format!(
+                        "plugin file {} is a socket, not a regular file: not opened",
+                        p("libsocket.so")
+                    )
+                ),
+                (
+                    "libtodir.so".to_owned(),
+                    format!(
+                        "plugin file {} is a symbolic link to {}, a directory, not a regular \
+                         file: not opened",
+                        p("libtodir.so"),
+                        p("y.so")
+                    )
+                ),
+                (
+                    "libzero.so".to_owned(),
+                    format!(
+                        "plugin file {} is a symbolic link to /dev/zero, a character device, \
+                         not a regular file: not opened",
+                        p("libzero.so")
+                    )
+                ),
+                (
+                    "y.so".to_owned(),
+                    format!(
+                        "plugin file {} is a directory, not a regular file: not opened",
+                        p("y.so")
+                    )
+                ),
+            ]
+        );
+        // Given as files, the same entries get the same reasons.
+        let mut config = PluginPaths::new();
+        config.set_engine_plugin_paths(
+            [d.join("libzero.so"), d.join("libloop_a.so")],
+            LoadingMode::Absolute,
+        );
+        let found = discover(&config, &env_at(&d));
+        assert!(found.files.is_empty());
+        assert_eq!(reasons(&found).len(), 2, "{:?}", found.problems);
+        assert!(matches!(
+            found.problems[0].1,
+            DiscoveryError::LinkToNonFile { .. }
+        ));
+        assert!(matches!(
+            found.problems[1].1,
+            DiscoveryError::LinkLoop { .. }
+        ));
+    }
+
+    #[test]
+    fn fifo_in_plugin_dir_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let d = canonical(dir.path());
+        touch(&d.join("libgood.so"));
+        let fifo = d.join("libfifo.so");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0, "mkfifo");
+        symlink(&fifo, d.join("liblink_to_fifo.so")).expect("symlink");
+        // Discovery runs on another thread: opening the FIFO would block it forever (no
+        // writer ever comes), and the test would fail on the deadline instead of hanging.
+        let (send, receive) = std::sync::mpsc::channel();
+        let scanned = d.clone();
+        std::thread::spawn(move || {
+            let mut config = PluginPaths::new();
+            config.set_engine_plugin_paths([&scanned], LoadingMode::Absolute);
+            let _ = send.send(discover(&config, &env_at(&scanned)));
+        });
+        let found = receive
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("discovery blocked on the FIFO");
+        assert_eq!(found.files, vec![d.join("libgood.so")]);
+        assert_eq!(
+            reasons(&found),
+            [
+                (
+                    "libfifo.so".to_owned(),
+                    format!(
+                        "plugin file {} is a FIFO, not a regular file: not opened",
+                        fifo.display()
+                    )
+                ),
+                (
+                    "liblink_to_fifo.so".to_owned(),
+                    format!(
+                        "plugin file {} is a symbolic link to {}, a FIFO, not a regular file: \
+                         not opened",
+                        d.join("liblink_to_fifo.so").display(),
+                        fifo.display()
+                    )
+                ),
+            ]
+        );
     }
 
     #[test]
@@ -583,11 +828,6 @@ mod tests {
         touch(&target);
         symlink(&target, dir.path().join("libalias.so")).expect("symlink");
         symlink(&target, links.path().join("libelsewhere.so")).expect("symlink");
-        symlink(
-            dir.path().join("missing.so"),
-            dir.path().join("libdangling.so"),
-        )
-        .expect("symlink");
         let mut config = PluginPaths::new();
         config.set_engine_plugin_paths(
             [

@@ -27,6 +27,25 @@ pub struct PluginCallError {
 /// `Error loading plugin from [path]: {error}` and loading goes on with the next file.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// The path is not a regular file (a directory, a FIFO, a device, a socket): it is
+    /// not opened.
+    #[error("plugin {} is a {kind}, not a regular file: not opened", path.display())]
+    NotAFile {
+        /// The plugin path.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// The file is not a shared object this process can map whole (checked before
+    /// `dlopen`, see [`elf`](crate::plugin::elf)): truncated, not ELF, another machine.
+    #[error("plugin {} is not a loadable shared object: {reason}", path.display())]
+    NotLoadable {
+        /// The plugin file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        reason: crate::plugin::elf::ElfError,
+    },
     /// `dlopen` failed (not a shared library, unresolved symbols under `RTLD_NOW`, …).
     #[error("cannot open plugin {}: {source}", path.display())]
     Open {
@@ -153,7 +172,9 @@ impl LoadError {
     /// The plugin file concerned.
     pub fn path(&self) -> &std::path::Path {
         match self {
-            Self::Open { path, .. }
+            Self::NotAFile { path, .. }
+            | Self::NotLoadable { path, .. }
+            | Self::Open { path, .. }
             | Self::MissingSymbol { path, .. }
             | Self::Call { path, .. }
             | Self::NullString { path, .. }

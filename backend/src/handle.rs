@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use hipdnn_plugin_abi::{hipStream_t, hipdnnEnginePluginHandle_t, ihipStream_t};
 
-use crate::manager::{self, PluginSet};
+use crate::manager::{self, DroppedEngine, PluginSet, RefusedPlugin};
 use crate::plugin::LoadedPlugin;
 use crate::status::{BackendError, BackendResult};
 
@@ -55,7 +55,8 @@ pub struct Handle {
 }
 
 /// A loaded plugin that made no plugin handle for a [`Handle`] (its `Create` failed, e.g.
-/// a GPU plugin on a machine without the GPU), so its engines are not offered there.
+/// a GPU plugin on a machine without the GPU; it returned a null handle, or one that
+/// another plugin returned too), so its engines are not offered there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnavailablePlugin {
     /// The plugin's name.
@@ -64,6 +65,8 @@ pub struct UnavailablePlugin {
     pub path: PathBuf,
     /// Why: the plugin's own message where it gave one.
     pub reason: String,
+    /// The names of its admitted engines, which this handle does not offer.
+    pub engines: Vec<String>,
 }
 
 // SAFETY: the raw plugin handles and the stream are opaque pointers owned by this value;
@@ -76,14 +79,24 @@ impl Handle {
     ///
     /// A plugin whose `Create` fails, returns a null handle, or returns a handle equal to
     /// one another plugin returned (a symptom of symbol collisions between plugins) is
-    /// skipped for this handle with an error log; the handle still serves the others. No
-    /// plugin at all is not an error: graphs then find no engine.
+    /// skipped for this handle with an error log and listed in
+    /// [`Handle::unavailable_plugins`]; the handle still serves the others. No plugin at
+    /// all is not an error: graphs then find no engine.
     pub fn new() -> Self {
         let set = manager::acquire();
         let mut plugin_handles: Vec<PluginHandle> = Vec::new();
         let mut routes = HashMap::new();
         let mut unavailable = Vec::new();
         for (index, plugin) in set.plugins().iter().enumerate() {
+            let mut skip = |reason: String| {
+                let engines = set.engines().iter().filter(|e| e.plugin == index);
+                unavailable.push(UnavailablePlugin {
+                    name: plugin.name().to_owned(),
+                    path: plugin.path().to_path_buf(),
+                    reason,
+                    engines: engines.map(|e| e.name.clone()).collect(),
+                });
+            };
             let raw = match plugin.create_handle() {
                 Ok(raw) => raw,
                 Err(error) => {
@@ -91,33 +104,34 @@ impl Handle {
                         "Failed to create handle for plugin '{}': {error}",
                         plugin.name()
                     );
-                    unavailable.push(UnavailablePlugin {
-                        name: plugin.name().to_owned(),
-                        path: plugin.path().to_path_buf(),
-                        reason: if error.message.is_empty() {
-                            error.to_string()
-                        } else {
-                            error.message.clone()
-                        },
+                    skip(if error.message.is_empty() {
+                        error.to_string()
+                    } else {
+                        error.message.clone()
                     });
                     continue;
                 }
             };
             if raw.is_null() {
                 tracing::error!("Plugin '{}' returned null handle", plugin.name());
+                skip("hipdnnEnginePluginCreate succeeded but returned a null handle".to_owned());
                 continue;
             }
             if let Some(other) = plugin_handles.iter().find(|h| h.raw == raw) {
+                let other = set.plugins()[other.plugin].name();
                 tracing::error!(
-                    "Plugin '{}' returned a handle that collides with another plugin ('{}'). This may indicate \
+                    "Plugin '{}' returned a handle that collides with another plugin ('{other}'). This may indicate \
                      a symbol collision between plugins. Ensure all plugins are built with -fvisibility=hidden.",
                     plugin.name(),
-                    set.plugins()[other.plugin].name()
                 );
                 // SAFETY: `raw` was just returned by this plugin's Create and is not used again.
                 if let Err(error) = unsafe { plugin.destroy_handle(raw) } {
                     tracing::error!("{error}");
                 }
+                skip(format!(
+                    "hipdnnEnginePluginCreate returned the handle plugin '{other}' returned \
+                     (a symbol collision between plugins: build them with -fvisibility=hidden)"
+                ));
                 continue;
             }
             let slot = plugin_handles.len();
@@ -174,6 +188,19 @@ impl Handle {
     /// engines are not offered here).
     pub fn unavailable_plugins(&self) -> &[UnavailablePlugin] {
         &self.unavailable
+    }
+
+    /// The plugin paths that gave no loaded plugin in this process, with why (discovery's
+    /// problems, then the files that failed to load), as logged when the plugins were
+    /// loaded.
+    pub fn refused_plugins(&self) -> &[RefusedPlugin] {
+        self.set.refused()
+    }
+
+    /// The engines of loaded plugins that admission dropped, with why (a name that does
+    /// not hash to the id, a failed name query, an id an earlier plugin provides).
+    pub fn dropped_engines(&self) -> &[DroppedEngine] {
+        self.set.dropped_engines()
     }
 
     /// Paths of the plugins loaded in this process (`hipdnnGetLoadedEnginePluginPaths_ext`).

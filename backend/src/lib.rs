@@ -49,13 +49,17 @@
 //!    inputs (the backend module's directory, `HIPDNN_PLUGIN_DIR`) gathered in one
 //!    [`SearchEnvironment`], so each of hipDNN's rules is tested with temporary
 //!    directories.
-//! 2. **Loading** ([`LoadedPlugin::load`], [`load_plugins`]): `dlopen` with
+//! 2. **Loading** ([`LoadedPlugin::load`], [`load_plugins`]): the file checked as a
+//!    shared object this process can map whole ([`plugin::elf`]: a truncated file or one
+//!    for another machine never reaches the loader), `dlopen` with
 //!    `RTLD_NOW | RTLD_LOCAL` (+ `RTLD_NODELETE`) and hipDNN's handshake (name, version,
 //!    API version, type, logging, every required symbol, engine ids). A plugin that fails
 //!    any step is rejected with a [`LoadError`] saying exactly what was wrong, logged as
-//!    `Error loading plugin from [path]: …`, and loading goes on.
+//!    `Error loading plugin from [path]: …`, recorded ([`Handle::refused_plugins`]), and
+//!    loading goes on.
 //! 3. **Admission** ([`PluginSet`]): an engine whose plugin names it must hash to its id;
-//!    an id already provided by an earlier plugin (load order) stays there. The loaded set
+//!    an id already provided by an earlier plugin (load order) stays there; each dropped
+//!    engine is logged and recorded with why ([`Handle::dropped_engines`]). The loaded set
 //!    is process-global ([`manager`]), shared by handles, kept after the last handle
 //!    (LAZY) or released with it (EAGER); paths cannot change while a handle lives.
 //! 4. **Handles** ([`Handle`]): one plugin handle per plugin (a failing `Create`, a null
@@ -151,6 +155,9 @@ pub use handle::{EngineSummary, Handle, UnavailablePlugin};
 pub use hipdnn_data_sdk::MemoryKind;
 pub use loader::load_plugins;
 pub use logging::PLUGIN_LOG_TARGET;
-pub use manager::{PluginSet, UnloadMode, set_engine_plugin_paths, set_plugin_unload_mode};
+pub use manager::{
+    DroppedEngine, PluginSet, RefusedPlugin, UnloadMode, set_engine_plugin_paths,
+    set_plugin_unload_mode,
+};
 pub use plugin::{EngineInfo, EngineName, LoadedPlugin};
 pub use status::{BackendError, BackendResult};

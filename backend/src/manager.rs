@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use hipdnn_data_sdk::{engine_id_to_hex, engine_name_from_id, engine_name_to_id};
 
-use crate::discovery::{LoadingMode, PluginPaths, SearchEnvironment, discover};
+use crate::discovery::{Discovery, LoadingMode, PluginPaths, SearchEnvironment, discover};
 use crate::loader::load_plugins;
 use crate::plugin::{EngineName, LoadedPlugin};
 use crate::status::{BackendError, BackendResult};
@@ -38,18 +38,70 @@ pub struct AdmittedEngine {
     pub plugin: usize,
 }
 
-/// Loaded plugins and the engines admitted from them.
+/// A plugin path that gave no loaded plugin: discovery found it unusable, or loading
+/// refused it. Each was logged as `Error loading plugin from [path]: {reason}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedPlugin {
+    /// The path (a directory entry, a path given as a file, a search directory).
+    pub path: PathBuf,
+    /// Why, as logged.
+    pub reason: String,
+}
+
+/// An engine that a loaded plugin declared and admission dropped (hipDNN's rules: the
+/// name must hash to the id, the first plugin to declare an id keeps it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedEngine {
+    /// The engine id.
+    pub id: i64,
+    /// The name the plugin gave, else the registry's, else the id in hex.
+    pub name: String,
+    /// The plugin that declared it.
+    pub plugin_name: String,
+    /// That plugin's file.
+    pub plugin_path: PathBuf,
+    /// Why it was dropped.
+    pub reason: String,
+}
+
+/// Loaded plugins, the engines admitted from them, and what was refused or dropped.
 #[derive(Debug)]
 pub struct PluginSet {
     plugins: Vec<LoadedPlugin>,
     engines: Vec<AdmittedEngine>,
+    refused: Vec<RefusedPlugin>,
+    dropped: Vec<DroppedEngine>,
 }
 
 impl PluginSet {
-    /// Loads `files` (in order) and admits their engines.
+    /// Loads `files` (in order) and admits their engines; the files that fail to load
+    /// are [`PluginSet::refused`].
     pub fn load(files: &[PathBuf]) -> Self {
-        let (plugins, _) = load_plugins(files);
-        Self::from_plugins(plugins)
+        let (plugins, failed) = load_plugins(files);
+        let mut set = Self::from_plugins(plugins);
+        set.refused = failed
+            .into_iter()
+            .map(|(path, error)| RefusedPlugin {
+                path,
+                reason: error.to_string(),
+            })
+            .collect();
+        set
+    }
+
+    /// Loads what `discovery` found; its problems come first in [`PluginSet::refused`],
+    /// then the files that failed to load.
+    pub fn load_discovered(discovery: &Discovery) -> Self {
+        let mut set = Self::load(&discovery.files);
+        let unusable = discovery
+            .problems
+            .iter()
+            .map(|(path, error)| RefusedPlugin {
+                path: path.clone(),
+                reason: error.to_string(),
+            });
+        set.refused.splice(0..0, unusable);
+        set
     }
 
     /// Admits the engines of already loaded plugins, in order.
@@ -57,13 +109,26 @@ impl PluginSet {
     /// An engine whose plugin names it with a name that does not hash to its id, or
     /// whose name query failed, is dropped with an error log; an id already admitted
     /// from an earlier plugin stays with that plugin and the later engine is dropped with
-    /// an error log. The rest of the plugin is kept.
+    /// an error log. The rest of the plugin is kept. Each dropped engine is listed in
+    /// [`PluginSet::dropped_engines`] with why.
     pub fn from_plugins(plugins: Vec<LoadedPlugin>) -> Self {
         let mut engines: Vec<AdmittedEngine> = Vec::new();
+        let mut dropped: Vec<DroppedEngine> = Vec::new();
         let mut owner: HashMap<i64, usize> = HashMap::new();
         for (index, plugin) in plugins.iter().enumerate() {
+            let mut drop_engine = |id: i64, name: &str, reason: String| {
+                dropped.push(DroppedEngine {
+                    id,
+                    name: name.to_owned(),
+                    plugin_name: plugin.name().to_owned(),
+                    plugin_path: plugin.path().to_path_buf(),
+                    reason,
+                });
+            };
             for engine in plugin.engines() {
                 let hex = engine_id_to_hex(engine.id);
+                let fallback_name =
+                    || engine_name_from_id(engine.id).map_or_else(|| hex.clone(), str::to_owned);
                 let name = match &engine.name {
                     EngineName::Named(name) => {
                         let hashed = engine_name_to_id(name);
@@ -83,6 +148,14 @@ impl PluginSet {
                                 plugin.name(),
                                 engine_id_to_hex(hashed)
                             );
+                            drop_engine(
+                                engine.id,
+                                name,
+                                format!(
+                                    "its name hashes to {}{owned_by}, not to its id {hex}",
+                                    engine_id_to_hex(hashed)
+                                ),
+                            );
                             continue;
                         }
                         name.clone()
@@ -92,11 +165,14 @@ impl PluginSet {
                             "Plugin '{}' failed to name engine {hex}: {why}; the engine is dropped",
                             plugin.name()
                         );
+                        drop_engine(
+                            engine.id,
+                            &fallback_name(),
+                            format!("its name could not be read: {why}"),
+                        );
                         continue;
                     }
-                    EngineName::Unnamed => {
-                        engine_name_from_id(engine.id).map_or_else(|| hex.clone(), str::to_owned)
-                    }
+                    EngineName::Unnamed => fallback_name(),
                 };
                 if let Some(&first) = owner.get(&engine.id) {
                     tracing::error!(
@@ -106,6 +182,15 @@ impl PluginSet {
                         plugin.path().display(),
                         plugins[first].name(),
                         plugins[first].path().display()
+                    );
+                    drop_engine(
+                        engine.id,
+                        &name,
+                        format!(
+                            "plugin '{}' ([{}]) already provides this id; the first plugin keeps it",
+                            plugins[first].name(),
+                            plugins[first].path().display()
+                        ),
                     );
                     continue;
                 }
@@ -117,7 +202,12 @@ impl PluginSet {
                 });
             }
         }
-        Self { plugins, engines }
+        Self {
+            plugins,
+            engines,
+            refused: Vec::new(),
+            dropped,
+        }
     }
 
     /// The loaded plugins, in load order.
@@ -128,6 +218,17 @@ impl PluginSet {
     /// The admitted engines, in load order.
     pub fn engines(&self) -> &[AdmittedEngine] {
         &self.engines
+    }
+
+    /// The paths that gave no plugin, with why: discovery's problems, then the files
+    /// that failed to load, as they were logged when this set was loaded.
+    pub fn refused(&self) -> &[RefusedPlugin] {
+        &self.refused
+    }
+
+    /// The engines admission dropped, with why, in load order.
+    pub fn dropped_engines(&self) -> &[DroppedEngine] {
+        &self.dropped
     }
 }
 
@@ -227,7 +328,7 @@ pub(crate) fn acquire() -> Arc<PluginSet> {
             });
             let discovery = discover(&global.paths, &environment);
             discovery.log_problems();
-            let set = Arc::new(PluginSet::load(&discovery.files));
+            let set = Arc::new(PluginSet::load_discovered(&discovery));
             global.loaded = Arc::downgrade(&set);
             set
         }

@@ -167,19 +167,36 @@ fn each_hostile_plugin_is_skipped_with_its_message_and_the_good_one_serves() {
          handle. Status: {HIPDNN_PLUGIN_STATUS_INTERNAL_ERROR}, Error: panic in \
          hipdnnEnginePluginCreate: deliberate panic in create_handle"
     ));
-    // The handle says which plugins made no handle here, and why (the plugin's words).
-    let unavailable: Vec<(&str, &str)> = handle
+    // The handle says which plugins made no handle here, and why (the plugin's words
+    // where it gave some), and which engines it therefore does not offer.
+    let unavailable: Vec<(&str, &str, Vec<String>)> = handle
         .unavailable_plugins()
         .iter()
-        .map(|p| (p.name.as_str(), p.reason.as_str()))
+        .map(|p| (p.name.as_str(), p.reason.as_str(), p.engines.clone()))
         .collect();
     assert_eq!(
         unavailable,
         [
-            ("bad_create_fails", "no device for bad_create_fails"),
+            (
+                "bad_create_fails",
+                "no device for bad_create_fails",
+                vec![engine_id_to_hex(901)]
+            ),
             (
                 "bad_create_panics",
-                "panic in hipdnnEnginePluginCreate: deliberate panic in create_handle"
+                "panic in hipdnnEnginePluginCreate: deliberate panic in create_handle",
+                vec!["CREATE_PANICS_ENGINE".to_owned()]
+            ),
+            (
+                "bad_null_handle",
+                "hipdnnEnginePluginCreate succeeded but returned a null handle",
+                vec![engine_id_to_hex(902)]
+            ),
+            (
+                "collide_b",
+                "hipdnnEnginePluginCreate returned the handle plugin 'collide_a' returned (a \
+                 symbol collision between plugins: build them with -fvisibility=hidden)",
+                vec![engine_id_to_hex(904)]
             ),
         ]
     );
@@ -210,6 +227,48 @@ fn each_hostile_plugin_is_skipped_with_its_message_and_the_good_one_serves() {
         engine_id_to_hex(relu),
         good.display()
     ));
+    // Both dropped engines are listed with why, next to the plugin that declared them.
+    let dropped: Vec<(&str, String, &str, &Path, &str)> = handle
+        .dropped_engines()
+        .iter()
+        .map(|e| {
+            (
+                e.name.as_str(),
+                engine_id_to_hex(e.id),
+                e.plugin_name.as_str(),
+                e.plugin_path.as_path(),
+                e.reason.as_str(),
+            )
+        })
+        .collect();
+    let not_this = engine_id_to_hex(engine_name_to_id("NOT_THIS_ENGINES_NAME"));
+    let duplicate_reason = format!(
+        "plugin '{GOOD_NAME}' ([{}]) already provides this id; the first plugin keeps it",
+        good.display()
+    );
+    assert_eq!(
+        dropped,
+        [
+            (
+                "NOT_THIS_ENGINES_NAME",
+                engine_id_to_hex(real),
+                "bad_engine_name",
+                canon("libbad_engine_name.so").as_path(),
+                format!(
+                    "its name hashes to {not_this}, not to its id {}",
+                    engine_id_to_hex(real)
+                )
+                .as_str(),
+            ),
+            (
+                RELU,
+                engine_id_to_hex(relu),
+                GOOD_NAME,
+                dup.as_path(),
+                duplicate_reason.as_str(),
+            ),
+        ]
+    );
     // collide_b's handle was given back to it and accepted (its Destroy checks the value).
     assert!(
         !errors.iter().any(|line| line.contains("destroy")),
@@ -722,5 +781,525 @@ fn a_plan_descriptor_keeps_its_handle_alive_after_hipdnn_destroy() {
         ok(hipdnnBackendDestroyDescriptor(plan));
         assert_eq!(live_handle_count(), 0, "the handle went with the plan");
         ok(hipdnnBackendDestroyDescriptor(pack));
+    }
+}
+
+/// A plugin whose two engine-count calls disagree at its (only) load is refused, and the
+/// handle says so with that load's reason, even though loading the same library again
+/// would succeed (it changes its answer afterwards).
+#[test]
+fn plugin_whose_engine_counts_disagree_is_listed_as_refused() {
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin"]);
+    let odd = install_as(dir.path(), "bad_count_first_load", "bad_count_first_load");
+    std::fs::write(dir.path().join("libtruncated.so"), b"\x7fELF\x02\x01").unwrap();
+    std::fs::create_dir(dir.path().join("y.so")).unwrap();
+    use_only(dir.path());
+    set_plugin_unload_mode(UnloadMode::Lazy);
+
+    let handle = Handle::new();
+    let canon = |file: &str| dir.path().canonicalize().unwrap().join(file);
+    assert_eq!(handle.loaded_plugin_paths(), [canon("libgood_plugin.so")]);
+    let refused: Vec<(PathBuf, &str)> = handle
+        .refused_plugins()
+        .iter()
+        .map(|r| (r.path.clone(), r.reason.as_str()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            (
+                canon("y.so"),
+                format!(
+                    "plugin file {} is a directory, not a regular file: not opened",
+                    canon("y.so").display()
+                )
+                .as_str()
+            ),
+            (
+                odd.clone(),
+                format!(
+                    "plugin {} reported 3 engines, then wrote 2 engine ids",
+                    odd.display()
+                )
+                .as_str()
+            ),
+            (
+                canon("libtruncated.so"),
+                format!(
+                    "plugin {} is not a loadable shared object: the file is 6 bytes, shorter \
+                     than an ELF header (64 bytes)",
+                    canon("libtruncated.so").display()
+                )
+                .as_str()
+            ),
+        ]
+    );
+    // A second handle shares the set and its record (nothing is loaded again).
+    let again = Handle::new();
+    assert_eq!(again.refused_plugins(), handle.refused_plugins());
+}
+
+/// An engine whose plugin names it with a null string is dropped (and named in the
+/// list with why); the plugin's other engine is kept.
+#[test]
+fn an_engine_with_a_null_name_is_listed_as_dropped() {
+    let _serial = serial();
+    let dir = temp_dir();
+    let path = install_as(dir.path(), "bad_null_engine_name", "bad_null_engine_name");
+    use_only(dir.path());
+
+    let handle = Handle::new();
+    let dropped = handle.dropped_engines();
+    assert_eq!(dropped.len(), 1, "{dropped:#?}");
+    assert_eq!(
+        (dropped[0].id, dropped[0].name.as_str()),
+        (821, engine_id_to_hex(821).as_str())
+    );
+    assert_eq!(dropped[0].plugin_name, "bad_null_engine_name");
+    assert_eq!(dropped[0].plugin_path, path);
+    assert_eq!(
+        dropped[0].reason,
+        "its name could not be read: hipdnnEnginePluginGetEngineName succeeded for engine 821 \
+         but returned a null name"
+    );
+    // Its Create is not implemented: the plugin is unavailable and its kept engine, 822,
+    // not offered; the listing says both.
+    let unavailable = handle.unavailable_plugins();
+    assert_eq!(unavailable.len(), 1);
+    assert_eq!(unavailable[0].engines, [engine_id_to_hex(822)]);
+}
+
+/// The C API's last error on this thread (cleared by reading).
+fn c_last_error() -> String {
+    let mut buffer = [0 as std::ffi::c_char; 512];
+    // SAFETY: a writable buffer of its length; the backend NUL-terminates it.
+    unsafe {
+        hipdnn_backend::capi::hipdnnGetLastErrorString(buffer.as_mut_ptr(), buffer.len());
+        std::ffi::CStr::from_ptr(buffer.as_ptr())
+    }
+    .to_string_lossy()
+    .into_owned()
+}
+
+/// The ReLU graph the good plugin runs, as JSON.
+const RELU_JSON: &str = r#"{"name": "relu", "io_data_type": "FLOAT", "compute_data_type": "FLOAT",
+    "tensors": [{"uid": 1, "name": "x", "dims": [2, 4], "strides": [4, 1]},
+                {"uid": 2, "name": "y", "dims": [2, 4], "strides": [4, 1]}],
+    "nodes": [{"name": "act", "attributes_type": "PointwiseAttributes",
+               "attributes": {"operation": "RELU_FWD", "in_0_tensor_uid": 1,
+                              "out_0_tensor_uid": 2}}]}"#;
+
+/// A descriptor passed where a handle is expected (`HIPDNN_ATTR_OPERATIONGRAPH_HANDLE`)
+/// used to be taken for one, and the process crashed at heuristic finalize; a handle
+/// passed as a descriptor, a descriptor of the wrong kind and a descriptor referring to
+/// itself are refused the same way, naming what was expected.
+#[test]
+fn a_descriptor_of_the_wrong_kind_is_bad_param_where_it_is_stored() {
+    use hipdnn_backend::capi::*;
+    use hipdnn_backend::status::{HIPDNN_STATUS_BAD_PARAM, HIPDNN_STATUS_SUCCESS, hipdnnStatus_t};
+    use std::ptr::{from_ref, null_mut};
+
+    #[track_caller]
+    fn ok(status: hipdnnStatus_t) {
+        assert_eq!(status, HIPDNN_STATUS_SUCCESS, "{}", c_last_error());
+    }
+
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin"]);
+    use_only(dir.path());
+    // SAFETY: every pointer is a live local or a descriptor made here; the wrong ones
+    // are passed on purpose, where the backend checks them.
+    unsafe {
+        let mut handle: hipdnnHandle_t = null_mut();
+        ok(hipdnnCreate(&mut handle));
+        let (mut graph, mut heuristic, mut config) = (null_mut(), null_mut(), null_mut());
+        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut graph,
+            RELU_JSON.as_ptr().cast(),
+            RELU_JSON.len(),
+        ));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+            &mut heuristic,
+        ));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+            &mut config,
+        ));
+
+        // A descriptor as the graph's handle.
+        assert_eq!(
+            hipdnnBackendSetAttribute(
+                graph,
+                HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+                HIPDNN_TYPE_HANDLE,
+                1,
+                from_ref(&heuristic).cast(),
+            ),
+            HIPDNN_STATUS_BAD_PARAM
+        );
+        assert_eq!(
+            c_last_error(),
+            format!(
+                "hipdnnBackendSetAttribute: attribute {HIPDNN_ATTR_OPERATIONGRAPH_HANDLE}: handle \
+                 {heuristic:p} is an ENGINEHEUR descriptor, not a handle"
+            )
+        );
+        // Nothing was stored: the graph still needs its handle.
+        assert_eq!(hipdnnBackendFinalize(graph), HIPDNN_STATUS_BAD_PARAM);
+        ok(hipdnnBackendSetAttribute(
+            graph,
+            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+            HIPDNN_TYPE_HANDLE,
+            1,
+            from_ref(&handle).cast(),
+        ));
+        ok(hipdnnBackendFinalize(graph));
+
+        // A handle as the heuristic's graph, then a descriptor of another kind, then the
+        // heuristic itself.
+        let set_graph = |value: hipdnnBackendDescriptor_t| {
+            hipdnnBackendSetAttribute(
+                heuristic,
+                HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+                HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+                1,
+                from_ref(&value).cast(),
+            )
+        };
+        assert_eq!(set_graph(handle.cast()), HIPDNN_STATUS_BAD_PARAM);
+        assert_eq!(
+            c_last_error(),
+            format!(
+                "hipdnnBackendSetAttribute: descriptor {handle:p} is a handle, not a descriptor"
+            )
+        );
+        assert_eq!(set_graph(heuristic), HIPDNN_STATUS_BAD_PARAM);
+        assert_eq!(
+            c_last_error(),
+            format!(
+                "hipdnnBackendSetAttribute: attribute {HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH}: a \
+                 descriptor cannot refer to itself"
+            )
+        );
+        let mut pack = null_mut();
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR,
+            &mut pack,
+        ));
+        ok(hipdnnBackendFinalize(pack));
+        assert_eq!(set_graph(pack), HIPDNN_STATUS_BAD_PARAM);
+        assert_eq!(
+            c_last_error(),
+            format!(
+                "hipdnnBackendSetAttribute: attribute {HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH} \
+                 takes an OPERATIONGRAPH descriptor, not a VARIANT_PACK"
+            )
+        );
+        // Finalizing without a graph is a clean error, not a crash; with one it ranks.
+        assert_eq!(hipdnnBackendFinalize(heuristic), HIPDNN_STATUS_BAD_PARAM);
+        ok(set_graph(graph));
+        ok(hipdnnBackendFinalize(heuristic));
+
+        // Heuristic results into a descriptor that is not an ENGINECFG, or the
+        // heuristic itself.
+        let mut count = 0_i64;
+        for target in [pack, heuristic] {
+            assert_eq!(
+                hipdnnBackendGetAttribute(
+                    heuristic,
+                    HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+                    HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+                    1,
+                    &mut count,
+                    from_ref(&target).cast_mut().cast(),
+                ),
+                HIPDNN_STATUS_BAD_PARAM
+            );
+        }
+        assert_eq!(
+            c_last_error(),
+            format!(
+                "hipdnnBackendGetAttribute: attribute {HIPDNN_ATTR_ENGINEHEUR_RESULTS}: the array \
+                 holds the descriptor being read"
+            )
+        );
+        // A huge requested count reads only as many descriptors as there are results.
+        ok(hipdnnBackendGetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1 << 62,
+            &mut count,
+            from_ref(&config).cast_mut().cast(),
+        ));
+        assert_eq!(count, 1);
+
+        for d in [pack, config, heuristic, graph] {
+            ok(hipdnnBackendDestroyDescriptor(d));
+        }
+        ok(hipdnnDestroy(handle));
+    }
+}
+
+/// A count of 2^62 elements used to reach the allocator ("capacity overflow", a caught
+/// panic and INTERNAL_ERROR); counts are bounded before anything is read or allocated.
+#[test]
+fn huge_attribute_counts_are_bad_param() {
+    use hipdnn_backend::capi::*;
+    use hipdnn_backend::status::{HIPDNN_STATUS_BAD_PARAM, HIPDNN_STATUS_SUCCESS};
+    use std::ptr::null_mut;
+
+    let _serial = serial();
+    let uids = [1_i64, 2];
+    // SAFETY: `uids` holds 2 int64s; the larger counts are refused before it is read.
+    unsafe {
+        let mut pack = null_mut();
+        assert_eq!(
+            hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &mut pack),
+            HIPDNN_STATUS_SUCCESS
+        );
+        for (count, message) in [
+            (
+                1_i64 << 62,
+                format!(
+                    "attribute {HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS}: element count {} is more \
+                     than the 16777216 accepted",
+                    1_u64 << 62
+                ),
+            ),
+            (
+                (1 << 24) + 1,
+                format!(
+                    "attribute {HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS}: element count 16777217 is \
+                     more than the 16777216 accepted"
+                ),
+            ),
+            (
+                -1,
+                format!(
+                    "attribute {HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS}: negative element count -1"
+                ),
+            ),
+        ] {
+            assert_eq!(
+                hipdnnBackendSetAttribute(
+                    pack,
+                    HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                    HIPDNN_TYPE_INT64,
+                    count,
+                    uids.as_ptr().cast(),
+                ),
+                HIPDNN_STATUS_BAD_PARAM,
+                "{count}"
+            );
+            assert_eq!(
+                c_last_error(),
+                format!("hipdnnBackendSetAttribute: {message}")
+            );
+        }
+        assert_eq!(
+            hipdnnBackendSetAttribute(
+                pack,
+                HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                HIPDNN_TYPE_INT64,
+                2,
+                uids.as_ptr().cast(),
+            ),
+            HIPDNN_STATUS_SUCCESS
+        );
+        assert_eq!(hipdnnBackendDestroyDescriptor(pack), HIPDNN_STATUS_SUCCESS);
+        // A serialized graph larger than any buffer is refused before it is read.
+        let mut graph = null_mut();
+        assert_eq!(
+            hipdnnBackendCreateAndDeserializeGraph_ext(
+                &mut graph,
+                uids.as_ptr().cast(),
+                usize::MAX
+            ),
+            HIPDNN_STATUS_BAD_PARAM
+        );
+        assert!(graph.is_null());
+    }
+}
+
+/// `hipdnnGetEngineInfo_ext` takes a null length as "not this string", as its header
+/// says; a buffer without its length is refused.
+#[test]
+fn engine_info_accepts_null_lengths() {
+    use hipdnn_backend::capi::*;
+    use hipdnn_backend::status::{HIPDNN_STATUS_BAD_PARAM_NULL_POINTER, HIPDNN_STATUS_SUCCESS};
+    use std::ffi::{CStr, c_char};
+    use std::ptr::null_mut;
+
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin"]);
+    use_only(dir.path());
+    // SAFETY: every pointer is null or a live local; `name_len` describes `name`.
+    unsafe {
+        let mut handle: hipdnnHandle_t = null_mut();
+        assert_eq!(hipdnnCreate(&mut handle), HIPDNN_STATUS_SUCCESS);
+        let mut id = 0_i64;
+        let mut name = [0 as c_char; 64];
+        let mut name_len = name.len();
+        // Only the id and the name: every other string skipped.
+        assert_eq!(
+            hipdnnGetEngineInfo_ext(
+                handle,
+                0,
+                &mut id,
+                name.as_mut_ptr(),
+                &mut name_len,
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+            ),
+            HIPDNN_STATUS_SUCCESS,
+            "{}",
+            c_last_error()
+        );
+        assert_eq!(id, engine_name_to_id(RELU));
+        assert_eq!(CStr::from_ptr(name.as_ptr()).to_str().unwrap(), RELU);
+        assert_eq!(name_len, RELU.len() + 1);
+        // Only the id.
+        id = 0;
+        assert_eq!(
+            hipdnnGetEngineInfo_ext(
+                handle,
+                0,
+                &mut id,
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+            ),
+            HIPDNN_STATUS_SUCCESS
+        );
+        assert_eq!(id, engine_name_to_id(RELU));
+        // A buffer whose length is null cannot be written safely.
+        assert_eq!(
+            hipdnnGetEngineInfo_ext(
+                handle,
+                0,
+                &mut id,
+                name.as_mut_ptr(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+            ),
+            HIPDNN_STATUS_BAD_PARAM_NULL_POINTER
+        );
+        assert_eq!(
+            c_last_error(),
+            "hipdnnGetEngineInfo_ext: name length (its buffer is not null) is null"
+        );
+        assert_eq!(hipdnnDestroy(handle), HIPDNN_STATUS_SUCCESS);
+    }
+}
+
+/// Destroying a handle or a descriptor twice, or passing a pointer this library never
+/// made, used to crash (as in hipDNN): each is `BAD_PARAM`, and nothing is freed twice.
+#[test]
+fn double_destroy_and_garbage_pointers_are_bad_param() {
+    use hipdnn_backend::capi::*;
+    use hipdnn_backend::status::{HIPDNN_STATUS_BAD_PARAM, HIPDNN_STATUS_SUCCESS};
+    use std::ptr::null_mut;
+
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin"]);
+    use_only(dir.path());
+    // Plausible-looking pointers that are no object of this library: a local, and an
+    // address nothing is mapped at. The backend must not read through either.
+    let mut local = [0_u64; 8];
+    let on_the_stack: hipdnnBackendDescriptor_t = local.as_mut_ptr().cast();
+    let unmapped: hipdnnBackendDescriptor_t = std::ptr::without_provenance_mut(0x10);
+    // SAFETY: the bad pointers are passed on purpose, where the backend checks them;
+    // the rest are live locals.
+    unsafe {
+        let mut handle: hipdnnHandle_t = null_mut();
+        assert_eq!(hipdnnCreate(&mut handle), HIPDNN_STATUS_SUCCESS);
+        let mut pack = null_mut();
+        assert_eq!(
+            hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &mut pack),
+            HIPDNN_STATUS_SUCCESS
+        );
+        assert_eq!(hipdnnBackendDestroyDescriptor(pack), HIPDNN_STATUS_SUCCESS);
+        assert_eq!(
+            hipdnnBackendDestroyDescriptor(pack),
+            HIPDNN_STATUS_BAD_PARAM
+        );
+        assert_eq!(
+            c_last_error(),
+            format!(
+                "hipdnnBackendDestroyDescriptor: descriptor {pack:p} is not a live descriptor \
+                 (never made by this library, or already destroyed)"
+            )
+        );
+        let mut count = 0_i64;
+        for bad in [pack, on_the_stack, unmapped] {
+            assert_eq!(hipdnnBackendFinalize(bad), HIPDNN_STATUS_BAD_PARAM);
+            assert_eq!(
+                hipdnnBackendSetAttribute(bad, 0, 0, 0, std::ptr::null()),
+                HIPDNN_STATUS_BAD_PARAM
+            );
+            assert_eq!(
+                hipdnnBackendGetAttribute(bad, 0, 0, 0, &mut count, null_mut()),
+                HIPDNN_STATUS_BAD_PARAM
+            );
+            assert_eq!(
+                hipdnnBackendExecute(handle, bad, bad),
+                HIPDNN_STATUS_BAD_PARAM
+            );
+            assert_eq!(hipdnnBackendDestroyDescriptor(bad), HIPDNN_STATUS_BAD_PARAM);
+            assert_eq!(hipdnnDestroy(bad.cast()), HIPDNN_STATUS_BAD_PARAM);
+            let mut engines = 0_usize;
+            assert_eq!(
+                hipdnnGetEngineCount_ext(bad.cast(), &mut engines),
+                HIPDNN_STATUS_BAD_PARAM
+            );
+        }
+        // A handle is not a descriptor.
+        assert_eq!(
+            hipdnnBackendDestroyDescriptor(handle.cast()),
+            HIPDNN_STATUS_BAD_PARAM
+        );
+        assert_eq!(
+            c_last_error(),
+            format!(
+                "hipdnnBackendDestroyDescriptor: descriptor {handle:p} is a handle, not a \
+                 descriptor"
+            )
+        );
+        assert_eq!(hipdnnDestroy(handle), HIPDNN_STATUS_SUCCESS);
+        assert_eq!(live_handle_count(), 0);
+        assert_eq!(hipdnnDestroy(handle), HIPDNN_STATUS_BAD_PARAM);
+        assert_eq!(
+            c_last_error(),
+            format!(
+                "hipdnnDestroy: handle {handle:p} is not a live handle (never made by this \
+                 library, or already destroyed)"
+            )
+        );
+        let mut stream = null_mut();
+        assert_eq!(
+            hipdnnGetStream(handle, &mut stream),
+            HIPDNN_STATUS_BAD_PARAM
+        );
     }
 }

@@ -69,6 +69,18 @@ impl Counts {
         out
     }
 
+    /// How many of the plugin's plans are alive (built, not dropped).
+    fn live_plans(&self) -> i64 {
+        // SAFETY: the symbol is `counting_plugin_live_plans() -> i64`.
+        unsafe {
+            let f = self
+                .0
+                .get::<unsafe extern "C" fn() -> i64>(b"counting_plugin_live_plans\0")
+                .expect("the counting plugin exports its live plan count");
+            f()
+        }
+    }
+
     /// Runs `f` and returns how many analyses and builds it caused.
     fn during(&self, f: impl FnOnce()) -> [u64; 2] {
         let before = self.now();
@@ -304,4 +316,188 @@ fn the_c_api_reports_a_host_engine_through_its_behavior_notes() {
         notes.contains(&HIPDNN_BEHAVIOR_NOTE_HOST_MEMORY_EXT),
         "{notes:?}"
     );
+}
+
+/// Destroying the handle before its plan: the plan keeps what it needs (the handle
+/// object, its plugin handle, the plugin library), executing through the destroyed
+/// handle is a clean `BAD_PARAM`, and destroying the plan releases the execution
+/// context, the plugin handle and the handle, once; a second destroy is refused.
+#[test]
+fn plan_outlives_destroyed_handle() {
+    use hipdnn_backend::manager::live_handle_count;
+    use hipdnn_backend::status::{HIPDNN_STATUS_BAD_PARAM, HIPDNN_STATUS_BAD_PARAM_NULL_POINTER};
+
+    #[repr(align(64))]
+    struct Buffers {
+        x: [f32; 8],
+        y: [f32; 8],
+        workspace: [u8; 64],
+    }
+
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = support::install_as(dir.path(), "counting_plugin", "counting_plugin");
+    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
+    let json = graph("outlives").to_json();
+    let mut buffers = Buffers {
+        x: [1.0; 8],
+        y: [0.0; 8],
+        workspace: [0; 64],
+    };
+    let uids = [1_i64, 2];
+    let pointers: [*mut c_void; 2] = [buffers.x.as_mut_ptr().cast(), buffers.y.as_mut_ptr().cast()];
+    let workspace: *mut c_void = buffers.workspace.as_mut_ptr().cast();
+
+    let mut handle: hipdnnHandle_t = ptr::null_mut();
+    let (mut graph_desc, mut heuristic, mut config, mut plan, mut pack) = (
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+        ptr::null_mut(),
+    );
+    // SAFETY: every pointer is a live local or a descriptor made just before; the pack's
+    // pointers hold the graph's 8 floats each and the plan's 64-byte workspace. The
+    // destroyed handle and plan are passed again on purpose: the backend checks them.
+    unsafe {
+        ok(hipdnnCreate(&mut handle));
+        // The plugin is loaded now: its counter can be read.
+        let counts = Counts(Library::new(&path).expect("load the counting plugin"));
+        let before = counts.live_plans();
+        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut graph_desc,
+            json.as_ptr().cast(),
+            json.len(),
+        ));
+        ok(hipdnnBackendSetAttribute(
+            graph_desc,
+            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+            HIPDNN_TYPE_HANDLE,
+            1,
+            (&raw const handle).cast(),
+        ));
+        ok(hipdnnBackendFinalize(graph_desc));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR,
+            &mut heuristic,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            (&raw const graph_desc).cast(),
+        ));
+        ok(hipdnnBackendFinalize(heuristic));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR,
+            &mut config,
+        ));
+        let mut found = 0_i64;
+        ok(hipdnnBackendGetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            &mut found,
+            (&raw mut config).cast(),
+        ));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR,
+            &mut plan,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            plan,
+            HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            1,
+            (&raw const config).cast(),
+        ));
+        ok(hipdnnBackendFinalize(plan));
+        ok(hipdnnBackendCreateDescriptor(
+            HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR,
+            &mut pack,
+        ));
+        ok(hipdnnBackendSetAttribute(
+            pack,
+            HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+            HIPDNN_TYPE_INT64,
+            2,
+            uids.as_ptr().cast(),
+        ));
+        ok(hipdnnBackendSetAttribute(
+            pack,
+            HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+            HIPDNN_TYPE_VOID_PTR,
+            2,
+            pointers.as_ptr().cast(),
+        ));
+        ok(hipdnnBackendSetAttribute(
+            pack,
+            HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
+            HIPDNN_TYPE_VOID_PTR,
+            1,
+            (&raw const workspace).cast(),
+        ));
+        ok(hipdnnBackendFinalize(pack));
+        ok(hipdnnBackendExecute(handle, plan, pack));
+        assert!(counts.live_plans() > before, "the plan is alive");
+
+        // The handle goes first; the plan keeps its object, plugin handle and plugin.
+        for d in [config, heuristic, graph_desc] {
+            ok(hipdnnBackendDestroyDescriptor(d));
+        }
+        ok(hipdnnDestroy(handle));
+        assert_eq!(live_handle_count(), 1, "the plan keeps its handle");
+        assert!(counts.live_plans() > before, "the plan is still alive");
+
+        // Executing through the destroyed handle fails cleanly, naming it.
+        assert_eq!(
+            hipdnnBackendExecute(handle, plan, pack),
+            HIPDNN_STATUS_BAD_PARAM
+        );
+        assert_eq!(
+            last_error(),
+            format!(
+                "hipdnnBackendExecute: handle {handle:p} is not a live handle (never made by \
+                 this library, or already destroyed)"
+            )
+        );
+        assert_eq!(
+            hipdnnBackendExecute(ptr::null_mut(), plan, pack),
+            HIPDNN_STATUS_BAD_PARAM_NULL_POINTER
+        );
+        // The plan can still be queried.
+        let (mut count, mut size) = (0_i64, 0_i64);
+        ok(hipdnnBackendGetAttribute(
+            plan,
+            HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            1,
+            &mut count,
+            (&raw mut size).cast(),
+        ));
+        assert_eq!(size, 64);
+
+        // Destroying the plan releases everything: its context, then (the last
+        // reference) the handle with its plugin handle and that handle's plan cache.
+        ok(hipdnnBackendDestroyDescriptor(plan));
+        assert_eq!(live_handle_count(), 0, "the handle went with the plan");
+        assert_eq!(counts.live_plans(), before, "every plan released");
+        // Once: destroying either again is refused and frees nothing.
+        assert_eq!(
+            hipdnnBackendDestroyDescriptor(plan),
+            HIPDNN_STATUS_BAD_PARAM
+        );
+        assert_eq!(
+            last_error(),
+            format!(
+                "hipdnnBackendDestroyDescriptor: descriptor {plan:p} is not a live descriptor \
+                 (never made by this library, or already destroyed)"
+            )
+        );
+        assert_eq!(hipdnnDestroy(handle), HIPDNN_STATUS_BAD_PARAM);
+        assert_eq!(counts.live_plans(), before);
+        ok(hipdnnBackendDestroyDescriptor(pack));
+    }
 }

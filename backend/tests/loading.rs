@@ -264,5 +264,99 @@ fn loading_goes_on_past_files_that_do_not_open() {
     let (loaded, failed) = load_plugins(&found.files);
     assert_eq!(loaded.len(), 1);
     assert_eq!(failed.len(), 1);
-    assert!(matches!(failed[0].1, LoadError::Open { .. }));
+    assert!(
+        matches!(failed[0].1, LoadError::NotLoadable { .. }),
+        "{}",
+        failed[0].1
+    );
+}
+
+/// An interrupted install leaves a prefix of a plugin: `dlopen` would map its missing
+/// pages and die of SIGBUS reading them. Every prefix is refused before `dlopen`, naming
+/// the file and what is cut, and the process goes on loading the whole plugin.
+#[test]
+fn truncated_plugin_is_refused_not_loaded() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let whole = std::fs::read(support::example_library("good_plugin")).expect("read the plugin");
+    let len = whole.len();
+    let cuts = [
+        0,
+        63,
+        1000,
+        3000,
+        64 << 10,
+        1536 << 10,
+        len / 2,
+        len - 4096,
+        len - 1,
+    ];
+    for cut in cuts {
+        std::fs::write(
+            dir.path().join(format!("libtrunc_{cut:09}.so")),
+            &whole[..cut],
+        )
+        .expect("write a prefix");
+    }
+    install(dir.path(), &["good_plugin"]);
+    let found = discover(&only(dir.path()), &env(dir.path()));
+    assert_eq!(found.files.len(), cuts.len() + 1);
+
+    let capture = Capture::default();
+    let (loaded, failed) = capture.during(|| load_plugins(&found.files));
+    assert_eq!(
+        loaded.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        ["example_relu_plugin"]
+    );
+    assert_eq!(failed.len(), cuts.len());
+    let logs = capture.messages();
+    for ((path, error), cut) in failed.iter().zip(cuts) {
+        let text = error.to_string();
+        assert!(
+            matches!(error, LoadError::NotLoadable { .. }),
+            "cut at {cut}: {text}"
+        );
+        assert!(
+            text.starts_with(&format!(
+                "plugin {} is not a loadable shared object: ",
+                path.display()
+            )),
+            "{text}"
+        );
+        if cut >= 4096 {
+            assert!(
+                text.contains(&format!("extends past the end of the file ({cut} bytes)")),
+                "cut at {cut}: {text}"
+            );
+        }
+        let line = format!("Error loading plugin from [{}]: {text}", path.display());
+        assert!(logs.contains(&line), "missing {line:?} in {logs:#?}");
+    }
+}
+
+/// A plugin built for another machine is refused with both machines named, instead of
+/// the loader's "No such file or directory".
+#[test]
+fn plugin_for_another_machine_is_refused_with_the_machine_named() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut bytes =
+        std::fs::read(support::example_library("good_plugin")).expect("read the plugin");
+    let (ours, other, ours_name, other_name) = if cfg!(target_arch = "aarch64") {
+        (183u16, 62u16, "AArch64", "x86-64")
+    } else {
+        (62, 183, "x86-64", "AArch64")
+    };
+    assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), ours);
+    bytes[18..20].copy_from_slice(&other.to_le_bytes());
+    let path = dir.path().join("libforeign.so");
+    std::fs::write(&path, &bytes).expect("write");
+    let (loaded, failed) = load_plugins(&[&path]);
+    assert!(loaded.is_empty());
+    assert_eq!(
+        failed[0].1.to_string(),
+        format!(
+            "plugin {} is not a loadable shared object: it is built for {other_name} \
+             (e_machine {other}), but this process runs on {ours_name} (e_machine {ours})",
+            path.display()
+        )
+    );
 }

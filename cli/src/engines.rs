@@ -1,13 +1,11 @@
 //! `hipdnn engines`, `hipdnn plugins`, `hipdnn plugin-dir`.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hipdnn_backend::discovery::{PathOrigin, PluginPaths, SearchPath, search_paths};
 use hipdnn_backend::execution::ENGINE_ORDER_ENV;
-use hipdnn_backend::{
-    EngineSummary, Handle, OperationGraph, SearchEnvironment, discover, load_plugins,
-};
+use hipdnn_backend::{DroppedEngine, EngineSummary, Handle, OperationGraph, SearchEnvironment};
 use hipdnn_data_sdk::{MemoryKind, engine_id_to_hex};
 use hipdnn_flatbuffers_sdk::model::Knob;
 use serde_json::{Map, Value, json};
@@ -182,7 +180,11 @@ pub fn engines(json_output: bool) -> CliResult<()> {
             .collect();
         println!(
             "{}",
-            pretty(&json!({ "engines": list, "unavailable_plugins": unavailable_json(&handle) }))
+            pretty(&json!({
+                "engines": list,
+                "unavailable_plugins": unavailable_json(&handle),
+                "dropped_engines": dropped_json(&handle),
+            }))
         );
         return Ok(());
     }
@@ -190,6 +192,7 @@ pub fn engines(json_output: bool) -> CliResult<()> {
     if engines.is_empty() {
         no_engines();
         print_unavailable(&handle);
+        print_dropped(&handle);
         return Ok(());
     }
     let rows: Vec<Vec<String>> = engines.iter().map(engine_cells).collect();
@@ -208,6 +211,7 @@ pub fn engines(json_output: bool) -> CliResult<()> {
         }
     }
     print_unavailable(&handle);
+    print_dropped(&handle);
     Ok(())
 }
 
@@ -216,8 +220,37 @@ fn unavailable_json(handle: &Handle) -> Value {
     handle
         .unavailable_plugins()
         .iter()
-        .map(|p| json!({ "plugin": p.name, "path": p.path, "reason": p.reason }))
+        .map(|p| {
+            json!({ "plugin": p.name, "path": p.path, "reason": p.reason, "engines": p.engines })
+        })
         .collect()
+}
+
+/// The engines admission dropped, as JSON.
+fn dropped_json(handle: &Handle) -> Value {
+    handle
+        .dropped_engines()
+        .iter()
+        .map(|e| {
+            json!({
+                "id": engine_id_to_hex(e.id),
+                "id_decimal": e.id,
+                "name": e.name,
+                "plugin": e.plugin_name,
+                "path": e.plugin_path,
+                "reason": e.reason,
+            })
+        })
+        .collect()
+}
+
+/// The engines a plugin is not offering here: none, or `; engines not offered: A, B`.
+fn not_offered(engines: &[String]) -> String {
+    if engines.is_empty() {
+        String::new()
+    } else {
+        format!("; engines not offered: {}", engines.join(", "))
+    }
 }
 
 /// Says which loaded plugins offer no engines here, and why (e.g. a GPU plugin on a
@@ -225,8 +258,32 @@ fn unavailable_json(handle: &Handle) -> Value {
 fn print_unavailable(handle: &Handle) {
     for p in handle.unavailable_plugins() {
         println!(
-            "plugin {} is loaded but unavailable here: {}",
-            p.name, p.reason
+            "plugin {} is loaded but unavailable here: {}{}",
+            p.name,
+            p.reason,
+            not_offered(&p.engines)
+        );
+    }
+}
+
+/// `engine NAME (ID) dropped: why` (the id alone when it is the name).
+fn dropped_text(e: &DroppedEngine) -> String {
+    let hex = engine_id_to_hex(e.id);
+    if e.name == hex {
+        format!("engine {hex} dropped: {}", e.reason)
+    } else {
+        format!("engine {} ({hex}) dropped: {}", e.name, e.reason)
+    }
+}
+
+/// Says which engines of loaded plugins were dropped at admission, and why.
+fn print_dropped(handle: &Handle) {
+    for e in handle.dropped_engines() {
+        println!(
+            "plugin {} ({}): {}",
+            e.plugin_name,
+            e.plugin_path.display(),
+            dropped_text(e)
         );
     }
 }
@@ -405,31 +462,14 @@ pub fn plugin_dir() -> CliResult<()> {
     Ok(())
 }
 
-/// Lists the plugins found and loaded, and those found but refused (with why).
+/// Lists the plugins found and loaded (with the engines dropped from each, and why a
+/// plugin is unavailable here), and the paths refused (with why), as the backend
+/// recorded them when it loaded the plugins: nothing is loaded again to find out.
 pub fn plugins(json_output: bool) -> CliResult<()> {
     let search = default_search_path()?;
-    let env = SearchEnvironment::from_process()
-        .map_err(|e| CliError::failed(format!("cannot locate the backend module: {e}")))?;
     let handle = Handle::new();
     let loaded = handle.loaded_plugin_paths();
-    let found = discover(&PluginPaths::new(), &env);
-    let mut problems: Vec<(PathBuf, String)> = found
-        .problems
-        .iter()
-        .map(|(p, e)| (p.clone(), e.to_string()))
-        .collect();
-    let refused: Vec<PathBuf> = found
-        .files
-        .iter()
-        .filter(|f| !loaded.contains(f))
-        .cloned()
-        .collect();
-    if !refused.is_empty() {
-        // Loading them again is how to learn why they were refused (the backend only
-        // logs it).
-        let (_, failed) = load_plugins(&refused);
-        problems.extend(failed.into_iter().map(|(p, e)| (p, e.to_string())));
-    }
+    let refused = handle.refused_plugins();
     let origin = match search.origin {
         PathOrigin::Environment => "HIPDNN_PLUGIN_DIR",
         PathOrigin::Default | PathOrigin::Custom => "default",
@@ -440,7 +480,8 @@ pub fn plugins(json_output: bool) -> CliResult<()> {
             "plugin_dir_source": origin,
             "loaded": loaded,
             "unavailable": unavailable_json(&handle),
-            "refused": problems.iter().map(|(p, e)| json!({ "path": p, "error": e })).collect::<Vec<_>>(),
+            "dropped_engines": dropped_json(&handle),
+            "refused": refused.iter().map(|r| json!({ "path": r.path, "error": r.reason })).collect::<Vec<_>>(),
         });
         println!("{}", pretty(&v));
         return Ok(());
@@ -456,15 +497,27 @@ pub fn plugins(json_output: bool) -> CliResult<()> {
                 .iter()
                 .find(|p| &p.path == path);
             match why {
-                Some(p) => println!("  {} (unavailable here: {})", path.display(), p.reason),
+                Some(p) => println!(
+                    "  {} (unavailable here: {}{})",
+                    path.display(),
+                    p.reason,
+                    not_offered(&p.engines)
+                ),
                 None => println!("  {}", path.display()),
+            }
+            for e in handle
+                .dropped_engines()
+                .iter()
+                .filter(|e| &e.plugin_path == path)
+            {
+                println!("    {}", dropped_text(e));
             }
         }
     }
-    if !problems.is_empty() {
+    if !refused.is_empty() {
         println!("not loaded:");
-        for (path, error) in &problems {
-            println!("  {}: {error}", path.display());
+        for r in refused {
+            println!("  {}: {}", r.path.display(), r.reason);
         }
     }
     Ok(())

@@ -304,8 +304,10 @@ fn plugins_without_a_handle_here_are_named_with_why() {
     let run = s.hipdnn(&["plugins"]);
     run.expect_code(0);
     assert!(
-        run.stdout
-            .contains("libbad_create_fails.so (unavailable here: no device for bad_create_fails)"),
+        run.stdout.contains(
+            "libbad_create_fails.so (unavailable here: no device for bad_create_fails; \
+                       engines not offered: 0x0000000000000385)"
+        ),
         "{run:#?}"
     );
     let run = s.hipdnn(&["engines"]);
@@ -348,6 +350,197 @@ fn plugins_and_plugin_dir_name_the_directory() {
         "{v}"
     );
     assert!(!refused["error"].as_str().unwrap().is_empty(), "{v}");
+}
+
+/// A partial copy of a plugin (an interrupted install) used to kill every command with
+/// SIGBUS inside `dlopen`: it is refused, named, and the other plugin serves.
+#[test]
+fn truncated_plugin_does_not_kill_plugins_engines_or_run() {
+    let s = Scratch::new();
+    let whole = std::fs::read(example_plugin()).unwrap();
+    std::fs::write(s.path("plugins/libtrunc.so"), &whole[..3000]).unwrap();
+    let run = s.hipdnn(&["plugins"]);
+    run.expect_code(0);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("libtrunc.so: "))
+        .unwrap_or_else(|| panic!("{run:#?}"));
+    assert!(
+        line.contains(&format!(
+            "plugin {} is not a loadable shared object: ",
+            s.path("plugins/libtrunc.so").display()
+        )) && line.contains("extends past the end of the file (3000 bytes)"),
+        "{line}"
+    );
+    let run = s.hipdnn(&["engines"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("EXAMPLE_RELU_ENGINE"), "{run:#?}");
+    s.hipdnn(&["run", "relu.json", "--check"]).expect_code(0);
+}
+
+/// Entries named like plugins that are not plugin files are each listed with what they
+/// are, without being opened: a FIFO must not block the command.
+#[test]
+fn plugins_lists_each_odd_entry_of_the_plugin_dir_without_opening_it() {
+    use std::os::unix::fs::symlink;
+    let s = Scratch::new();
+    let dir = s.path("plugins");
+    std::fs::create_dir(dir.join("y.so")).unwrap();
+    symlink(dir.join("libloop.so"), dir.join("libloop.so")).unwrap();
+    symlink(dir.join("gone.so"), dir.join("libdangling.so")).unwrap();
+    symlink("/dev/zero", dir.join("libzero.so")).unwrap();
+    let fifo = dir.join("libfifo.so");
+    let status = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success());
+
+    // With a deadline: a command blocked opening the FIFO fails instead of hanging.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hipdnn"))
+        .args(["plugins", "--json"])
+        .current_dir(&s.dir)
+        .env("HIPDNN_PLUGIN_DIR", &dir)
+        .env_remove("HIPDNN_LOG_LEVEL")
+        .env_remove("HIPDNN_LOG_FILE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run hipdnn");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("hipdnn plugins blocked (on the FIFO?)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let run = Run::from(child.wait_with_output().expect("output"));
+    run.expect_code(0);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["loaded"].as_array().unwrap().len(), 1, "{v}");
+    let refused: Vec<(String, String)> = v["refused"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let path = r["path"].as_str().unwrap();
+            let name = Path::new(path).file_name().unwrap().to_string_lossy();
+            (name.into_owned(), r["error"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let p = |name: &str| dir.join(name).display().to_string();
+    assert_eq!(
+        refused,
+        [
+            (
+                "libdangling.so".to_owned(),
+                format!(
+                    "plugin file {} is a dangling symbolic link (to {}, which does not exist)",
+                    p("libdangling.so"),
+                    p("gone.so")
+                )
+            ),
+            (
+                "libfifo.so".to_owned(),
+                format!(
+                    "plugin file {} is a FIFO, not a regular file: not opened",
+                    p("libfifo.so")
+                )
+            ),
+            (
+                "libloop.so".to_owned(),
+                format!("plugin file {} is a symbolic link loop", p("libloop.so"))
+            ),
+            (
+                "libzero.so".to_owned(),
+                format!(
+                    "plugin file {} is a symbolic link to /dev/zero, a character device, not a \
+                     regular file: not opened",
+                    p("libzero.so")
+                )
+            ),
+            (
+                "y.so".to_owned(),
+                format!(
+                    "plugin file {} is a directory, not a regular file: not opened",
+                    p("y.so")
+                )
+            ),
+        ]
+    );
+}
+
+/// A plugin refused at its load is listed with that load's reason (loading it again
+/// would succeed: its engine count changes after the first load); every engine that
+/// admission dropped is named under its plugin with why; a plugin that made a null
+/// handle is unavailable with why and the engines it does not offer.
+#[test]
+fn plugins_names_refused_plugins_dropped_engines_and_unavailable_ones() {
+    let s = Scratch::new();
+    let dir = s.path("plugins");
+    for name in [
+        "bad_count_first_load",
+        "bad_null_handle",
+        "bad_null_engine_name",
+    ] {
+        std::fs::copy(
+            test_plugin("hipdnn-backend", name),
+            dir.join(format!("lib{name}.so")),
+        )
+        .unwrap();
+    }
+    // The example plugin again under a later name: its engine id is a duplicate.
+    std::fs::copy(example_plugin(), dir.join("libzz_duplicate.so")).unwrap();
+    let run = s.hipdnn(&["plugins"]);
+    run.expect_code(0);
+    let p = |name: &str| dir.join(name).display().to_string();
+    let expected = [
+        format!(
+            "  {}: plugin {} reported 3 engines, then wrote 2 engine ids",
+            p("libbad_count_first_load.so"),
+            p("libbad_count_first_load.so")
+        ),
+        format!(
+            "  {} (unavailable here: hipdnnEnginePluginCreate succeeded but returned a null \
+             handle; engines not offered: 0x0000000000000386)",
+            p("libbad_null_handle.so")
+        ),
+        "    engine 0x0000000000000335 dropped: its name could not be read: \
+         hipdnnEnginePluginGetEngineName succeeded for engine 821 but returned a null name"
+            .to_owned(),
+        format!(
+            "    engine EXAMPLE_RELU_ENGINE (0xC6A1900484D99B57) dropped: plugin \
+             'example_relu_plugin' ([{}]) already provides this id; the first plugin keeps it",
+            p("libminimal_plugin.so")
+        ),
+    ];
+    for line in &expected {
+        assert!(
+            run.stdout.lines().any(|l| l == line),
+            "missing {line:?} in {run:#?}"
+        );
+    }
+    let run = s.hipdnn(&["plugins", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let dropped = v["dropped_engines"].as_array().unwrap();
+    assert_eq!(dropped.len(), 2, "{v}");
+    assert_eq!(dropped[1]["name"], "EXAMPLE_RELU_ENGINE", "{v}");
+    assert_eq!(
+        dropped[1]["path"].as_str(),
+        Some(p("libzz_duplicate.so").as_str())
+    );
+    let run = s.hipdnn(&["engines"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains(&format!(
+            "plugin example_relu_plugin ({}): engine EXAMPLE_RELU_ENGINE (0xC6A1900484D99B57) \
+             dropped: ",
+            p("libzz_duplicate.so")
+        )),
+        "{run:#?}"
+    );
 }
 
 #[test]

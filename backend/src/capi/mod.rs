@@ -15,15 +15,22 @@
 //!   descriptor that refers to it, must not overlap; different handles may be used on
 //!   different threads at once;
 //! * objects own what they use: a descriptor that refers to a handle keeps it alive, so
-//!   the handle may be destroyed first ([`hipdnnDestroy`]).
+//!   the handle may be destroyed first ([`hipdnnDestroy`]);
+//! * handles and descriptors are checked against a registry of the live ones before they
+//!   are used: a pointer this library did not hand out (a garbage pointer, a handle where
+//!   a descriptor is expected or the reverse) or one already destroyed is
+//!   `HIPDNN_STATUS_BAD_PARAM`, never dereferenced. A destroyed pointer whose address a
+//!   newer object reuses is taken for that object. Other pointers (out-parameters,
+//!   arrays, buffers) cannot be checked: invalid ones crash, as in hipDNN.
 
 #![expect(non_camel_case_types, reason = "hipDNN's C names, kept exactly")]
 
 use std::cell::RefCell;
-use std::ffi::{CStr, c_char, c_int};
+use std::collections::BTreeMap;
+use std::ffi::{CStr, c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use hipdnn_plugin_abi::hipStream_t;
 
@@ -96,6 +103,103 @@ pub const HIPDNN_PLUGIN_UNLOAD_LAZY: hipdnnPluginUnloadingMode_ext_t = 0;
 /// Unload plugins with the last handle.
 pub const HIPDNN_PLUGIN_UNLOAD_EAGER: hipdnnPluginUnloadingMode_ext_t = 1;
 
+/// What a pointer handed out to C is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Object {
+    /// A [`hipdnnHandle_t`] from [`hipdnnCreate`], not yet destroyed.
+    Handle,
+    /// A [`hipdnnBackendDescriptor_t`], not yet destroyed.
+    Descriptor,
+}
+
+impl Object {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Handle => "handle",
+            Self::Descriptor => "descriptor",
+        }
+    }
+}
+
+/// Every handle and descriptor handed out and not yet destroyed, by address: pointers
+/// coming back from C are looked up here before anything reads through them, which
+/// turns a double destroy, a garbage pointer or a handle passed as a descriptor (or the
+/// reverse) into `BAD_PARAM` instead of a crash. A lookup is a shared lock and a tree
+/// search; only creation and destruction write.
+static LIVE: RwLock<BTreeMap<usize, Object>> = RwLock::new(BTreeMap::new());
+
+// A panic never happens while the lock is held (the map operations do not panic), so a
+// poisoned lock still holds a consistent map.
+fn live_read() -> std::sync::RwLockReadGuard<'static, BTreeMap<usize, Object>> {
+    LIVE.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn live_write() -> std::sync::RwLockWriteGuard<'static, BTreeMap<usize, Object>> {
+    LIVE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records `ptr` as a live `object` (just allocated, so no live entry has its address).
+pub(crate) fn register(ptr: *const c_void, object: Object) {
+    live_write().insert(ptr.addr(), object);
+}
+
+/// "an" before a descriptor kind starting with a vowel ("an ENGINEHEUR"), else "a".
+pub(crate) fn article(kind: &str) -> &'static str {
+    if kind.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// Why `ptr` is not a live `want`: `found` is what it is instead, if anything. A live
+/// descriptor is named by its kind.
+fn not_live(ptr: *const c_void, want: Object, found: Option<Object>) -> BackendError {
+    let what = match found {
+        Some(Object::Descriptor) => {
+            // SAFETY: the registry says `ptr` is a live descriptor.
+            let kind = unsafe { descriptors::kind_name(ptr.cast_mut().cast()) };
+            format!(
+                "is {} {kind} descriptor, not a {}",
+                article(kind),
+                want.name()
+            )
+        }
+        Some(Object::Handle) => format!("is a handle, not a {}", want.name()),
+        None => format!(
+            "is not a live {} (never made by this library, or already destroyed)",
+            want.name()
+        ),
+    };
+    BackendError::bad_param(format!("{} {ptr:p} {what}", want.name()))
+}
+
+/// Checks that non-null `ptr` is a live `want`.
+pub(crate) fn check_live(ptr: *const c_void, want: Object) -> BackendResult<()> {
+    // The lock is released before a refusal is described.
+    let found = live_read().get(&ptr.addr()).copied();
+    match found {
+        Some(found) if found == want => Ok(()),
+        found => Err(not_live(ptr, want, found)),
+    }
+}
+
+/// Removes non-null `ptr` from the live objects, checking that it is a live `want`;
+/// the caller then frees it.
+pub(crate) fn unregister(ptr: *const c_void, want: Object) -> BackendResult<()> {
+    let mut live = live_write();
+    match live.get(&ptr.addr()).copied() {
+        Some(found) if found == want => {
+            live.remove(&ptr.addr());
+            Ok(())
+        }
+        found => {
+            drop(live);
+            Err(not_live(ptr, want, found))
+        }
+    }
+}
+
 thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
 }
@@ -107,7 +211,10 @@ fn set_last_error(message: &str) {
 /// Runs a C function's body: errors become their status (message kept as the thread's
 /// last error, logged), a panic becomes `INTERNAL_ERROR`.
 fn boundary(entry: &str, body: impl FnOnce() -> BackendResult<()>) -> hipdnnStatus_t {
-    crate::log_output::ensure_installed();
+    let body = || {
+        crate::log_output::ensure_installed();
+        body()
+    };
     let error = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => return HIPDNN_STATUS_SUCCESS,
         Ok(Err(error)) => error,
@@ -145,13 +252,15 @@ unsafe fn write<T>(out: *mut T, what: &str, value: T) -> BackendResult<()> {
 /// The handle behind `handle`.
 ///
 /// # Safety
-/// `handle` is null or a live handle from [`hipdnnCreate`] (not yet destroyed).
+/// `handle` is null, or is a live handle from [`hipdnnCreate`] if the registry says so,
+/// not destroyed while the reference is used.
 unsafe fn handle_ref<'a>(handle: hipdnnHandle_t) -> BackendResult<&'a Handle> {
     if handle.is_null() {
         return Err(null("handle"));
     }
-    // SAFETY: per the contract, the `Arc` allocation made by `hipdnnCreate`, alive while
-    // the caller holds its reference; only shared references are ever taken.
+    check_live(handle.cast_const().cast(), Object::Handle)?;
+    // SAFETY: checked live: the `Arc` allocation made by `hipdnnCreate`, alive while the
+    // caller holds its reference; only shared references are ever taken.
     Ok(unsafe { &*handle.cast::<SharedHandle>() }.handle())
 }
 
@@ -163,9 +272,10 @@ unsafe fn handle_arc(handle: hipdnnHandle_t) -> BackendResult<Arc<SharedHandle>>
     if handle.is_null() {
         return Err(null("handle"));
     }
+    check_live(handle.cast_const().cast(), Object::Handle)?;
     let ptr = handle.cast::<SharedHandle>().cast_const();
-    // SAFETY: per the contract, a pointer from `Arc::into_raw` whose reference the caller
-    // still holds: counting one more reference and taking it is balanced by the drop of
+    // SAFETY: checked live: a pointer from `Arc::into_raw` whose reference the caller
+    // still holds; counting one more reference and taking it is balanced by the drop of
     // the returned `Arc`.
     unsafe {
         Arc::increment_strong_count(ptr);
@@ -224,13 +334,17 @@ pub unsafe extern "C" fn hipdnnCreate(handle: *mut hipdnnHandle_t) -> hipdnnStat
         let raw = Arc::into_raw(Arc::new(SharedHandle(Handle::new())))
             .cast_mut()
             .cast::<hipdnnHandle>();
+        register(raw.cast_const().cast(), Object::Handle);
         // SAFETY: checked non-null; writable per the contract.
         unsafe { handle.write(raw) };
         Ok(())
     })
 }
 
-/// Destroys a handle; null does nothing.
+/// Destroys a handle; null does nothing. A pointer that is not a live handle (destroyed
+/// already, never made by [`hipdnnCreate`], a descriptor) is `BAD_PARAM` and nothing is
+/// freed; hipDNN itself crashes on a double destroy, so portable code must not rely on
+/// this.
 ///
 /// The handle and what it owns (its plugin handles; with `HIPDNN_PLUGIN_UNLOAD_EAGER` and
 /// no other handle, the plugins) go now, unless descriptors that refer to it are alive:
@@ -240,13 +354,14 @@ pub unsafe extern "C" fn hipdnnCreate(handle: *mut hipdnnHandle_t) -> hipdnnStat
 /// destroyed safely, but not executed ([`hipdnnBackendExecute`] needs the live handle).
 ///
 /// # Safety
-/// `handle` is null or a live handle, not used afterwards.
+/// `handle` is null or any pointer; not used afterwards once destroyed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipdnnDestroy(handle: hipdnnHandle_t) -> hipdnnStatus_t {
     boundary("hipdnnDestroy", || {
         if !handle.is_null() {
-            // SAFETY: per the contract, the `Arc` made by `hipdnnCreate`, whose caller
-            // reference is given back once.
+            unregister(handle.cast_const().cast(), Object::Handle)?;
+            // SAFETY: it was live: the `Arc` made by `hipdnnCreate`, whose caller
+            // reference is given back once (it is no longer registered).
             drop(unsafe { Arc::from_raw(handle.cast::<SharedHandle>().cast_const()) });
         }
         Ok(())
@@ -359,7 +474,8 @@ pub unsafe extern "C" fn hipdnnSetEnginePluginPaths_ext(
                 )));
             }
         };
-        let mut list = Vec::with_capacity(num_paths);
+        // Not sized from `num_paths`: a wrong count must not become a huge allocation.
+        let mut list = Vec::new();
         if num_paths > 0 {
             if paths.is_null() {
                 return Err(null("plugin_paths"));
@@ -488,8 +604,11 @@ pub unsafe extern "C" fn hipdnnGetEngineCount_ext(
 }
 
 /// The engine at `index` (engines sorted by name, then id, then plugin name): its id and,
-/// two-call each, its name, plugin name, plugin version and plugin type. A null string
-/// buffer asks for that string's size; null `id` is allowed (not written).
+/// two-call each, its name, plugin name, plugin version and plugin type. For each string,
+/// a null length skips it (its buffer must then be null too: a buffer without its length
+/// is `BAD_PARAM_NULL_POINTER`), a null buffer with a length asks for the size (NUL
+/// included), and a buffer smaller than that is `BAD_PARAM_SIZE_INSUFFICIENT` with
+/// nothing written; null `id` is allowed (not written).
 ///
 /// # Safety
 /// `handle` is a live handle; each length is null or valid for reads and writes; each
@@ -540,7 +659,10 @@ pub unsafe extern "C" fn hipdnnGetEngineInfo_ext(
         // Check every size first, so that nothing is written on failure.
         for &(text, buffer, len, what) in &strings {
             if len.is_null() {
-                return Err(null(&format!("{what} length")));
+                if !buffer.is_null() {
+                    return Err(null(&format!("{what} length (its buffer is not null)")));
+                }
+                continue;
             }
             // SAFETY: non-null, readable per the contract.
             if !buffer.is_null() && unsafe { len.read() } < text.len() + 1 {
@@ -549,6 +671,9 @@ pub unsafe extern "C" fn hipdnnGetEngineInfo_ext(
             }
         }
         for (text, buffer, len, what) in strings {
+            if len.is_null() {
+                continue;
+            }
             // SAFETY: forwarded contract.
             unsafe { write_string(text, buffer, len, what) }?;
         }

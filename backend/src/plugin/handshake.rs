@@ -10,6 +10,7 @@ use hipdnn_plugin_abi::*;
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 
 use super::calls::call_error;
+use super::elf;
 use super::strings::read_bounded;
 use super::{EngineInfo, EngineName, LoadedPlugin, Status};
 use crate::error::LoadError;
@@ -128,8 +129,9 @@ fn check_api_version(path: &Path, text: &str) -> Result<semver::Version, LoadErr
 }
 
 impl LoadedPlugin {
-    /// Opens `path` with `RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE` and runs the handshake
-    /// (module docs).
+    /// Checks that `path` is a regular file holding a shared object this process can
+    /// map whole ([`elf`]), then opens it with `RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE`
+    /// and runs the handshake (module docs).
     ///
     /// Loading runs the library's initializers and then its entry points: plugins are
     /// trusted code, as every library a program loads. Misbehaviour the ABI allows to be
@@ -140,6 +142,21 @@ impl LoadedPlugin {
     /// # Errors
     /// The first way the plugin failed the handshake; see [`LoadError`].
     pub fn load(path: &Path) -> Result<Self, LoadError> {
+        // Not opened at all unless it is a regular file (a FIFO would block the open).
+        let meta = std::fs::metadata(path).map_err(|e| LoadError::NotLoadable {
+            path: path.to_path_buf(),
+            reason: e.into(),
+        })?;
+        if !meta.is_file() {
+            return Err(LoadError::NotAFile {
+                path: path.to_path_buf(),
+                kind: crate::discovery::file_kind(&meta.file_type()),
+            });
+        }
+        elf::check_shared_object(path).map_err(|reason| LoadError::NotLoadable {
+            path: path.to_path_buf(),
+            reason,
+        })?;
         // SAFETY: loading a plugin runs its initializers; plugins are trusted code (see
         // above). The flags are hipDNN's plus `RTLD_NODELETE` ([`RTLD_NODELETE`]).
         let library = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) }
@@ -354,14 +371,28 @@ mod tests {
     }
 
     #[test]
-    fn opening_a_non_library_fails_cleanly() {
+    fn a_non_library_is_refused_before_dlopen() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let file = dir.path().join("libnot.so");
         std::fs::write(&file, b"garbage").expect("write");
         let error = LoadedPlugin::load(&file).unwrap_err();
-        assert!(matches!(error, LoadError::Open { .. }), "{error}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "plugin {} is not a loadable shared object: the file is 7 bytes, shorter \
+                 than an ELF header (64 bytes)",
+                file.display()
+            )
+        );
+        let error = LoadedPlugin::load(dir.path()).unwrap_err();
         assert!(
-            error.to_string().starts_with("cannot open plugin "),
+            matches!(
+                error,
+                LoadError::NotAFile {
+                    kind: "directory",
+                    ..
+                }
+            ),
             "{error}"
         );
     }

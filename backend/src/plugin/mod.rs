@@ -1,8 +1,11 @@
 //! One loaded engine plugin: the library, every entry point resolved from it, and what
 //! the load-time handshake learned.
 //!
-//! [`LoadedPlugin::load`] opens the file with `RTLD_NOW | RTLD_LOCAL` (plus
-//! `RTLD_NODELETE`, see below) and runs hipDNN's handshake, in hipDNN's order:
+//! [`LoadedPlugin::load`] first checks that the file is a regular file and a shared
+//! object this process can map whole ([`elf`]: a truncated file or one for another
+//! machine is refused with why, never opened by the loader). It then opens the file
+//! with `RTLD_NOW | RTLD_LOCAL` (plus `RTLD_NODELETE`, see below) and runs hipDNN's
+//! handshake, in hipDNN's order:
 //!
 //! 1. resolve the base symbols: `hipdnnPluginGetName`, `GetVersion`, `GetType`,
 //!    `GetLastErrorString` are required; `GetApiVersion`, `SetLoggingCallback`,
@@ -31,6 +34,7 @@
 //! hands out (`strings`).
 
 mod calls;
+pub mod elf;
 mod handshake;
 mod loaded;
 mod strings;

@@ -192,11 +192,20 @@ int main(void)
     CHECK(hipdnnBackendGetAttribute(plan, HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, HIPDNN_TYPE_INT64, 1, &count,
                                     &workspace) == HIPDNN_STATUS_SUCCESS);
     CHECK(workspace == 0);
+    /* Executing through the destroyed handle is refused, not a use after free. */
+    CHECK(hipdnnBackendExecute(handle, plan, pack) == HIPDNN_STATUS_BAD_PARAM);
     hipdnnBackendDescriptor_t all[] = {short_pack, pack, default_plan, plan, bad_config, steep, config,
                                        knob,       engine, ranked,     heur, graph};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
         CHECK(hipdnnBackendDestroyDescriptor(all[i]) == HIPDNN_STATUS_SUCCESS);
     }
+    /* Destroying again is refused without reading the freed objects (valgrind checks
+     * that nothing reads them). */
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
+        CHECK(hipdnnBackendDestroyDescriptor(all[i]) == HIPDNN_STATUS_BAD_PARAM);
+    }
+    CHECK(hipdnnBackendFinalize(plan) == HIPDNN_STATUS_BAD_PARAM);
+    CHECK(hipdnnDestroy(handle) == HIPDNN_STATUS_BAD_PARAM);
     if (failures == 0) {
         printf("OK\n");
     }

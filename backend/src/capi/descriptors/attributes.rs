@@ -9,9 +9,16 @@ use super::{HIPDNN_TYPE_BACKEND_DESCRIPTOR, hipdnnBackendAttributeType_t};
 use crate::capi::{null, write};
 use crate::status::*;
 
+/// Most elements one attribute array may hold. Every attribute array is copied, so a
+/// count is bounded before anything is allocated: no graph has anywhere near this many
+/// tensors, and a larger count is a caller's mistake (or an array that is not there).
+pub(crate) const MAX_ELEMENTS: usize = 1 << 24;
+
 /// The value array of one `hipdnnBackendSetAttribute` call.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SetValue {
+    /// The descriptor being set, which no attribute may refer to.
+    owner: hipdnnBackendDescriptor_t,
     /// The attribute name.
     pub(super) name: i32,
     ty: hipdnnBackendAttributeType_t,
@@ -21,15 +28,16 @@ pub(super) struct SetValue {
 
 impl SetValue {
     /// # Safety
-    /// `array` is null or valid for `count` elements of the type `ty` names; descriptors
-    /// in it are null or live.
+    /// `array` is null or valid for `count` elements of the type `ty` names.
     pub(super) unsafe fn new(
+        owner: hipdnnBackendDescriptor_t,
         name: i32,
         ty: hipdnnBackendAttributeType_t,
         count: i64,
         array: *const c_void,
     ) -> Self {
         Self {
+            owner,
             name,
             ty,
             count,
@@ -62,10 +70,16 @@ impl SetValue {
         if count == 0 {
             return Ok(&[]);
         }
+        if count > MAX_ELEMENTS {
+            return Err(BackendError::bad_param(format!(
+                "attribute {name}: element count {count} is more than the {MAX_ELEMENTS} accepted"
+            )));
+        }
         if self.array.is_null() {
             return Err(null(&format!("attribute {name} array")));
         }
-        // SAFETY: non-null and valid for `count` `T`s per `new`'s contract and this one.
+        // SAFETY: non-null and valid for `count` `T`s per `new`'s contract and this one;
+        // `count` elements of at most 8 bytes are far below `isize::MAX` bytes.
         Ok(unsafe { std::slice::from_raw_parts(self.array.cast::<T>(), count) })
     }
 
@@ -85,13 +99,26 @@ impl SetValue {
         }
     }
 
+    /// A descriptor this attribute refers to: live (the registry checks it), not the
+    /// one being set, finalized.
+    fn referred<'a>(&self, desc: hipdnnBackendDescriptor_t) -> BackendResult<&'a Descriptor> {
+        if desc == self.owner {
+            return Err(BackendError::bad_param(format!(
+                "attribute {}: a descriptor cannot refer to itself",
+                self.name
+            )));
+        }
+        // SAFETY: the registry checks the pointer; the C API's contract is that a
+        // descriptor is not destroyed while a call uses it.
+        unsafe { referenced(desc, self.name) }
+    }
+
     /// One finalized descriptor (a `BACKEND_DESCRIPTOR` attribute).
     pub(super) fn descriptor<'a>(&self) -> BackendResult<&'a Descriptor> {
         self.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
         // SAFETY: the type is checked: one descriptor pointer.
         let desc = unsafe { self.one::<hipdnnBackendDescriptor_t>() }?;
-        // SAFETY: null or a live descriptor per `new`'s contract.
-        unsafe { referenced(desc, self.name) }
+        self.referred(desc)
     }
 
     /// Finalized descriptors (a `BACKEND_DESCRIPTOR` array), each checked as it is
@@ -102,11 +129,8 @@ impl SetValue {
         self.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
         // SAFETY: the type is checked: descriptor pointers.
         let all = unsafe { self.elements::<hipdnnBackendDescriptor_t>() }?;
-        let name = self.name;
-        Ok(all
-            .iter()
-            // SAFETY: null or live descriptors per `new`'s contract.
-            .map(move |&desc| unsafe { referenced(desc, name) }))
+        let this = *self;
+        Ok(all.iter().map(move |&desc| this.referred(desc)))
     }
 
     /// The characters, up to the first NUL, as UTF-8 text.
@@ -121,6 +145,8 @@ impl SetValue {
 /// The output of one `hipdnnBackendGetAttribute` call.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct GetTarget {
+    /// The descriptor being read, which the array may not hold.
+    owner: hipdnnBackendDescriptor_t,
     /// The attribute name.
     pub(super) name: i32,
     ty: hipdnnBackendAttributeType_t,
@@ -133,8 +159,9 @@ pub(super) struct GetTarget {
 impl GetTarget {
     /// # Safety
     /// `count` is null or writable; `array` is null or valid for `requested` elements of
-    /// the type `ty` names; descriptors in it are live.
+    /// the type `ty` names.
     pub(super) unsafe fn new(
+        owner: hipdnnBackendDescriptor_t,
         name: i32,
         ty: hipdnnBackendAttributeType_t,
         requested: usize,
@@ -142,6 +169,7 @@ impl GetTarget {
         array: *mut c_void,
     ) -> Self {
         Self {
+            owner,
             name,
             ty,
             requested,
@@ -181,28 +209,36 @@ impl GetTarget {
         Ok(())
     }
 
-    /// The caller's `requested` descriptors (a `BACKEND_DESCRIPTOR` array to fill), each
-    /// reached only when iterated to (and used before the next); none when the array is
-    /// null.
+    /// The first `min(requested, available)` of the caller's descriptors (a
+    /// `BACKEND_DESCRIPTOR` array to fill), each checked live (and not the one being
+    /// read) when iterated to, and used before the next; none when the array is null.
     pub(super) fn descriptors<'a>(
         &self,
+        available: usize,
     ) -> impl Iterator<Item = BackendResult<&'a mut Descriptor>> + use<'a> {
         let targets: &[hipdnnBackendDescriptor_t] = if self.array.is_null() {
             &[]
         } else {
-            // SAFETY: `requested` descriptor pointers per `new`'s contract (the caller
-            // checked the type).
+            // SAFETY: the caller's array holds `requested` descriptor pointers per
+            // `new`'s contract (the caller checked the type); no more than that is read.
             unsafe {
                 std::slice::from_raw_parts(
                     self.array.cast::<hipdnnBackendDescriptor_t>(),
-                    self.requested,
+                    self.requested.min(available),
                 )
             }
         };
-        targets
-            .iter()
-            // SAFETY: live descriptors per `new`'s contract.
-            .map(|&target| unsafe { desc_mut(target) })
+        let (owner, name) = (self.owner, self.name);
+        targets.iter().map(move |&target| {
+            if target == owner {
+                return Err(BackendError::bad_param(format!(
+                    "attribute {name}: the array holds the descriptor being read"
+                )));
+            }
+            // SAFETY: the registry checks the pointer; each target is used before the
+            // next is reached, and it is not the descriptor being read.
+            unsafe { desc_mut(target) }
+        })
     }
 }
 

@@ -68,7 +68,7 @@ impl HeuristicDescriptor {
             (Some(graph), HIPDNN_ATTR_ENGINEHEUR_RESULTS) => {
                 target.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
                 target.write_count(self.results.len())?;
-                for (t, &id) in target.descriptors().zip(&self.results) {
+                for (t, &id) in target.descriptors(self.results.len()).zip(&self.results) {
                     let t = t?;
                     if !matches!(t.kind, Kind::EngineConfig(_)) {
                         return Err(wrong_kind(target.name, "ENGINECFG", &t.kind));

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use hipdnn_flatbuffers_sdk::model::Graph;
 
 use super::attributes::{GetTarget, SetValue};
+use super::in_attribute;
 use super::{
     Descriptor, Kind, desc_mut, hipdnnBackendDescriptor_t, into_raw, unsupported_attribute,
     wrong_kind,
@@ -60,8 +61,10 @@ impl GraphDescriptor {
                 value.expect_type(HIPDNN_TYPE_HANDLE)?;
                 // SAFETY: the type is checked: one handle.
                 let h = unsafe { value.one::<hipdnnHandle_t>() }?;
-                // SAFETY: null or a live handle per the caller's contract.
-                self.handle = Some(unsafe { handle_arc(h) }?);
+                // SAFETY: the registry checks the pointer (a descriptor or a destroyed
+                // handle is refused); a live handle is not destroyed during the call.
+                let handle = unsafe { handle_arc(h) }.map_err(|e| in_attribute(value.name, e))?;
+                self.handle = Some(handle);
                 Ok(())
             }
             other => Err(unsupported_attribute(Self::TYPE_NAME, other)),
@@ -102,6 +105,16 @@ impl GraphDescriptor {
     }
 }
 
+/// No buffer is larger than `isize::MAX` bytes: a larger size is a caller's mistake.
+fn check_size(size: usize, what: &str) -> BackendResult<()> {
+    if isize::try_from(size).is_err() {
+        return Err(BackendError::bad_param(format!(
+            "{what}: size {size} is larger than any buffer can be"
+        )));
+    }
+    Ok(())
+}
+
 fn make_graph_descriptor(
     descriptor: *mut hipdnnBackendDescriptor_t,
     graph: BackendResult<OperationGraph>,
@@ -137,7 +150,9 @@ pub unsafe extern "C" fn hipdnnBackendCreateAndDeserializeGraph_ext(
         if data.is_null() {
             return Err(null("serialized graph"));
         }
-        // SAFETY: non-null, valid for `size` bytes per the contract.
+        check_size(size, "serialized graph")?;
+        // SAFETY: non-null, valid for `size` bytes per the contract (at most
+        // `isize::MAX`, checked).
         let bytes = unsafe { std::slice::from_raw_parts(data, size) };
         make_graph_descriptor(descriptor, OperationGraph::from_bytes(bytes))
     })
@@ -159,7 +174,9 @@ pub unsafe extern "C" fn hipdnnBackendCreateAndDeserializeJsonGraph_ext(
         if json.is_null() {
             return Err(null("JSON graph"));
         }
-        // SAFETY: non-null, valid for `size` bytes per the contract.
+        check_size(size, "JSON graph")?;
+        // SAFETY: non-null, valid for `size` bytes per the contract (at most
+        // `isize::MAX`, checked).
         let bytes = unsafe { std::slice::from_raw_parts(json.cast::<u8>(), size) };
         let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
         let text = std::str::from_utf8(bytes)

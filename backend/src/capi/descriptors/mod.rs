@@ -19,6 +19,11 @@
 //! (`NOT_INITIALIZED`, hipDNN's status for it); a descriptor must be finalized before
 //! its attributes are read or it is used by another one.
 //!
+//! Every descriptor and handle pointer that comes in is looked up among the live ones
+//! (`capi::LIVE`) and every descriptor's kind checked where it is used, so a destroyed
+//! descriptor, a handle passed as a descriptor (or the reverse) or a descriptor of the
+//! wrong kind is `BAD_PARAM` naming what was expected, not a crash later.
+//!
 //! Descriptors own what they use. An operation graph set to a handle keeps a reference
 //! to it, and so does everything made from that graph, down to the execution plan,
 //! which also owns the plugin's plan: destroying the handle first is safe, and the
@@ -31,7 +36,7 @@
 
 use std::ffi::c_void;
 
-use super::{boundary, null};
+use super::{Object, boundary, check_live, null, register, unregister};
 use crate::status::*;
 
 mod attributes;
@@ -99,18 +104,34 @@ impl Kind {
     }
 }
 
+/// The descriptor behind `desc`, once the registry says it is a live one.
+///
 /// # Safety
-/// `desc` is null or a live descriptor of this library, used by one thread at a time.
+/// A live descriptor is used by one thread at a time and not destroyed while the
+/// reference is used; no other reference to it is alive.
 unsafe fn desc_mut<'a>(desc: hipdnnBackendDescriptor_t) -> BackendResult<&'a mut Descriptor> {
     if desc.is_null() {
         return Err(null("descriptor"));
     }
-    // SAFETY: per the contract, the Box made by a constructor of this module.
+    check_live(desc.cast_const().cast(), Object::Descriptor)?;
+    // SAFETY: checked live: the Box made by `into_raw`, not yet freed.
     Ok(unsafe { &mut *desc.cast::<Descriptor>() })
 }
 
+/// The type name of a live descriptor ("ENGINEHEUR", …), for messages.
+///
+/// # Safety
+/// `desc` is a live descriptor (the registry says so), not being mutated.
+pub(crate) unsafe fn kind_name(desc: hipdnnBackendDescriptor_t) -> &'static str {
+    // SAFETY: per the contract, the Box made by `into_raw`, not yet freed.
+    unsafe { &*desc.cast::<Descriptor>() }.kind.type_name()
+}
+
 fn into_raw(kind: Kind, finalized: bool) -> hipdnnBackendDescriptor_t {
-    Box::into_raw(Box::new(Descriptor { kind, finalized })).cast()
+    let raw: hipdnnBackendDescriptor_t =
+        Box::into_raw(Box::new(Descriptor { kind, finalized })).cast();
+    register(raw.cast_const().cast(), Object::Descriptor);
+    raw
 }
 
 /// Attribute `name` on a descriptor of `type_name`, which has no such attribute.
@@ -123,13 +144,17 @@ fn unsupported_attribute(type_name: &str, name: hipdnnBackendAttributeName_t) ->
 /// A finalized descriptor, referenced by attribute `name`.
 ///
 /// # Safety
-/// `desc` is null or a live descriptor.
+/// A live descriptor is not destroyed or mutated while the reference is used.
 unsafe fn referenced<'a>(
     desc: hipdnnBackendDescriptor_t,
     name: i32,
 ) -> BackendResult<&'a Descriptor> {
-    // SAFETY: per the contract.
-    let d = unsafe { desc_mut(desc) }?;
+    if desc.is_null() {
+        return Err(null("descriptor"));
+    }
+    check_live(desc.cast_const().cast(), Object::Descriptor)?;
+    // SAFETY: checked live: the Box made by `into_raw`, not yet freed; shared use only.
+    let d = unsafe { &*desc.cast_const().cast::<Descriptor>() };
     if !d.finalized {
         return Err(BackendError::new(
             HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
@@ -142,9 +167,16 @@ unsafe fn referenced<'a>(
     Ok(d)
 }
 
+/// `error`, as the error of attribute `name`.
+fn in_attribute(name: i32, error: BackendError) -> BackendError {
+    BackendError::new(error.status, format!("attribute {name}: {}", error.message))
+}
+
 fn wrong_kind(name: i32, want: &str, got: &Kind) -> BackendError {
     BackendError::bad_param(format!(
-        "attribute {name} takes a {want} descriptor, not {}",
+        "attribute {name} takes {} {want} descriptor, not {} {}",
+        super::article(want),
+        super::article(got.type_name()),
         got.type_name()
     ))
 }
@@ -196,17 +228,22 @@ pub unsafe extern "C" fn hipdnnBackendCreateDescriptor(
 
 /// Destroys a descriptor; null does nothing. An execution plan descriptor releases the
 /// plugin's plan; a descriptor that referred to a handle releases its reference, which
-/// destroys the handle when `hipdnnDestroy` already released the caller's.
+/// destroys the handle when `hipdnnDestroy` already released the caller's. A pointer
+/// that is not a live descriptor (destroyed already, never made here, a handle) is
+/// `BAD_PARAM` and nothing is freed; hipDNN itself crashes on a double destroy, so
+/// portable code must not rely on this.
 ///
 /// # Safety
-/// `descriptor` is null or a live descriptor, not used afterwards.
+/// `descriptor` is null or any pointer; not used afterwards once destroyed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipdnnBackendDestroyDescriptor(
     descriptor: hipdnnBackendDescriptor_t,
 ) -> hipdnnStatus_t {
     boundary("hipdnnBackendDestroyDescriptor", || {
         if !descriptor.is_null() {
-            // SAFETY: per the contract, a Box of this module, released once.
+            unregister(descriptor.cast_const().cast(), Object::Descriptor)?;
+            // SAFETY: it was live: a Box of `into_raw`, released once (it is no longer
+            // registered).
             drop(unsafe { Box::from_raw(descriptor.cast::<Descriptor>()) });
         }
         Ok(())
@@ -214,11 +251,16 @@ pub unsafe extern "C" fn hipdnnBackendDestroyDescriptor(
 }
 
 /// Sets an attribute of an unfinalized descriptor (`NOT_INITIALIZED` once finalized).
-/// Setting a handle (`HIPDNN_TYPE_HANDLE`) takes a reference to it.
+/// Setting a handle (`HIPDNN_TYPE_HANDLE`) takes a reference to it. A negative `count`,
+/// or one above 16,777,216 (2^24) elements, is `BAD_PARAM`, checked before the array is
+/// read. Handles and descriptors in the array are checked against the live ones and
+/// their kind: a descriptor where a handle is expected, a descriptor of the wrong kind
+/// (e.g. not an OPERATIONGRAPH for `HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH`), the
+/// descriptor being set, or a destroyed one is `BAD_PARAM` naming what was expected.
 ///
 /// # Safety
-/// `descriptor` is a live descriptor; `array` is null or valid for `count` elements of
-/// the type `attribute_type` names; descriptors and handles in it are live.
+/// `descriptor` is null or any pointer (checked against the live descriptors); `array`
+/// is null or valid for `count` elements of the type `attribute_type` names.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipdnnBackendSetAttribute(
     descriptor: hipdnnBackendDescriptor_t,
@@ -241,7 +283,7 @@ pub unsafe extern "C" fn hipdnnBackendSetAttribute(
         }
         // SAFETY: the array matches the declared type and count per the contract; each
         // descriptor checks the type before reading.
-        let value = unsafe { SetValue::new(name, attribute_type, count, array) };
+        let value = unsafe { SetValue::new(descriptor, name, attribute_type, count, array) };
         match &mut d.kind {
             Kind::Graph(g) => g.set(value),
             Kind::Heuristic(h) => h.set(value),
@@ -258,7 +300,7 @@ pub unsafe extern "C" fn hipdnnBackendSetAttribute(
 /// work its kind stands for (ranking engines, building the plan).
 ///
 /// # Safety
-/// `descriptor` is a live descriptor.
+/// `descriptor` is null or any pointer (checked against the live descriptors).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipdnnBackendFinalize(
     descriptor: hipdnnBackendDescriptor_t,
@@ -290,11 +332,13 @@ pub unsafe extern "C" fn hipdnnBackendFinalize(
 /// `min(requested, available)` elements to `array` and the available count to
 /// `*count`. A null `array` (or `requested` 0) asks for the count only. For
 /// `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
-/// descriptors, which are filled and finalized.
+/// descriptors, which are filled and finalized (each checked against the live
+/// descriptors, and of kind ENGINECFG, else `BAD_PARAM`).
 ///
 /// # Safety
-/// `descriptor` is a live descriptor; `count` is null or writable; `array` is null or
-/// valid for `requested` elements of the type `attribute_type` names.
+/// `descriptor` is null or any pointer (checked against the live descriptors); `count`
+/// is null or writable; `array` is null or valid for `requested` elements of the type
+/// `attribute_type` names.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipdnnBackendGetAttribute(
     descriptor: hipdnnBackendDescriptor_t,
@@ -315,7 +359,8 @@ pub unsafe extern "C" fn hipdnnBackendGetAttribute(
         }
         let requested = usize::try_from(requested).unwrap_or(0);
         // SAFETY: per the contract.
-        let target = unsafe { GetTarget::new(name, attribute_type, requested, count, array) };
+        let target =
+            unsafe { GetTarget::new(descriptor, name, attribute_type, requested, count, array) };
         match &d.kind {
             Kind::Graph(g) => g.get(target),
             Kind::Heuristic(h) => h.get(target),

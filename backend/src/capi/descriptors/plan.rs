@@ -14,8 +14,8 @@ use super::{
     HIPDNN_ATTR_EXECUTION_PLAN_TENSOR_UIDS_EXT, HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
     HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, HIPDNN_TYPE_HANDLE, HIPDNN_TYPE_INT64,
 };
-use super::{unsupported_attribute, wrong_kind};
-use crate::capi::{SharedHandle, boundary, handle_arc, hipdnnHandle_t, null};
+use super::{in_attribute, unsupported_attribute, wrong_kind};
+use crate::capi::{Object, SharedHandle, boundary, check_live, handle_arc, hipdnnHandle_t, null};
 use crate::execution::{OperationGraph, Plan};
 use crate::handle::Handle;
 use crate::status::*;
@@ -71,8 +71,9 @@ impl PlanDescriptor {
                 self.handle = if h.is_null() {
                     None
                 } else {
-                    // SAFETY: a live handle per the caller's contract.
-                    Some(unsafe { handle_arc(h) }?)
+                    // SAFETY: the registry checks the pointer; a live handle is not
+                    // destroyed during the call.
+                    Some(unsafe { handle_arc(h) }.map_err(|e| in_attribute(value.name, e))?)
                 };
             }
             HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG => {
@@ -132,13 +133,15 @@ impl PlanDescriptor {
 /// Runs a finalized execution plan with a finalized variant pack on `handle` (the
 /// plan's handle). The pack is checked against the graph first (a pointer for every
 /// non-virtual tensor, aligned; a workspace when one is needed): on any mismatch
-/// nothing runs. A plan whose handle was destroyed cannot run: no live handle is the
-/// plan's.
+/// nothing runs. A plan whose handle was destroyed cannot run: the destroyed handle is
+/// `BAD_PARAM` (not a live handle) and no live handle is the plan's; the plan can still
+/// be queried and destroyed, which releases its execution context, its plugin handle
+/// and its reference to the plugin, once.
 ///
 /// # Safety
-/// `handle` is null or a live handle; the descriptors are live; the pack's pointers are
-/// valid for the tensors their uids name and the workspace for the plan's workspace
-/// size.
+/// The handle and descriptors are null or any pointers (checked against the live ones);
+/// the pack's pointers are valid for the tensors their uids name and the workspace for
+/// the plan's workspace size.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hipdnnBackendExecute(
     handle: hipdnnHandle_t,
@@ -149,7 +152,10 @@ pub unsafe extern "C" fn hipdnnBackendExecute(
         if handle.is_null() {
             return Err(null("handle"));
         }
-        // SAFETY: per the contract.
+        // A destroyed handle is refused here even when a plan still keeps its object.
+        check_live(handle.cast_const().cast(), Object::Handle)?;
+        // SAFETY: the registry checks the pointers; live descriptors are not destroyed
+        // during the call.
         let plan_desc =
             unsafe { referenced(execution_plan, HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG) }?;
         let Kind::Plan(PlanDescriptor {
