@@ -318,7 +318,7 @@ pub unsafe extern "C" fn miopenInitConvolutionNdDescriptor(
                 )
             };
             format!(
-                "{}, {spatial_dim}, {p}, {s}, {d}, {mode}",
+                "{}, {spatial_dim}, pad={p}, stride={s}, dil={d}, {mode}",
                 st.objects.render(desc as usize)
             )
         },
