@@ -940,7 +940,7 @@ fn pointwise(ctx: &Ctx<'_>, p: &PointwiseAttributes) -> Result<Pattern> {
         }
         if !orders_of(dims, strides).contains(&Order::ChannelsFirst) {
             return Err(format!(
-                "{} is not densely packed channels-first: MIOPEN_ENGINE's binary operations take packed NCHW-order tensors",
+                "{} is not in packed channels-first order: MIOPEN_ENGINE's binary operations take packed NCHW-order tensors",
                 ctx.name(uid)
             ));
         }
