@@ -41,7 +41,7 @@
 //!   Find, forward, backward data, backward weights, over a small documented
 //!   catalogue of solutions.
 //! * [`pointwise`]: `miopenActivationForward` (all eleven modes) and `miopenOpTensor`
-//!   (add, mul, min, max; B broadcasts).
+//!   (add, mul, min, max; B broadcasts), float and half (as MIOpen's kernels).
 //! * [`batchnorm`]: spatial batch norm inference, training, backward, and their
 //!   activation-fused variants.
 //! * [`fusion`]: vertical fusion plans of convolution, bias and activation.

@@ -8,8 +8,8 @@ use hipdnn_reference::tensor::{HostTensor, for_each_index};
 use crate::objects::{ActivDesc, TensorDesc, activ_name};
 use crate::state::{R, State, bad, miopen_entry, not_impl, render_scalar, scalar};
 use crate::sys::{
-    miopen_fn, miopenActivationDescriptor_t, miopenActivationMode_t as M, miopenHandle_t,
-    miopenStatus_t, miopenTensorDescriptor_t, miopenTensorOp_t,
+    miopen_fn, miopenActivationDescriptor_t, miopenActivationMode_t as M, miopenDataType_t,
+    miopenHandle_t, miopenStatus_t, miopenTensorDescriptor_t, miopenTensorOp_t,
 };
 
 /// MIOpen's activation formulas (`miopen.h`), in `f64`.
@@ -74,6 +74,18 @@ pub(crate) fn activate_backward(a: &ActivDesc, z: f64, dy: f64) -> f64 {
     if z > lo && z <= hi { dy } else { 0.0 }
 }
 
+/// MIOpen builds its activation and tensor-op kernels for float and half only
+/// (`MIOPEN_USE_FP32` / `MIOPEN_USE_FP16`); bfloat16 is refused here.
+fn check_float_or_half(d: &TensorDesc, who: &str) -> R<()> {
+    match d.dtype {
+        miopenDataType_t::miopenFloat | miopenDataType_t::miopenHalf => Ok(()),
+        other => Err(not_impl(format!(
+            "{who}: type {} (MIOpen's kernels here take float and half)",
+            crate::objects::dtype_name(other)
+        ))),
+    }
+}
+
 /// `y = alpha · result + beta · y_old`, reading `y_old` only when `beta != 0` (as
 /// MIOpen: an uninitialised `y` must not leak into the result).
 pub(crate) fn blend(
@@ -104,7 +116,7 @@ pub(crate) fn blend(
 }
 
 /// `y = alpha · f(x) + beta · y` for any of the eleven modes; `x` and `y` have the same
-/// dims and type (strides may differ).
+/// dims and type, float or half (strides may differ).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn miopenActivationForward(
     handle: miopenHandle_t,
@@ -151,6 +163,7 @@ pub unsafe extern "C" fn miopenActivationForward(
                     yd.dtype, xd.dtype
                 )));
             }
+            check_float_or_half(&xd, "xDesc")?;
             st.mem.check_tensor(&yd, y, "y")?;
             let xt = st.mem.read(&xd, x, "x")?;
             let mut out = yd.host();
@@ -166,7 +179,8 @@ pub unsafe extern "C" fn miopenActivationForward(
 const _: miopen_fn::miopenActivationForward = miopenActivationForward;
 
 /// `C = op(alpha1·A, alpha2·B) + beta·C` for Add, Mul, Min, Max: A and C have the same
-/// dims, each dimension of B is 1 or C's (only B broadcasts), ranks 1 to 5, one type.
+/// dims, each dimension of B is 1 or C's (only B broadcasts), ranks 1 to 5, one type
+/// (float or half).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn miopenOpTensor(
     handle: miopenHandle_t,
@@ -248,6 +262,7 @@ pub unsafe extern "C" fn miopenOpTensor(
                     ad.dtype, bd.dtype, cd.dtype
                 )));
             }
+            check_float_or_half(&cd, "cDesc")?;
             st.mem.check_tensor(&cd, c, "C")?;
             let at = st.mem.read(&ad, a, "A")?;
             let bt = st.mem.read(&bd, b, "B")?;

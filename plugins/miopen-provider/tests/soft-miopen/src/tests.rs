@@ -1001,6 +1001,24 @@ fn op_tensor_broadcasts_only_b() {
             ),
             bad
         );
+        let bf = packed(miopenDataType_t::miopenBFloat16, &[2, 3, 2, 2]);
+        let bfb = packed(miopenDataType_t::miopenBFloat16, &[1, 3, 1, 1]);
+        assert_eq!(
+            miopenOpTensor(
+                h,
+                add,
+                ptr(&ONE),
+                bf,
+                a,
+                ptr(&ONE),
+                bfb,
+                b,
+                ptr(&ZERO),
+                bf,
+                c
+            ),
+            miopenStatus_t::miopenStatusNotImplemented
+        );
     }
     let log = take_call_log();
     assert!(
@@ -1015,6 +1033,10 @@ fn op_tensor_broadcasts_only_b() {
     );
     assert!(
         log.contains("unknown tensor op miopenTensorOp_t(9)"),
+        "{log}"
+    );
+    assert!(
+        log.contains("cDesc: type bfloat16 (MIOpen's kernels here take float and half)"),
         "{log}"
     );
 }
