@@ -942,8 +942,10 @@ pub unsafe extern "C" fn miopenBatchNormalizationBackward_V2(
 const _: miopen_fn::miopenBatchNormalizationBackward_V2 = miopenBatchNormalizationBackward_V2;
 
 /// Backward through the activation: the forward output `z = scale·x̂ + bias` is
-/// recomputed, `dy` is passed where the activation passes `z` (see
-/// [`activate_backward`]), then the batch norm backward runs on that gradient.
+/// recomputed, `dy` is passed where the activation passes `z` through (`lo < z ≤ hi`:
+/// RELU `0 < z`, CLIPPEDRELU `0 < z ≤ α`, CLAMP `α < z ≤ β`, PASTHRU everywhere; as
+/// MIOpen's fused kernels) and 0 elsewhere, then the batch norm backward runs on that
+/// gradient.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn miopenBatchNormBackwardActivation(
     handle: miopenHandle_t,

@@ -83,8 +83,11 @@
 // docs; their signatures are MIOpen's, argument counts included.
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-// The provider's file, formatted with the provider (not by this crate's `cargo fmt`).
+// The provider's file, formatted with the provider (not by this crate's `cargo fmt`);
+// its docs link to its own macro, which rustdoc does not resolve in a module included
+// by path.
 #[rustfmt::skip]
+#[allow(rustdoc::broken_intra_doc_links)]
 #[path = "../../../src/miopen/sys.rs"]
 pub mod sys;
 
