@@ -44,8 +44,9 @@ impl DeviceRun {
     ) -> CliResult<Self> {
         match hipdnn_rocm_sys::hip::Hip::open() {
             Ok(hip) => crate::hip::HipRun::new(hip, tensors, host, workspace_size).map(Self::Hip),
-            Err(hip_reason) => CudaRun::new(engine, tensors, host, workspace_size, &hip_reason)
-                .map(Self::Cuda),
+            Err(hip_reason) => {
+                CudaRun::new(engine, tensors, host, workspace_size, &hip_reason).map(Self::Cuda)
+            }
         }
     }
 

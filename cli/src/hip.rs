@@ -74,7 +74,10 @@ impl HipRun {
             run.check(status, "hipMemcpy", &what)?;
         }
         if workspace_size > 0 {
-            run.workspace = run.alloc(workspace_size, &format!("workspace of {workspace_size} bytes"))?;
+            run.workspace = run.alloc(
+                workspace_size,
+                &format!("workspace of {workspace_size} bytes"),
+            )?;
         }
         let mut stream = std::ptr::null_mut();
         // SAFETY: a valid out-pointer.
@@ -171,7 +174,8 @@ impl HipRun {
                 let mut ms = 0f32;
                 // SAFETY: two recorded, completed events.
                 let status = unsafe { (api.hipEventElapsedTime)(&mut ms, pair[0], pair[1]) };
-                self.check(status, "hipEventElapsedTime", "timing").map(|()| f64::from(ms))
+                self.check(status, "hipEventElapsedTime", "timing")
+                    .map(|()| f64::from(ms))
             })
             .collect()
     }
@@ -192,7 +196,11 @@ impl HipRun {
                     hipMemcpyKind::hipMemcpyDeviceToHost,
                 )
             };
-            self.check(status, "hipMemcpy", &format!("copying tensor {} back", t.label()))?;
+            self.check(
+                status,
+                "hipMemcpy",
+                &format!("copying tensor {} back", t.label()),
+            )?;
         }
         Ok(())
     }

@@ -149,15 +149,19 @@ impl Hip {
 /// `hipGetErrorString`'s text for `status`.
 pub fn error_text(api: &HipApi, status: hipError_t) -> String {
     // SAFETY: takes any value; returns a static string or null.
-    c_text(unsafe { (api.hipGetErrorString)(status) })
+    unsafe { c_text((api.hipGetErrorString)(status)) }
 }
 
 /// A C string the library owns, copied (empty for null).
-pub fn c_text(text: *const c_char) -> String {
+///
+/// # Safety
+/// `text` is null or a NUL-terminated string valid for the call (HIP's and MIOpen's
+/// error strings are static).
+pub unsafe fn c_text(text: *const c_char) -> String {
     if text.is_null() {
         return String::new();
     }
-    // SAFETY: non-null, NUL-terminated, static per the libraries' documentation.
+    // SAFETY: non-null and NUL-terminated per the caller.
     unsafe { CStr::from_ptr(text) }
         .to_string_lossy()
         .into_owned()

@@ -10,7 +10,6 @@
 //! Users: the MIOpen engine plugin, its tests' device memory, and `hipdnn run` on HIP
 //! devices.
 
-#[path = "../../plugins/miopen-provider/src/miopen/sys.rs"]
 mod sys;
 
 pub mod hip;

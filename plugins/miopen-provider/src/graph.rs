@@ -71,7 +71,11 @@ impl Tensor {
 
 /// Bytes per element of a type the engine takes.
 pub fn element_size(dtype: miopenDataType_t) -> usize {
-    if dtype == miopenDataType_t::miopenFloat { 4 } else { 2 }
+    if dtype == miopenDataType_t::miopenFloat {
+        4
+    } else {
+        2
+    }
 }
 
 /// What a plan runs: one MIOpen call or fusion plan.
@@ -348,7 +352,11 @@ fn relu(p: &PointwiseAttributes, leaky: bool, node: &str) -> Result<Activation> 
                 "node \"{node}\": leaky ReLU (slope {slope}) with clips is not supported by MIOPEN_ENGINE"
             ));
         }
-        return Ok(Activation::new(Mode::miopenActivationLEAKYRELU, f64::from(slope), 0.0));
+        return Ok(Activation::new(
+            Mode::miopenActivationLEAKYRELU,
+            f64::from(slope),
+            0.0,
+        ));
     }
     Ok(match (lower, upper) {
         (None | Some(0.0), None) => Activation::new(Mode::miopenActivationRELU, 0.0, 0.0),
@@ -370,12 +378,16 @@ fn fused_relu(p: &PointwiseAttributes, node: &str) -> Result<Activation> {
 }
 
 fn mode_name(m: PointwiseMode) -> String {
-    m.variant_name().map_or_else(|| format!("mode {}", m.0), str::to_owned)
+    m.variant_name()
+        .map_or_else(|| format!("mode {}", m.0), str::to_owned)
 }
 
 fn unary_extra_operands(p: &PointwiseAttributes, node: &str) -> Result<()> {
     if p.in_1_tensor_uid.is_some() || p.in_2_tensor_uid.is_some() {
-        return Err(format!("node \"{node}\": {} takes one input", mode_name(p.operation)));
+        return Err(format!(
+            "node \"{node}\": {} takes one input",
+            mode_name(p.operation)
+        ));
     }
     Ok(())
 }
@@ -463,28 +475,36 @@ impl Pattern {
         };
         let nodes: Vec<&NodeAttributes> = graph.nodes.iter().map(|n| &n.attributes).collect();
         match nodes.as_slice() {
-            [NodeAttributes::ConvolutionFwdAttributes(_)
-            | NodeAttributes::ConvolutionBwdAttributes(_)
-            | NodeAttributes::ConvolutionWrwAttributes(_)] => conv(&ctx, 0),
-            [NodeAttributes::ConvolutionFwdAttributes(_), NodeAttributes::PointwiseAttributes(_), ..] => {
-                conv_bias_activation(&ctx)
-            }
-            [NodeAttributes::BatchnormInferenceAttributes(_)
-            | NodeAttributes::BatchnormInferenceAttributesVarianceExt(_)] => bn_inference(&ctx, None),
-            [NodeAttributes::BatchnormInferenceAttributes(_)
-            | NodeAttributes::BatchnormInferenceAttributesVarianceExt(_), NodeAttributes::PointwiseAttributes(p)]
-                if p.operation == PointwiseMode::RELU_FWD =>
-            {
-                bn_inference(&ctx, Some(1))
-            }
+            [
+                NodeAttributes::ConvolutionFwdAttributes(_)
+                | NodeAttributes::ConvolutionBwdAttributes(_)
+                | NodeAttributes::ConvolutionWrwAttributes(_),
+            ] => conv(&ctx, 0),
+            [
+                NodeAttributes::ConvolutionFwdAttributes(_),
+                NodeAttributes::PointwiseAttributes(_),
+                ..,
+            ] => conv_bias_activation(&ctx),
+            [
+                NodeAttributes::BatchnormInferenceAttributes(_)
+                | NodeAttributes::BatchnormInferenceAttributesVarianceExt(_),
+            ] => bn_inference(&ctx, None),
+            [
+                NodeAttributes::BatchnormInferenceAttributes(_)
+                | NodeAttributes::BatchnormInferenceAttributesVarianceExt(_),
+                NodeAttributes::PointwiseAttributes(p),
+            ] if p.operation == PointwiseMode::RELU_FWD => bn_inference(&ctx, Some(1)),
             [NodeAttributes::BatchnormAttributes(bn)] => bn_training(&ctx, bn, None),
-            [NodeAttributes::BatchnormAttributes(bn), NodeAttributes::PointwiseAttributes(_)] => {
-                bn_training(&ctx, bn, Some(1))
-            }
+            [
+                NodeAttributes::BatchnormAttributes(bn),
+                NodeAttributes::PointwiseAttributes(_),
+            ] => bn_training(&ctx, bn, Some(1)),
             [NodeAttributes::BatchnormBackwardAttributes(bn)] => bn_backward(&ctx, bn, None),
-            [NodeAttributes::BatchnormInferenceAttributes(_), NodeAttributes::PointwiseAttributes(_), NodeAttributes::BatchnormBackwardAttributes(bn)] => {
-                bn_backward(&ctx, bn, Some((0, 1)))
-            }
+            [
+                NodeAttributes::BatchnormInferenceAttributes(_),
+                NodeAttributes::PointwiseAttributes(_),
+                NodeAttributes::BatchnormBackwardAttributes(bn),
+            ] => bn_backward(&ctx, bn, Some((0, 1))),
             [NodeAttributes::PointwiseAttributes(p)] => pointwise(&ctx, p),
             _ => Err(format!(
                 "graph \"{}\" ({}) is not a pattern MIOPEN_ENGINE runs (see its crate docs)",
@@ -502,9 +522,18 @@ impl Pattern {
     /// The label of the pattern, for logs.
     pub fn label(&self) -> &'static str {
         match self {
-            Self::Conv { direction: ConvDirection::Forward, .. } => "conv_fprop",
-            Self::Conv { direction: ConvDirection::BackwardData, .. } => "conv_dgrad",
-            Self::Conv { direction: ConvDirection::BackwardWeights, .. } => "conv_wgrad",
+            Self::Conv {
+                direction: ConvDirection::Forward,
+                ..
+            } => "conv_fprop",
+            Self::Conv {
+                direction: ConvDirection::BackwardData,
+                ..
+            } => "conv_dgrad",
+            Self::Conv {
+                direction: ConvDirection::BackwardWeights,
+                ..
+            } => "conv_wgrad",
             Self::ConvBiasActivation { .. } => "conv_bias_activation",
             Self::BnInference { .. } => "batchnorm_inference",
             Self::BnTraining { .. } => "batchnorm_training",
@@ -523,16 +552,64 @@ impl Pattern {
 fn conv(ctx: &Ctx<'_>, node: usize) -> Result<Pattern> {
     let (direction, x, w, y, g) = match &ctx.index.node(node).attributes {
         NodeAttributes::ConvolutionFwdAttributes(a) => {
-            let g = geometry(ctx, node, &a.pre_padding, &a.post_padding, &a.stride, &a.dilation, a.conv_mode, a.x_tensor_uid, a.w_tensor_uid)?;
-            (ConvDirection::Forward, a.x_tensor_uid, a.w_tensor_uid, a.y_tensor_uid, g)
+            let g = geometry(
+                ctx,
+                node,
+                &a.pre_padding,
+                &a.post_padding,
+                &a.stride,
+                &a.dilation,
+                a.conv_mode,
+                a.x_tensor_uid,
+                a.w_tensor_uid,
+            )?;
+            (
+                ConvDirection::Forward,
+                a.x_tensor_uid,
+                a.w_tensor_uid,
+                a.y_tensor_uid,
+                g,
+            )
         }
         NodeAttributes::ConvolutionBwdAttributes(a) => {
-            let g = geometry(ctx, node, &a.pre_padding, &a.post_padding, &a.stride, &a.dilation, a.conv_mode, a.dx_tensor_uid, a.w_tensor_uid)?;
-            (ConvDirection::BackwardData, a.dx_tensor_uid, a.w_tensor_uid, a.dy_tensor_uid, g)
+            let g = geometry(
+                ctx,
+                node,
+                &a.pre_padding,
+                &a.post_padding,
+                &a.stride,
+                &a.dilation,
+                a.conv_mode,
+                a.dx_tensor_uid,
+                a.w_tensor_uid,
+            )?;
+            (
+                ConvDirection::BackwardData,
+                a.dx_tensor_uid,
+                a.w_tensor_uid,
+                a.dy_tensor_uid,
+                g,
+            )
         }
         NodeAttributes::ConvolutionWrwAttributes(a) => {
-            let g = geometry(ctx, node, &a.pre_padding, &a.post_padding, &a.stride, &a.dilation, a.conv_mode, a.x_tensor_uid, a.dw_tensor_uid)?;
-            (ConvDirection::BackwardWeights, a.x_tensor_uid, a.dw_tensor_uid, a.dy_tensor_uid, g)
+            let g = geometry(
+                ctx,
+                node,
+                &a.pre_padding,
+                &a.post_padding,
+                &a.stride,
+                &a.dilation,
+                a.conv_mode,
+                a.x_tensor_uid,
+                a.dw_tensor_uid,
+            )?;
+            (
+                ConvDirection::BackwardWeights,
+                a.x_tensor_uid,
+                a.dw_tensor_uid,
+                a.dy_tensor_uid,
+                g,
+            )
         }
         _ => unreachable!("matched as a convolution"),
     };
@@ -558,7 +635,17 @@ fn conv_bias_activation(ctx: &Ctx<'_>) -> Result<Pattern> {
     let NodeAttributes::ConvolutionFwdAttributes(c) = &graph.nodes[0].attributes else {
         unreachable!("matched");
     };
-    let g = geometry(ctx, 0, &c.pre_padding, &c.post_padding, &c.stride, &c.dilation, c.conv_mode, c.x_tensor_uid, c.w_tensor_uid)?;
+    let g = geometry(
+        ctx,
+        0,
+        &c.pre_padding,
+        &c.post_padding,
+        &c.stride,
+        &c.dilation,
+        c.conv_mode,
+        c.x_tensor_uid,
+        c.w_tensor_uid,
+    )?;
     let pw = |i: usize| match &graph.nodes[i].attributes {
         NodeAttributes::PointwiseAttributes(p) => Ok(p),
         other => Err(format!(
@@ -591,7 +678,11 @@ fn conv_bias_activation(ctx: &Ctx<'_>) -> Result<Pattern> {
         let other = match (b.in_0_tensor_uid, b.in_1_tensor_uid) {
             (a, Some(o)) if a == conv_out => o,
             (o, Some(a)) if a == conv_out => o,
-            _ => return Err(format!("node \"{name}\": the bias ADD must take the convolution's output")),
+            _ => {
+                return Err(format!(
+                    "node \"{name}\": the bias ADD must take the convolution's output"
+                ));
+            }
         };
         if b.in_2_tensor_uid.is_some() {
             return Err(format!("node \"{name}\": ADD takes two inputs"));
@@ -609,22 +700,34 @@ fn conv_bias_activation(ctx: &Ctx<'_>) -> Result<Pattern> {
         ctx.virtual_intermediate(into_act, &[DataType::Float, xdt])?;
         let mut t = ctx.tensor(other)?;
         if t.dtype != ctx.dtype(c.x_tensor_uid)? {
-            return Err(format!("{}: the bias must have the input's type", ctx.name(other)));
+            return Err(format!(
+                "{}: the bias must have the input's type",
+                ctx.name(other)
+            ));
         }
         // The bias goes to MIOpen as [1, K, 1, 1] (or [1, K, 1, 1, 1]) packed.
-        t.strides = packed(&t.dims.iter().map(|&d| d as usize).collect::<Vec<_>>(), &(0..t.dims.len()).collect::<Vec<_>>())
-            .into_iter()
-            .map(|s| s as i64)
-            .collect();
+        t.strides = packed(
+            &t.dims.iter().map(|&d| d as usize).collect::<Vec<_>>(),
+            &(0..t.dims.len()).collect::<Vec<_>>(),
+        )
+        .into_iter()
+        .map(|s| s as i64)
+        .collect();
         bias_tensor = Some(t);
     } else {
         ctx.virtual_intermediate(conv_out, &[DataType::Float])?;
     }
     if act.in_0_tensor_uid != into_act {
-        return Err(format!("node \"{act_name}\": the activation must take the fused chain's value"));
+        return Err(format!(
+            "node \"{act_name}\": the activation must take the fused chain's value"
+        ));
     }
     let y = act.out_0_tensor_uid;
-    same_family(ctx, &[c.x_tensor_uid, c.w_tensor_uid, y], "the fused convolution")?;
+    same_family(
+        ctx,
+        &[c.x_tensor_uid, c.w_tensor_uid, y],
+        "the fused convolution",
+    )?;
     for node in 1..graph.nodes.len() {
         ctx.compute_is_float(node)?;
     }
@@ -652,7 +755,11 @@ fn bn_tensors(ctx: &Ctx<'_>, io: &[i64], params: &[i64], what: &str) -> Result<(
     same_family(ctx, io, what)?;
     for &u in &io[1..] {
         if ctx.index.dims(u) != xd {
-            return Err(format!("{what}: {} must have {}'s dims", ctx.name(u), ctx.name(x)));
+            return Err(format!(
+                "{what}: {} must have {}'s dims",
+                ctx.name(u),
+                ctx.name(x)
+            ));
         }
     }
     for &p in params {
@@ -688,12 +795,21 @@ fn bn_inference(ctx: &Ctx<'_>, act_node: Option<usize>) -> Result<Pattern> {
     let what = format!("node \"{name}\"");
     let (x, y, scale, bias, mean, var, epsilon) = match &graph.nodes[0].attributes {
         NodeAttributes::BatchnormInferenceAttributes(a) => (
-            a.x_tensor_uid, a.y_tensor_uid, a.scale_tensor_uid, a.bias_tensor_uid,
-            a.mean_tensor_uid, a.inv_variance_tensor_uid, None,
+            a.x_tensor_uid,
+            a.y_tensor_uid,
+            a.scale_tensor_uid,
+            a.bias_tensor_uid,
+            a.mean_tensor_uid,
+            a.inv_variance_tensor_uid,
+            None,
         ),
         NodeAttributes::BatchnormInferenceAttributesVarianceExt(a) => (
-            a.x_tensor_uid, a.y_tensor_uid, a.scale_tensor_uid, a.bias_tensor_uid,
-            a.mean_tensor_uid, a.variance_tensor_uid,
+            a.x_tensor_uid,
+            a.y_tensor_uid,
+            a.scale_tensor_uid,
+            a.bias_tensor_uid,
+            a.mean_tensor_uid,
+            a.variance_tensor_uid,
             Some(ctx.scalar(a.epsilon_tensor_uid, "epsilon")?),
         ),
         _ => unreachable!("matched"),
@@ -731,12 +847,18 @@ fn bn_inference(ctx: &Ctx<'_>, act_node: Option<usize>) -> Result<Pattern> {
     })
 }
 
-fn bn_training(ctx: &Ctx<'_>, bn: &BatchnormAttributes, act_node: Option<usize>) -> Result<Pattern> {
+fn bn_training(
+    ctx: &Ctx<'_>,
+    bn: &BatchnormAttributes,
+    act_node: Option<usize>,
+) -> Result<Pattern> {
     let graph = ctx.index.graph();
     let what = format!("node \"{}\"", graph.nodes[0].name);
     ctx.compute_is_float(0)?;
     if !bn.peer_stats_tensor_uid.is_empty() {
-        return Err(format!("{what}: peer statistics are not supported by MIOPEN_ENGINE"));
+        return Err(format!(
+            "{what}: peer statistics are not supported by MIOPEN_ENGINE"
+        ));
     }
     let epsilon = ctx.scalar(bn.epsilon_tensor_uid, "epsilon")?;
     let running = match (
@@ -808,7 +930,9 @@ fn bn_backward(
     let what = format!("node \"{}\"", graph.nodes[node].name);
     ctx.compute_is_float(node)?;
     if !bn.peer_stats_tensor_uid.is_empty() {
-        return Err(format!("{what}: peer statistics are not supported by MIOPEN_ENGINE"));
+        return Err(format!(
+            "{what}: peer statistics are not supported by MIOPEN_ENGINE"
+        ));
     }
     let (Some(mean), Some(inv)) = (bn.mean_tensor_uid, bn.inv_variance_tensor_uid) else {
         return Err(format!(
@@ -842,9 +966,14 @@ fn bn_backward(
         }
         // RELU_BWD: in_0 is the forward value, in_1 the incoming gradient.
         let Some(grad) = p.in_1_tensor_uid else {
-            return Err(format!("node \"{pname}\": RELU_BWD needs the incoming gradient as in_1"));
+            return Err(format!(
+                "node \"{pname}\": RELU_BWD needs the incoming gradient as in_1"
+            ));
         };
-        if p.in_0_tensor_uid != f.y_tensor_uid || p.out_0_tensor_uid != bn.dy_tensor_uid || p.in_2_tensor_uid.is_some() {
+        if p.in_0_tensor_uid != f.y_tensor_uid
+            || p.out_0_tensor_uid != bn.dy_tensor_uid
+            || p.in_2_tensor_uid.is_some()
+        {
             return Err(format!(
                 "node \"{pname}\" must take the recomputed forward value and feed {what}'s dy"
             ));
@@ -862,7 +991,13 @@ fn bn_backward(
     bn_tensors(
         ctx,
         &[bn.x_tensor_uid, dy, bn.dx_tensor_uid],
-        &[bn.scale_tensor_uid, mean, inv, bn.dscale_tensor_uid, bn.dbias_tensor_uid],
+        &[
+            bn.scale_tensor_uid,
+            mean,
+            inv,
+            bn.dscale_tensor_uid,
+            bn.dbias_tensor_uid,
+        ],
         &what,
     )?;
     Ok(Pattern::BnBackward {
@@ -891,7 +1026,9 @@ fn pointwise(ctx: &Ctx<'_>, p: &PointwiseAttributes) -> Result<Pattern> {
     let (x, y) = (p.in_0_tensor_uid, p.out_0_tensor_uid);
     let unary = match p.operation {
         PointwiseMode::RELU_FWD => Some(relu(p, true, &name)?),
-        PointwiseMode::SIGMOID_FWD => Some(Activation::new(Mode::miopenActivationLOGISTIC, 0.0, 0.0)),
+        PointwiseMode::SIGMOID_FWD => {
+            Some(Activation::new(Mode::miopenActivationLOGISTIC, 0.0, 0.0))
+        }
         PointwiseMode::TANH_FWD => Some(Activation::new(Mode::miopenActivationTANH, 1.0, 1.0)),
         _ => None,
     };
@@ -923,10 +1060,16 @@ fn pointwise(ctx: &Ctx<'_>, p: &PointwiseAttributes) -> Result<Pattern> {
         }
     };
     let Some(b) = p.in_1_tensor_uid else {
-        return Err(format!("node \"{name}\": {} needs in_1", mode_name(p.operation)));
+        return Err(format!(
+            "node \"{name}\": {} needs in_1",
+            mode_name(p.operation)
+        ));
     };
     if p.in_2_tensor_uid.is_some() {
-        return Err(format!("node \"{name}\": {} takes two inputs", mode_name(p.operation)));
+        return Err(format!(
+            "node \"{name}\": {} takes two inputs",
+            mode_name(p.operation)
+        ));
     }
     for uid in [x, b, y] {
         float_or_half(uid)?;
@@ -946,7 +1089,9 @@ fn pointwise(ctx: &Ctx<'_>, p: &PointwiseAttributes) -> Result<Pattern> {
         }
     }
     if ctx.dtype(x)? != ctx.dtype(y)? || ctx.dtype(b)? != ctx.dtype(y)? {
-        return Err(format!("node \"{name}\": in_0, in_1 and the output must have one data type"));
+        return Err(format!(
+            "node \"{name}\": in_0, in_1 and the output must have one data type"
+        ));
     }
     let (xd, bd, yd) = (ctx.index.dims(x), ctx.index.dims(b), ctx.index.dims(y));
     if xd != yd {
@@ -955,7 +1100,9 @@ fn pointwise(ctx: &Ctx<'_>, p: &PointwiseAttributes) -> Result<Pattern> {
         ));
     }
     if bd.len() != yd.len() || bd.iter().zip(yd).any(|(&b, &y)| b != 1 && b != y) {
-        return Err(format!("node \"{name}\": in_1 {bd:?} does not broadcast to {yd:?}"));
+        return Err(format!(
+            "node \"{name}\": in_1 {bd:?} does not broadcast to {yd:?}"
+        ));
     }
     Ok(Pattern::Binary {
         op,

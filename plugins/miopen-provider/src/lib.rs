@@ -139,7 +139,11 @@ impl IPlanBuilder<State, MiopenSettings, BoxedPlan<State>> for MiopenPlanBuilder
         }
         let pattern = Pattern::match_graph(&model).map_err(PluginError::not_applicable)?;
         settings.deterministic |= self.deterministic;
-        Ok(Box::new(MiopenPlan::build(handle.state(), &pattern, &settings)?))
+        Ok(Box::new(MiopenPlan::build(
+            handle.state(),
+            &pattern,
+            &settings,
+        )?))
     }
 }
 
@@ -147,7 +151,9 @@ impl IPlanBuilder<State, MiopenSettings, BoxedPlan<State>> for MiopenPlanBuilder
 pub fn engine() -> Engine<State, MiopenSettings, BoxedPlan<State>> {
     Engine::new(ENGINE_NAME)
         .with_memory_kind(MemoryKind::Device)
-        .with_builder(MiopenPlanBuilder { deterministic: false })
+        .with_builder(MiopenPlanBuilder {
+            deterministic: false,
+        })
         .with_global_knob(global_knobs::benchmarking())
         .with_global_knob(global_knobs::deterministic())
         .with_global_knob(global_knobs::workspace_size_limit())
@@ -157,7 +163,9 @@ pub fn engine() -> Engine<State, MiopenSettings, BoxedPlan<State>> {
 pub fn deterministic_engine() -> Engine<State, MiopenSettings, BoxedPlan<State>> {
     Engine::new(DETERMINISTIC_ENGINE_NAME)
         .with_memory_kind(MemoryKind::Device)
-        .with_builder(MiopenPlanBuilder { deterministic: true })
+        .with_builder(MiopenPlanBuilder {
+            deterministic: true,
+        })
         .with_global_knob(global_knobs::benchmarking())
         .with_global_knob(global_knobs::workspace_size_limit())
 }
@@ -201,7 +209,8 @@ impl EnginePlugin for MiopenPlugin {
     fn stream_changed(handle: &State, stream: hipStream_t) -> PluginResult<()> {
         let mut bound = handle.lock();
         // SAFETY: the host hands a HIP stream of this device (or null).
-        unsafe { bound.set_stream(stream.cast()) }.map_err(|e| PluginError::bad_param(e.to_string()))
+        unsafe { bound.set_stream(stream.cast()) }
+            .map_err(|e| PluginError::bad_param(e.to_string()))
     }
 }
 

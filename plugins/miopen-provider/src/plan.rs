@@ -25,8 +25,8 @@ use hipdnn_plugin_sdk::prelude::*;
 
 use crate::graph::{Pattern, Tensor};
 use crate::miopen::safe::{
-    Activation, ActivationDesc, Bound, ConvDesc, ConvDirection, ConvProblem, FusionPlan,
-    HipBuffer, Miopen, TensorDesc,
+    Activation, ActivationDesc, Bound, ConvDesc, ConvDirection, ConvProblem, FusionPlan, HipBuffer,
+    Miopen, TensorDesc,
 };
 use crate::miopen::sys::{miopenBatchNormMode_t, miopenTensorOp_t};
 
@@ -160,8 +160,7 @@ impl MiopenPlan {
             TensorDesc::new(miopen, t.dtype, &t.dims, &t.strides)
                 .map_err(|e| PluginError::internal(format!("{label}: tensor {}: {e}", t.uid)))
         };
-        let activation_desc =
-            |a: &Activation| ActivationDesc::new(miopen, *a).map_err(&err);
+        let activation_desc = |a: &Activation| ActivationDesc::new(miopen, *a).map_err(&err);
         let mut workspace = 0;
         let step = match pattern {
             Pattern::Conv {
@@ -221,8 +220,9 @@ impl MiopenPlan {
                 )
                 .map_err(&err)?;
                 drop(bound);
-                workspace =
-                    round256(x.byte_extent()) + round256(w.byte_extent()) + round256(y.byte_extent());
+                workspace = round256(x.byte_extent())
+                    + round256(w.byte_extent())
+                    + round256(y.byte_extent());
                 Step::Fused {
                     x: xb,
                     w: w.uid,
@@ -372,8 +372,9 @@ fn choose_solution(
         );
         // SAFETY: scratch device buffers of each tensor's extent and of `ws` bytes,
         // alive across the (synchronous) search.
-        let found = unsafe { bound.find(problem, ab.ptr(), bb.ptr(), ob.ptr(), wb.ptr(), ws, true) }
-            .map_err(&err)?;
+        let found =
+            unsafe { bound.find(problem, ab.ptr(), bb.ptr(), ob.ptr(), wb.ptr(), ws, true) }
+                .map_err(&err)?;
         tracing::debug!(label, ?found, "MIOpen Find");
         solutions = bound.solutions(problem).map_err(&err)?;
     }
@@ -381,12 +382,20 @@ fn choose_solution(
         Some(s) => Ok((s.solution_id, s.workspace_size)),
         None if solutions.is_empty() => Err(PluginError::not_applicable(format!(
             "{label}: MIOpen lists no solution for this convolution{}",
-            if settings.deterministic { " with deterministic kernels" } else { "" }
+            if settings.deterministic {
+                " with deterministic kernels"
+            } else {
+                ""
+            }
         ))),
         None => Err(PluginError::bad_param(format!(
             "{label}: every MIOpen solution needs more workspace than the limit of {} bytes (the smallest needs {})",
             settings.workspace_limit.unwrap_or(0),
-            solutions.iter().map(|s| s.workspace_size).min().unwrap_or(0)
+            solutions
+                .iter()
+                .map(|s| s.workspace_size)
+                .min()
+                .unwrap_or(0)
         ))),
     }
 }
@@ -422,180 +431,372 @@ impl IPlan<Arc<Miopen>> for MiopenPlan {
         let (alpha, beta): (*mut c_void, *mut c_void) =
             ((&raw mut one).cast(), (&raw mut zero).cast());
         let (h, api) = bound.raw_parts();
-        // SAFETY (every arm): the pointers are the host's device buffers for the
+        // SAFETY: the pointers are the host's device buffers for the
         // tensors the descriptors describe (the backend checked the uids and
         // alignment), and the workspace holds `self.workspace` bytes; MIOpen enqueues
         // on the handle's stream and the host keeps the buffers alive until it is done.
-        match &self.step {
-            Step::Conv {
-                direction,
-                a,
-                b,
-                out,
-                conv,
-                solution,
-            } => {
-                let problem = ConvProblem {
-                    direction: *direction,
-                    a: &a.desc,
-                    b: &b.desc,
+        unsafe {
+            match &self.step {
+                Step::Conv {
+                    direction,
+                    a,
+                    b,
+                    out,
                     conv,
-                    out: &out.desc,
-                };
-                unsafe {
-                    bound.run_conv(
-                        &problem,
-                        *solution,
-                        ptr(exec, a.uid)?,
-                        ptr(exec, b.uid)?,
-                        ptr(exec, out.uid)?,
+                    solution,
+                } => {
+                    let problem = ConvProblem {
+                        direction: *direction,
+                        a: &a.desc,
+                        b: &b.desc,
+                        conv,
+                        out: &out.desc,
+                    };
+                    {
+                        bound.run_conv(
+                            &problem,
+                            *solution,
+                            ptr(exec, a.uid)?,
+                            ptr(exec, b.uid)?,
+                            ptr(exec, out.uid)?,
+                            workspace,
+                            self.workspace,
+                        )
+                    }
+                    .map_err(&err)
+                }
+                Step::Fused {
+                    x,
+                    w,
+                    bias,
+                    y,
+                    plan,
+                    activation,
+                    ..
+                } => {
+                    plan.execute(
+                        &bound,
+                        &x.desc,
+                        ptr(exec, x.uid)?,
+                        ptr(exec, *w)?,
+                        opt_ptr(exec, *bias)?,
+                        *activation,
+                        &y.desc,
+                        ptr(exec, y.uid)?,
                         workspace,
                         self.workspace,
                     )
                 }
-                .map_err(&err)
+                .map_err(&err),
+                Step::BnInference {
+                    x,
+                    y,
+                    params,
+                    param,
+                    epsilon,
+                    activation,
+                } => {
+                    let [s, b, m, v] = params.map(|u| ptr(exec, u));
+                    let (s, b, m, v) = (s?, b?, m?, v?);
+                    let (xp, yp) = (ptr(exec, x.uid)?, ptr(exec, y.uid)?);
+                    let p = param.raw();
+                    let (status, call) = match (epsilon, activation) {
+                        (None, None) => (
+                            {
+                                (api.miopenBatchNormalizationForwardInferenceInvVariance)(
+                                    h,
+                                    BN_SPATIAL,
+                                    alpha,
+                                    beta,
+                                    x.desc.raw(),
+                                    xp,
+                                    y.desc.raw(),
+                                    yp,
+                                    p,
+                                    p,
+                                    p,
+                                    p,
+                                    s,
+                                    b,
+                                    m,
+                                    v,
+                                )
+                            },
+                            "miopenBatchNormalizationForwardInferenceInvVariance",
+                        ),
+                        (Some(eps), None) => (
+                            {
+                                (api.miopenBatchNormalizationForwardInference_V2)(
+                                    h,
+                                    BN_SPATIAL,
+                                    alpha,
+                                    beta,
+                                    x.desc.raw(),
+                                    xp,
+                                    y.desc.raw(),
+                                    yp,
+                                    p,
+                                    p,
+                                    p,
+                                    p,
+                                    s,
+                                    b,
+                                    m,
+                                    v,
+                                    *eps,
+                                )
+                            },
+                            "miopenBatchNormalizationForwardInference_V2",
+                        ),
+                        (None, Some(act)) => (
+                            {
+                                (api.miopenBatchNormForwardInferenceActivationInvVariance)(
+                                    h,
+                                    BN_SPATIAL,
+                                    alpha,
+                                    beta,
+                                    x.desc.raw(),
+                                    xp,
+                                    y.desc.raw(),
+                                    yp,
+                                    p,
+                                    p,
+                                    p,
+                                    p,
+                                    s,
+                                    b,
+                                    m,
+                                    v,
+                                    act.raw(),
+                                )
+                            },
+                            "miopenBatchNormForwardInferenceActivationInvVariance",
+                        ),
+                        (Some(eps), Some(act)) => (
+                            {
+                                (api.miopenBatchNormForwardInferenceActivation)(
+                                    h,
+                                    BN_SPATIAL,
+                                    alpha,
+                                    beta,
+                                    x.desc.raw(),
+                                    xp,
+                                    y.desc.raw(),
+                                    yp,
+                                    p,
+                                    p,
+                                    p,
+                                    p,
+                                    s,
+                                    b,
+                                    m,
+                                    v,
+                                    *eps,
+                                    act.raw(),
+                                )
+                            },
+                            "miopenBatchNormForwardInferenceActivation",
+                        ),
+                    };
+                    bound.checked(status, call).map_err(&err)
+                }
+                Step::BnTraining {
+                    x,
+                    y,
+                    scale,
+                    bias,
+                    param,
+                    saved,
+                    running,
+                    epsilon,
+                    activation,
+                } => {
+                    let (xp, yp) = (ptr(exec, x.uid)?, ptr(exec, y.uid)?);
+                    let (sp, bp) = (ptr(exec, *scale)?, ptr(exec, *bias)?);
+                    let (mean, inv) = (opt_ptr(exec, saved.0)?, opt_ptr(exec, saved.1)?);
+                    let null = std::ptr::null_mut();
+                    let (pm, pv, nm, nv, factor) = match running {
+                        Some((pm, pv, nm, nv, m)) => (
+                            ptr(exec, *pm)?,
+                            ptr(exec, *pv)?,
+                            ptr(exec, *nm)?,
+                            ptr(exec, *nv)?,
+                            *m,
+                        ),
+                        None => (null, null, null, null, 0.0),
+                    };
+                    let p = param.raw();
+                    let (status, call) = match activation {
+                        None => (
+                            {
+                                (api.miopenBatchNormalizationForwardTraining_V3)(
+                                    h,
+                                    BN_SPATIAL,
+                                    alpha,
+                                    beta,
+                                    x.desc.raw(),
+                                    xp,
+                                    y.desc.raw(),
+                                    yp,
+                                    p,
+                                    p,
+                                    p,
+                                    p,
+                                    sp,
+                                    bp,
+                                    factor,
+                                    pm,
+                                    pv,
+                                    nm,
+                                    nv,
+                                    *epsilon,
+                                    mean,
+                                    inv,
+                                )
+                            },
+                            "miopenBatchNormalizationForwardTraining_V3",
+                        ),
+                        Some(act) => (
+                            {
+                                (api.miopenBatchNormForwardTrainingActivation_V2)(
+                                    h,
+                                    BN_SPATIAL,
+                                    alpha,
+                                    beta,
+                                    x.desc.raw(),
+                                    xp,
+                                    y.desc.raw(),
+                                    yp,
+                                    p,
+                                    p,
+                                    p,
+                                    p,
+                                    sp,
+                                    bp,
+                                    factor,
+                                    pm,
+                                    pv,
+                                    nm,
+                                    nv,
+                                    *epsilon,
+                                    mean,
+                                    inv,
+                                    act.raw(),
+                                )
+                            },
+                            "miopenBatchNormForwardTrainingActivation_V2",
+                        ),
+                    };
+                    bound.checked(status, call).map_err(&err)
+                }
+                Step::BnBackward {
+                    x,
+                    dy,
+                    dx,
+                    scale,
+                    param,
+                    saved,
+                    grads,
+                    activation,
+                } => {
+                    let (xp, dyp, dxp) =
+                        (ptr(exec, x.uid)?, ptr(exec, dy.uid)?, ptr(exec, dx.uid)?);
+                    let sp = ptr(exec, *scale)?;
+                    let (mean, inv) = (ptr(exec, saved.0)?, ptr(exec, saved.1)?);
+                    let (ds, db) = (ptr(exec, grads.0)?, ptr(exec, grads.1)?);
+                    let p = param.raw();
+                    let (status, call) = match activation {
+                        None => (
+                            {
+                                (api.miopenBatchNormalizationBackward_V2)(
+                                    h,
+                                    BN_SPATIAL,
+                                    alpha,
+                                    beta,
+                                    alpha,
+                                    beta,
+                                    x.desc.raw(),
+                                    xp,
+                                    dy.desc.raw(),
+                                    dyp,
+                                    dx.desc.raw(),
+                                    dxp,
+                                    p,
+                                    p,
+                                    p,
+                                    p,
+                                    sp,
+                                    ds,
+                                    db,
+                                    UNUSED_EPSILON,
+                                    mean,
+                                    inv,
+                                )
+                            },
+                            "miopenBatchNormalizationBackward_V2",
+                        ),
+                        Some((bias, act)) => {
+                            let bp = ptr(exec, *bias)?;
+                            (
+                                {
+                                    (api.miopenBatchNormBackwardActivation)(
+                                        h,
+                                        BN_SPATIAL,
+                                        alpha,
+                                        beta,
+                                        alpha,
+                                        beta,
+                                        x.desc.raw(),
+                                        xp,
+                                        dy.desc.raw(),
+                                        dyp,
+                                        dx.desc.raw(),
+                                        dxp,
+                                        p,
+                                        p,
+                                        p,
+                                        p,
+                                        sp,
+                                        bp,
+                                        ds,
+                                        db,
+                                        UNUSED_EPSILON,
+                                        mean,
+                                        inv,
+                                        act.raw(),
+                                    )
+                                },
+                                "miopenBatchNormBackwardActivation",
+                            )
+                        }
+                    };
+                    bound.checked(status, call).map_err(&err)
+                }
+                Step::Activation { x, y, desc } => {
+                    bound.activation(desc, &x.desc, ptr(exec, x.uid)?, &y.desc, ptr(exec, y.uid)?)
+                }
+                .map_err(&err),
+                Step::Binary {
+                    op,
+                    a,
+                    b,
+                    alpha2,
+                    y,
+                } => {
+                    bound.op_tensor(
+                        *op,
+                        1.0,
+                        &a.desc,
+                        ptr(exec, a.uid)?,
+                        *alpha2,
+                        &b.desc,
+                        ptr(exec, b.uid)?,
+                        &y.desc,
+                        ptr(exec, y.uid)?,
+                    )
+                }
+                .map_err(&err),
             }
-            Step::Fused {
-                x,
-                w,
-                bias,
-                y,
-                plan,
-                activation,
-                ..
-            } => unsafe {
-                plan.execute(
-                    &bound,
-                    &x.desc,
-                    ptr(exec, x.uid)?,
-                    ptr(exec, *w)?,
-                    opt_ptr(exec, *bias)?,
-                    *activation,
-                    &y.desc,
-                    ptr(exec, y.uid)?,
-                    workspace,
-                    self.workspace,
-                )
-            }
-            .map_err(&err),
-            Step::BnInference {
-                x,
-                y,
-                params,
-                param,
-                epsilon,
-                activation,
-            } => {
-                let [s, b, m, v] = params.map(|u| ptr(exec, u));
-                let (s, b, m, v) = (s?, b?, m?, v?);
-                let (xp, yp) = (ptr(exec, x.uid)?, ptr(exec, y.uid)?);
-                let p = param.raw();
-                let (status, call) = match (epsilon, activation) {
-                    (None, None) => (
-                        unsafe { (api.miopenBatchNormalizationForwardInferenceInvVariance)(h, BN_SPATIAL, alpha, beta, x.desc.raw(), xp, y.desc.raw(), yp, p, p, p, p, s, b, m, v) },
-                        "miopenBatchNormalizationForwardInferenceInvVariance",
-                    ),
-                    (Some(eps), None) => (
-                        unsafe { (api.miopenBatchNormalizationForwardInference_V2)(h, BN_SPATIAL, alpha, beta, x.desc.raw(), xp, y.desc.raw(), yp, p, p, p, p, s, b, m, v, *eps) },
-                        "miopenBatchNormalizationForwardInference_V2",
-                    ),
-                    (None, Some(act)) => (
-                        unsafe { (api.miopenBatchNormForwardInferenceActivationInvVariance)(h, BN_SPATIAL, alpha, beta, x.desc.raw(), xp, y.desc.raw(), yp, p, p, p, p, s, b, m, v, act.raw()) },
-                        "miopenBatchNormForwardInferenceActivationInvVariance",
-                    ),
-                    (Some(eps), Some(act)) => (
-                        unsafe { (api.miopenBatchNormForwardInferenceActivation)(h, BN_SPATIAL, alpha, beta, x.desc.raw(), xp, y.desc.raw(), yp, p, p, p, p, s, b, m, v, *eps, act.raw()) },
-                        "miopenBatchNormForwardInferenceActivation",
-                    ),
-                };
-                bound.checked(status, call).map_err(&err)
-            }
-            Step::BnTraining {
-                x,
-                y,
-                scale,
-                bias,
-                param,
-                saved,
-                running,
-                epsilon,
-                activation,
-            } => {
-                let (xp, yp) = (ptr(exec, x.uid)?, ptr(exec, y.uid)?);
-                let (sp, bp) = (ptr(exec, *scale)?, ptr(exec, *bias)?);
-                let (mean, inv) = (opt_ptr(exec, saved.0)?, opt_ptr(exec, saved.1)?);
-                let null = std::ptr::null_mut();
-                let (pm, pv, nm, nv, factor) = match running {
-                    Some((pm, pv, nm, nv, m)) => (
-                        ptr(exec, *pm)?,
-                        ptr(exec, *pv)?,
-                        ptr(exec, *nm)?,
-                        ptr(exec, *nv)?,
-                        *m,
-                    ),
-                    None => (null, null, null, null, 0.0),
-                };
-                let p = param.raw();
-                let (status, call) = match activation {
-                    None => (
-                        unsafe { (api.miopenBatchNormalizationForwardTraining_V3)(h, BN_SPATIAL, alpha, beta, x.desc.raw(), xp, y.desc.raw(), yp, p, p, p, p, sp, bp, factor, pm, pv, nm, nv, *epsilon, mean, inv) },
-                        "miopenBatchNormalizationForwardTraining_V3",
-                    ),
-                    Some(act) => (
-                        unsafe { (api.miopenBatchNormForwardTrainingActivation_V2)(h, BN_SPATIAL, alpha, beta, x.desc.raw(), xp, y.desc.raw(), yp, p, p, p, p, sp, bp, factor, pm, pv, nm, nv, *epsilon, mean, inv, act.raw()) },
-                        "miopenBatchNormForwardTrainingActivation_V2",
-                    ),
-                };
-                bound.checked(status, call).map_err(&err)
-            }
-            Step::BnBackward {
-                x,
-                dy,
-                dx,
-                scale,
-                param,
-                saved,
-                grads,
-                activation,
-            } => {
-                let (xp, dyp, dxp) = (ptr(exec, x.uid)?, ptr(exec, dy.uid)?, ptr(exec, dx.uid)?);
-                let sp = ptr(exec, *scale)?;
-                let (mean, inv) = (ptr(exec, saved.0)?, ptr(exec, saved.1)?);
-                let (ds, db) = (ptr(exec, grads.0)?, ptr(exec, grads.1)?);
-                let p = param.raw();
-                let (status, call) = match activation {
-                    None => (
-                        unsafe { (api.miopenBatchNormalizationBackward_V2)(h, BN_SPATIAL, alpha, beta, alpha, beta, x.desc.raw(), xp, dy.desc.raw(), dyp, dx.desc.raw(), dxp, p, p, p, p, sp, ds, db, UNUSED_EPSILON, mean, inv) },
-                        "miopenBatchNormalizationBackward_V2",
-                    ),
-                    Some((bias, act)) => {
-                        let bp = ptr(exec, *bias)?;
-                        (
-                            unsafe { (api.miopenBatchNormBackwardActivation)(h, BN_SPATIAL, alpha, beta, alpha, beta, x.desc.raw(), xp, dy.desc.raw(), dyp, dx.desc.raw(), dxp, p, p, p, p, sp, bp, ds, db, UNUSED_EPSILON, mean, inv, act.raw()) },
-                            "miopenBatchNormBackwardActivation",
-                        )
-                    }
-                };
-                bound.checked(status, call).map_err(&err)
-            }
-            Step::Activation { x, y, desc } => unsafe {
-                bound.activation(desc, &x.desc, ptr(exec, x.uid)?, &y.desc, ptr(exec, y.uid)?)
-            }
-            .map_err(&err),
-            Step::Binary { op, a, b, alpha2, y } => unsafe {
-                bound.op_tensor(
-                    *op,
-                    1.0,
-                    &a.desc,
-                    ptr(exec, a.uid)?,
-                    *alpha2,
-                    &b.desc,
-                    ptr(exec, b.uid)?,
-                    &y.desc,
-                    ptr(exec, y.uid)?,
-                )
-            }
-            .map_err(&err),
         }
     }
 }

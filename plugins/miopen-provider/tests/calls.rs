@@ -11,9 +11,9 @@ use std::ffi::{CStr, c_char, c_void};
 use std::ptr::NonNull;
 
 use hipdnn_backend::{Handle, OperationGraph, VariantPack};
-use hipdnn_flatbuffers_sdk::model::{KnobSetting, KnobValue};
 use hipdnn_conformance::DeviceAllocator;
 use hipdnn_flatbuffers_sdk::model::Graph;
+use hipdnn_flatbuffers_sdk::model::{KnobSetting, KnobValue};
 use hipdnn_test_sdk::conformance::{Case, standard_cases};
 
 /// The software MIOpen's call log, taken (and cleared) through its test hooks.
@@ -35,7 +35,11 @@ impl CallLog {
             let free = *lib
                 .get::<unsafe extern "C" fn(*mut c_char)>(b"hipdnnSoftMiopenFreeString\0")
                 .unwrap();
-            Self { take, free, _lib: lib }
+            Self {
+                take,
+                free,
+                _lib: lib,
+            }
         }
     }
 
@@ -103,11 +107,18 @@ fn run(
     let graph = OperationGraph::new(graph).unwrap();
     let id = handle.engine_id_by_name(engine).unwrap();
     log.take();
-    let plan = handle.create_plan(&graph, id, knobs).unwrap_or_else(|e| panic!("{e}"));
+    let plan = handle
+        .create_plan(&graph, id, knobs)
+        .unwrap_or_else(|e| panic!("{e}"));
     let built = log.take();
     let mut buffers: Vec<NonNull<c_void>> = Vec::new();
     let mut pack = VariantPack::new();
-    for t in graph.graph().tensors.iter().filter(|t| !t.is_virtual && t.value.is_none()) {
+    for t in graph
+        .graph()
+        .tensors
+        .iter()
+        .filter(|t| !t.is_virtual && t.value.is_none())
+    {
         let dims: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
         let strides: Vec<usize> = t.strides.iter().map(|&s| s as usize).collect();
         let len = hipdnn_reference::data::byte_len(t.data_type, &dims, &strides).unwrap();
@@ -115,11 +126,17 @@ fn run(
         pack.set(t.uid, ptr.as_ptr());
         buffers.push(ptr);
     }
-    let workspace = (plan.workspace_size() > 0).then(|| device.allocate(plan.workspace_size()).unwrap());
+    let workspace =
+        (plan.workspace_size() > 0).then(|| device.allocate(plan.workspace_size()).unwrap());
     // SAFETY: a buffer of each tensor's extent, the plan's workspace; the software
     // MIOpen runs synchronously.
-    unsafe { plan.execute(&pack, workspace.map_or(std::ptr::null_mut(), NonNull::as_ptr)) }
-        .unwrap_or_else(|e| panic!("{e}"));
+    unsafe {
+        plan.execute(
+            &pack,
+            workspace.map_or(std::ptr::null_mut(), NonNull::as_ptr),
+        )
+    }
+    .unwrap_or_else(|e| panic!("{e}"));
     device.synchronize().unwrap();
     let executed = log.take();
     for b in buffers.into_iter().chain(workspace) {
@@ -145,7 +162,14 @@ fn each_pattern_makes_the_miopen_calls_it_should() {
 
     // Convolution forward: descriptors, solutions, compile at build; immediate at run
     // with w before x.
-    let (built, ran) = run(&handle, &log, &device, graph_of("conv_fprop/3x3_pad1/fp32/nhwc"), "MIOPEN_ENGINE", &[]);
+    let (built, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("conv_fprop/3x3_pad1/fp32/nhwc"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
     assert_sequence(
         &built,
         &[
@@ -157,9 +181,22 @@ fn each_pattern_makes_the_miopen_calls_it_should() {
             "miopenConvolutionForwardCompileSolution",
         ],
     );
-    assert!(!built.iter().any(|c| name(c) == "miopenFindConvolutionForwardAlgorithm"), "{built:#?}");
-    assert!(!built.iter().any(|c| c.contains("DETERMINISTIC") || c.contains("det=1")), "{built:#?}");
-    assert_sequence(&ran, &["miopenConvolutionForwardImmediate|T(float,[6,4,3,3]"]);
+    assert!(
+        !built
+            .iter()
+            .any(|c| name(c) == "miopenFindConvolutionForwardAlgorithm"),
+        "{built:#?}"
+    );
+    assert!(
+        !built
+            .iter()
+            .any(|c| c.contains("DETERMINISTIC") || c.contains("det=1")),
+        "{built:#?}"
+    );
+    assert_sequence(
+        &ran,
+        &["miopenConvolutionForwardImmediate|T(float,[6,4,3,3]"],
+    );
     assert_eq!(ran.len(), 1, "{ran:#?}");
 
     // Benchmarking runs Find (exhaustive) before choosing; the deterministic engine
@@ -168,7 +205,14 @@ fn each_pattern_makes_the_miopen_calls_it_should() {
         knob_id: "global.benchmarking".to_owned(),
         value: KnobValue::Int(1),
     }];
-    let (built, _) = run(&handle, &log, &device, graph_of("conv_wgrad/3x3_pad1/fp32/nchw"), "MIOPEN_ENGINE", &bench);
+    let (built, _) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("conv_wgrad/3x3_pad1/fp32/nchw"),
+        "MIOPEN_ENGINE",
+        &bench,
+    );
     assert_sequence(
         &built,
         &[
@@ -178,7 +222,14 @@ fn each_pattern_makes_the_miopen_calls_it_should() {
             "miopenConvolutionBackwardWeightsCompileSolution",
         ],
     );
-    let (built, ran) = run(&handle, &log, &device, graph_of("conv_dgrad/groups2/fp16/nchw"), "MIOPEN_ENGINE_DETERMINISTIC", &[]);
+    let (built, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("conv_dgrad/groups2/fp16/nchw"),
+        "MIOPEN_ENGINE_DETERMINISTIC",
+        &[],
+    );
     assert_sequence(
         &built,
         &[
@@ -187,15 +238,38 @@ fn each_pattern_makes_the_miopen_calls_it_should() {
             "miopenConvolutionBackwardDataCompileSolution",
         ],
     );
-    assert_sequence(&ran, &["miopenConvolutionBackwardDataImmediate|T(half,[1,6,6,6]"]);
+    assert_sequence(
+        &ran,
+        &["miopenConvolutionBackwardDataImmediate|T(half,[1,6,6,6]"],
+    );
 
     // A 1-D convolution goes to MIOpen as 2-D.
-    let (built, _) = run(&handle, &log, &device, graph_of("conv_fprop/1d_k3_stride2/fp32/nchw"), "MIOPEN_ENGINE", &[]);
-    assert_sequence(&built, &["miopenInitConvolutionNdDescriptor|pad=[0,1]|stride=[1,2]", "miopenSetTensorDescriptor|[2,3,1,10]"]);
+    let (built, _) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("conv_fprop/1d_k3_stride2/fp32/nchw"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
+    assert_sequence(
+        &built,
+        &[
+            "miopenInitConvolutionNdDescriptor|pad=[0,1]|stride=[1,2]",
+            "miopenSetTensorDescriptor|[2,3,1,10]",
+        ],
+    );
 
     // Convolution + bias + ReLU: a fusion plan, compiled at build, arguments bound at
     // run.
-    let (built, ran) = run(&handle, &log, &device, graph_of("conv_bias_relu/3x3_pad1/fp16/nchw"), "MIOPEN_ENGINE", &[]);
+    let (built, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("conv_bias_relu/3x3_pad1/fp16/nchw"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
     assert_sequence(
         &built,
         &[
@@ -220,20 +294,78 @@ fn each_pattern_makes_the_miopen_calls_it_should() {
 
     // Batch norm: inverse variance, variance + epsilon, training with running stats,
     // backward.
-    let (_, ran) = run(&handle, &log, &device, graph_of("batchnorm_inference/2x4x5x5/fp32/nchw"), "MIOPEN_ENGINE", &[]);
-    assert_sequence(&ran, &["miopenBatchNormalizationForwardInferenceInvVariance|T(float,[1,4,1,1]"]);
-    let (_, ran) = run(&handle, &log, &device, graph_of("batchnorm_inference_relu/2x4x5x5/fp16/nhwc"), "MIOPEN_ENGINE", &[]);
-    assert_sequence(&ran, &["miopenBatchNormForwardInferenceActivationInvVariance|A(RELU"]);
-    let (_, ran) = run(&handle, &log, &device, graph_of("batchnorm_inference_variance/2x4x5x5/bf16/nchw"), "MIOPEN_ENGINE", &[]);
-    assert_sequence(&ran, &["miopenBatchNormalizationForwardInference_V2|T(bfloat16,[2,4,5,5]"]);
-    let (_, ran) = run(&handle, &log, &device, graph_of("batchnorm_training/2x4x5x5_running/fp32/nchw"), "MIOPEN_ENGINE", &[]);
+    let (_, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("batchnorm_inference/2x4x5x5/fp32/nchw"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
+    assert_sequence(
+        &ran,
+        &["miopenBatchNormalizationForwardInferenceInvVariance|T(float,[1,4,1,1]"],
+    );
+    let (_, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("batchnorm_inference_relu/2x4x5x5/fp16/nhwc"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
+    assert_sequence(
+        &ran,
+        &["miopenBatchNormForwardInferenceActivationInvVariance|A(RELU"],
+    );
+    let (_, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("batchnorm_inference_variance/2x4x5x5/bf16/nchw"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
+    assert_sequence(
+        &ran,
+        &["miopenBatchNormalizationForwardInference_V2|T(bfloat16,[2,4,5,5]"],
+    );
+    let (_, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("batchnorm_training/2x4x5x5_running/fp32/nchw"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
     assert_sequence(&ran, &["miopenBatchNormalizationForwardTraining_V3|0.1"]);
-    let (_, ran) = run(&handle, &log, &device, graph_of("batchnorm_backward/2x4x5x5/fp32/nhwc"), "MIOPEN_ENGINE", &[]);
+    let (_, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("batchnorm_backward/2x4x5x5/fp32/nhwc"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
     assert_sequence(&ran, &["miopenBatchNormalizationBackward_V2"]);
 
     // Standalone activation and binary operations.
-    let (_, ran) = run(&handle, &log, &device, graph_of("pointwise/relu_fwd_clipped/fp16/nchw"), "MIOPEN_ENGINE", &[]);
+    let (_, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("pointwise/relu_fwd_clipped/fp16/nchw"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
     assert_sequence(&ran, &["miopenActivationForward|A(CLAMP,-0.5,0.5"]);
-    let (_, ran) = run(&handle, &log, &device, graph_of("pointwise/sub/fp32/nchw"), "MIOPEN_ENGINE", &[]);
+    let (_, ran) = run(
+        &handle,
+        &log,
+        &device,
+        graph_of("pointwise/sub/fp32/nchw"),
+        "MIOPEN_ENGINE",
+        &[],
+    );
     assert_sequence(&ran, &["miopenOpTensor|miopenTensorOpAdd|-1|[1,3,1,1]"]);
 }

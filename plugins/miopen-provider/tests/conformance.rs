@@ -19,19 +19,52 @@ use libtest_mimic::Arguments;
 
 /// The kinds of refusal, by a phrase of the engine's reason (first match wins).
 pub const KINDS: [(&str, &str); 14] = [
-    ("MIOPEN_ENGINE_DETERMINISTIC runs convolutions only", "not a convolution (the deterministic engine runs convolutions only)"),
-    ("asymmetric padding", "asymmetric padding (MIOpen takes one pad per dimension)"),
-    ("cross-correlation only", "convolution mode (MIOpen runs cross-correlation only)"),
-    ("packed channels-first order", "binary operation outside packed channels-first layouts"),
-    ("not densely packed", "strided layout: MIOpen claims packed tensors only"),
-    ("FLOAT and HALF", "BFLOAT16 standalone pointwise (MIOpen's activations and tensor ops take FLOAT and HALF)"),
-    ("only in_1 broadcasts", "pointwise broadcast of in_0 (only in_1 broadcasts in MIOpen)"),
-    ("does not broadcast", "pointwise broadcast of in_0 (only in_1 broadcasts in MIOpen)"),
-    ("is not supported by MIOPEN_ENGINE", "pointwise mode not claimed by MIOPEN_ENGINE"),
+    (
+        "MIOPEN_ENGINE_DETERMINISTIC runs convolutions only",
+        "not a convolution (the deterministic engine runs convolutions only)",
+    ),
+    (
+        "asymmetric padding",
+        "asymmetric padding (MIOpen takes one pad per dimension)",
+    ),
+    (
+        "cross-correlation only",
+        "convolution mode (MIOpen runs cross-correlation only)",
+    ),
+    (
+        "packed channels-first order",
+        "binary operation outside packed channels-first layouts",
+    ),
+    (
+        "not densely packed",
+        "strided layout: MIOpen claims packed tensors only",
+    ),
+    (
+        "FLOAT and HALF",
+        "BFLOAT16 standalone pointwise (MIOpen's activations and tensor ops take FLOAT and HALF)",
+    ),
+    (
+        "only in_1 broadcasts",
+        "pointwise broadcast of in_0 (only in_1 broadcasts in MIOpen)",
+    ),
+    (
+        "does not broadcast",
+        "pointwise broadcast of in_0 (only in_1 broadcasts in MIOpen)",
+    ),
+    (
+        "is not supported by MIOPEN_ENGINE",
+        "pointwise mode not claimed by MIOPEN_ENGINE",
+    ),
     ("takes one input", "unary mode given extra inputs"),
-    ("not a pattern MIOPEN_ENGINE runs", "graph not claimed by MIOPEN_ENGINE (matmul, reduction, layer/RMS norm, ...)"),
+    (
+        "not a pattern MIOPEN_ENGINE runs",
+        "graph not claimed by MIOPEN_ENGINE (matmul, reduction, layer/RMS norm, ...)",
+    ),
     ("rank-", "rank outside what MIOpen runs"),
-    ("takes FLOAT, HALF and BFLOAT16", "data type not claimed by MIOPEN_ENGINE"),
+    (
+        "takes FLOAT, HALF and BFLOAT16",
+        "data type not claimed by MIOPEN_ENGINE",
+    ),
     ("", "other refusal (see the engine's debug log)"),
 ];
 
@@ -67,7 +100,11 @@ fn main() {
         .unwrap_or_else(|e| panic!("{e}"));
     PluginSuite::new(plugin)
         .device_allocator(Arc::new(device))
-        .with_run(EngineRun::engine("MIOPEN_ENGINE").label("MIOPEN_ENGINE").skips(skips(false)))
+        .with_run(
+            EngineRun::engine("MIOPEN_ENGINE")
+                .label("MIOPEN_ENGINE")
+                .skips(skips(false)),
+        )
         .with_run(
             EngineRun::engine("MIOPEN_ENGINE_DETERMINISTIC")
                 .label("MIOPEN_ENGINE_DETERMINISTIC")

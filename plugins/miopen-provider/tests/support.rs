@@ -64,7 +64,8 @@ impl HipAllocator {
         let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_LOCAL) }
             .map_err(|e| format!("{}: {e}", path.display()))?;
         // SAFETY: the library exports HIP's functions with HIP's signatures.
-        let hip = unsafe { HipApi::resolve(lib) }.map_err(|s| format!("{}: no {s}", path.display()))?;
+        let hip =
+            unsafe { HipApi::resolve(lib) }.map_err(|s| format!("{}: no {s}", path.display()))?;
         Ok(Self {
             hip,
             label: label.to_owned(),
@@ -88,7 +89,8 @@ impl DeviceAllocator for HipAllocator {
     fn allocate(&self, len: usize) -> Result<NonNull<c_void>, String> {
         let mut ptr = std::ptr::null_mut();
         // SAFETY: a valid out-pointer.
-        self.check(unsafe { (self.hip.hipMalloc)(&mut ptr, len.max(1)) }, "hipMalloc")?;
+        let status = unsafe { (self.hip.hipMalloc)(&mut ptr, len.max(1)) };
+        self.check(status, "hipMalloc")?;
         let ptr = NonNull::new(ptr).ok_or("hipMalloc returned null")?;
         Ok(ptr)
     }
@@ -101,7 +103,12 @@ impl DeviceAllocator for HipAllocator {
     unsafe fn copy_to_device(&self, dst: NonNull<c_void>, src: &[u8]) -> Result<(), String> {
         // SAFETY: the caller vouches `dst` holds `src.len()` bytes.
         let status = unsafe {
-            (self.hip.hipMemcpy)(dst.as_ptr(), src.as_ptr().cast(), src.len(), hipMemcpyKind::hipMemcpyHostToDevice)
+            (self.hip.hipMemcpy)(
+                dst.as_ptr(),
+                src.as_ptr().cast(),
+                src.len(),
+                hipMemcpyKind::hipMemcpyHostToDevice,
+            )
         };
         self.check(status, "hipMemcpy")
     }
@@ -109,13 +116,19 @@ impl DeviceAllocator for HipAllocator {
     unsafe fn copy_to_host(&self, dst: &mut [u8], src: NonNull<c_void>) -> Result<(), String> {
         // SAFETY: the caller vouches `src` holds `dst.len()` bytes.
         let status = unsafe {
-            (self.hip.hipMemcpy)(dst.as_mut_ptr().cast(), src.as_ptr(), dst.len(), hipMemcpyKind::hipMemcpyDeviceToHost)
+            (self.hip.hipMemcpy)(
+                dst.as_mut_ptr().cast(),
+                src.as_ptr(),
+                dst.len(),
+                hipMemcpyKind::hipMemcpyDeviceToHost,
+            )
         };
         self.check(status, "hipMemcpy")
     }
 
     fn synchronize(&self) -> Result<(), String> {
         // SAFETY: no arguments.
-        self.check(unsafe { (self.hip.hipDeviceSynchronize)() }, "hipDeviceSynchronize")
+        let status = unsafe { (self.hip.hipDeviceSynchronize)() };
+        self.check(status, "hipDeviceSynchronize")
     }
 }

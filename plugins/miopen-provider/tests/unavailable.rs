@@ -40,12 +40,17 @@ fn unset(var: &str) {
 
 fn expect_unavailable(why: &str) {
     let handle = Handle::new();
-    let reason = unavailable_reason(&handle).unwrap_or_else(|| panic!("available, expected: {why}"));
+    let reason =
+        unavailable_reason(&handle).unwrap_or_else(|| panic!("available, expected: {why}"));
     assert!(
         reason.starts_with("MIOPEN_ENGINE is unavailable: ") && reason.contains(why),
         "{reason}"
     );
-    assert!(!engines(&handle).iter().any(|n| n.starts_with("MIOPEN")), "{:?}", engines(&handle));
+    assert!(
+        !engines(&handle).iter().any(|n| n.starts_with("MIOPEN")),
+        "{:?}",
+        engines(&handle)
+    );
 }
 
 #[test]

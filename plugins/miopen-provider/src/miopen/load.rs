@@ -85,7 +85,11 @@ impl Runtime {
             }
             (a, b, c)
         };
-        let Hip { api: hip, path: hip_path, devices } = Hip::open()?;
+        let Hip {
+            api: hip,
+            path: hip_path,
+            devices,
+        } = Hip::open()?;
         if version < MIN_MIOPEN_VERSION {
             return Err(format!(
                 "MIOpen {} is too old; {} or newer is needed",

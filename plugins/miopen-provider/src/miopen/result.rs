@@ -48,7 +48,11 @@ pub struct HipError {
 
 /// `Ok` for success, else the error for `call`.
 #[inline]
-pub fn check(api: &MiopenApi, status: miopenStatus_t, call: &'static str) -> Result<(), MiopenError> {
+pub fn check(
+    api: &MiopenApi,
+    status: miopenStatus_t,
+    call: &'static str,
+) -> Result<(), MiopenError> {
     if status == miopenStatus_t::miopenStatusSuccess {
         Ok(())
     } else {
@@ -60,7 +64,7 @@ pub fn check(api: &MiopenApi, status: miopenStatus_t, call: &'static str) -> Res
 #[inline(never)]
 fn miopen_error(api: &MiopenApi, status: miopenStatus_t, call: &'static str) -> MiopenError {
     // SAFETY: takes any status; returns a static string or null.
-    let text = c_text(unsafe { (api.miopenGetErrorString)(status) });
+    let text = unsafe { c_text((api.miopenGetErrorString)(status)) };
     MiopenError {
         call,
         status,

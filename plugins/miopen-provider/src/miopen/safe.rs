@@ -49,9 +49,8 @@ impl Miopen {
         let runtime = Runtime::open()?;
         let mut handle = std::ptr::null_mut();
         // SAFETY: a valid out-pointer; a null stream is the default stream.
-        let status = unsafe {
-            (runtime.miopen.miopenCreateWithStream)(&mut handle, std::ptr::null_mut())
-        };
+        let status =
+            unsafe { (runtime.miopen.miopenCreateWithStream)(&mut handle, std::ptr::null_mut()) };
         check(&runtime.miopen, status, "miopenCreateWithStream").map_err(|e| e.to_string())?;
         Ok(Arc::new(Self {
             runtime,
@@ -353,20 +352,26 @@ impl Bound<'_> {
     pub fn solutions(&self, p: &ConvProblem<'_>) -> Result<Vec<miopenConvSolution_t>, MiopenError> {
         let (h, a, b, c, o) = (self.raw(), p.a.raw(), p.b.raw(), p.conv.raw(), p.out.raw());
         let mut count = 0usize;
-        let (status, call) = match p.direction {
-            // SAFETY (all three): live descriptors and a valid out-pointer.
-            ConvDirection::Forward => (
-                unsafe { (self.api.miopenConvolutionForwardGetSolutionCount)(h, a, b, c, o, &mut count) },
-                "miopenConvolutionForwardGetSolutionCount",
-            ),
-            ConvDirection::BackwardData => (
-                unsafe { (self.api.miopenConvolutionBackwardDataGetSolutionCount)(h, a, b, c, o, &mut count) },
-                "miopenConvolutionBackwardDataGetSolutionCount",
-            ),
-            ConvDirection::BackwardWeights => (
-                unsafe { (self.api.miopenConvolutionBackwardWeightsGetSolutionCount)(h, a, b, c, o, &mut count) },
-                "miopenConvolutionBackwardWeightsGetSolutionCount",
-            ),
+        // SAFETY: live descriptors and a valid out-pointer.
+        let (status, call) = unsafe {
+            match p.direction {
+                ConvDirection::Forward => (
+                    (self.api.miopenConvolutionForwardGetSolutionCount)(h, a, b, c, o, &mut count),
+                    "miopenConvolutionForwardGetSolutionCount",
+                ),
+                ConvDirection::BackwardData => (
+                    (self.api.miopenConvolutionBackwardDataGetSolutionCount)(
+                        h, a, b, c, o, &mut count,
+                    ),
+                    "miopenConvolutionBackwardDataGetSolutionCount",
+                ),
+                ConvDirection::BackwardWeights => (
+                    (self.api.miopenConvolutionBackwardWeightsGetSolutionCount)(
+                        h, a, b, c, o, &mut count,
+                    ),
+                    "miopenConvolutionBackwardWeightsGetSolutionCount",
+                ),
+            }
         };
         self.check(status, call)?;
         let mut solutions = vec![
@@ -380,20 +385,49 @@ impl Bound<'_> {
         ];
         let mut returned = 0usize;
         let out = solutions.as_mut_ptr();
-        let (status, call) = match p.direction {
-            // SAFETY (all three): `solutions` holds `count` entries.
-            ConvDirection::Forward => (
-                unsafe { (self.api.miopenConvolutionForwardGetSolution)(h, a, b, c, o, count, &mut returned, out) },
-                "miopenConvolutionForwardGetSolution",
-            ),
-            ConvDirection::BackwardData => (
-                unsafe { (self.api.miopenConvolutionBackwardDataGetSolution)(h, a, b, c, o, count, &mut returned, out) },
-                "miopenConvolutionBackwardDataGetSolution",
-            ),
-            ConvDirection::BackwardWeights => (
-                unsafe { (self.api.miopenConvolutionBackwardWeightsGetSolution)(h, a, b, c, o, count, &mut returned, out) },
-                "miopenConvolutionBackwardWeightsGetSolution",
-            ),
+        // SAFETY: `solutions` holds `count` entries; live descriptors.
+        let (status, call) = unsafe {
+            match p.direction {
+                ConvDirection::Forward => (
+                    (self.api.miopenConvolutionForwardGetSolution)(
+                        h,
+                        a,
+                        b,
+                        c,
+                        o,
+                        count,
+                        &mut returned,
+                        out,
+                    ),
+                    "miopenConvolutionForwardGetSolution",
+                ),
+                ConvDirection::BackwardData => (
+                    (self.api.miopenConvolutionBackwardDataGetSolution)(
+                        h,
+                        a,
+                        b,
+                        c,
+                        o,
+                        count,
+                        &mut returned,
+                        out,
+                    ),
+                    "miopenConvolutionBackwardDataGetSolution",
+                ),
+                ConvDirection::BackwardWeights => (
+                    (self.api.miopenConvolutionBackwardWeightsGetSolution)(
+                        h,
+                        a,
+                        b,
+                        c,
+                        o,
+                        count,
+                        &mut returned,
+                        out,
+                    ),
+                    "miopenConvolutionBackwardWeightsGetSolution",
+                ),
+            }
         };
         self.check(status, call)?;
         solutions.truncate(returned.min(count));
@@ -403,20 +437,22 @@ impl Bound<'_> {
     /// Compiles solution `id` of the problem.
     pub fn compile(&self, p: &ConvProblem<'_>, id: u64) -> Result<(), MiopenError> {
         let (h, a, b, c, o) = (self.raw(), p.a.raw(), p.b.raw(), p.conv.raw(), p.out.raw());
-        let (status, call) = match p.direction {
-            // SAFETY (all three): live descriptors.
-            ConvDirection::Forward => (
-                unsafe { (self.api.miopenConvolutionForwardCompileSolution)(h, a, b, c, o, id) },
-                "miopenConvolutionForwardCompileSolution",
-            ),
-            ConvDirection::BackwardData => (
-                unsafe { (self.api.miopenConvolutionBackwardDataCompileSolution)(h, a, b, c, o, id) },
-                "miopenConvolutionBackwardDataCompileSolution",
-            ),
-            ConvDirection::BackwardWeights => (
-                unsafe { (self.api.miopenConvolutionBackwardWeightsCompileSolution)(h, a, b, c, o, id) },
-                "miopenConvolutionBackwardWeightsCompileSolution",
-            ),
+        // SAFETY: live descriptors.
+        let (status, call) = unsafe {
+            match p.direction {
+                ConvDirection::Forward => (
+                    (self.api.miopenConvolutionForwardCompileSolution)(h, a, b, c, o, id),
+                    "miopenConvolutionForwardCompileSolution",
+                ),
+                ConvDirection::BackwardData => (
+                    (self.api.miopenConvolutionBackwardDataCompileSolution)(h, a, b, c, o, id),
+                    "miopenConvolutionBackwardDataCompileSolution",
+                ),
+                ConvDirection::BackwardWeights => (
+                    (self.api.miopenConvolutionBackwardWeightsCompileSolution)(h, a, b, c, o, id),
+                    "miopenConvolutionBackwardWeightsCompileSolution",
+                ),
+            }
         };
         self.check(status, call)
     }
@@ -439,20 +475,28 @@ impl Bound<'_> {
     ) -> Result<(), MiopenError> {
         let (h, ad, bd, c, od) = (self.raw(), p.a.raw(), p.b.raw(), p.conv.raw(), p.out.raw());
         let (ws, wn) = (workspace, workspace_size);
-        let (status, call) = match p.direction {
-            // SAFETY (all three): the caller vouches for the memory.
-            ConvDirection::Forward => (
-                unsafe { (self.api.miopenConvolutionForwardImmediate)(h, ad, a, bd, b, c, od, out, ws, wn, id) },
-                "miopenConvolutionForwardImmediate",
-            ),
-            ConvDirection::BackwardData => (
-                unsafe { (self.api.miopenConvolutionBackwardDataImmediate)(h, ad, a, bd, b, c, od, out, ws, wn, id) },
-                "miopenConvolutionBackwardDataImmediate",
-            ),
-            ConvDirection::BackwardWeights => (
-                unsafe { (self.api.miopenConvolutionBackwardWeightsImmediate)(h, ad, a, bd, b, c, od, out, ws, wn, id) },
-                "miopenConvolutionBackwardWeightsImmediate",
-            ),
+        // SAFETY: the caller vouches for the memory; live descriptors.
+        let (status, call) = unsafe {
+            match p.direction {
+                ConvDirection::Forward => (
+                    (self.api.miopenConvolutionForwardImmediate)(
+                        h, ad, a, bd, b, c, od, out, ws, wn, id,
+                    ),
+                    "miopenConvolutionForwardImmediate",
+                ),
+                ConvDirection::BackwardData => (
+                    (self.api.miopenConvolutionBackwardDataImmediate)(
+                        h, ad, a, bd, b, c, od, out, ws, wn, id,
+                    ),
+                    "miopenConvolutionBackwardDataImmediate",
+                ),
+                ConvDirection::BackwardWeights => (
+                    (self.api.miopenConvolutionBackwardWeightsImmediate)(
+                        h, ad, a, bd, b, c, od, out, ws, wn, id,
+                    ),
+                    "miopenConvolutionBackwardWeightsImmediate",
+                ),
+            }
         };
         self.check(status, call)
     }
@@ -482,23 +526,75 @@ impl Bound<'_> {
         }; REQUEST];
         let mut returned: c_int = 0;
         let (h, ad, bd, c, od) = (self.raw(), p.a.raw(), p.b.raw(), p.conv.raw(), p.out.raw());
-        let (ws, wn, r, n) = (workspace, workspace_size, results.as_mut_ptr(), REQUEST as c_int);
+        let (ws, wn, r, n) = (
+            workspace,
+            workspace_size,
+            results.as_mut_ptr(),
+            REQUEST as c_int,
+        );
         // Find takes the tensors in the cuDNN-like order (x, w for forward).
-        let (status, call) = match p.direction {
-            // SAFETY (all three): the caller vouches for the memory; `results` holds
-            // REQUEST entries.
-            ConvDirection::Forward => (
-                unsafe { (self.api.miopenFindConvolutionForwardAlgorithm)(h, bd, b, ad, a, c, od, out, n, &mut returned, r, ws, wn, exhaustive) },
-                "miopenFindConvolutionForwardAlgorithm",
-            ),
-            ConvDirection::BackwardData => (
-                unsafe { (self.api.miopenFindConvolutionBackwardDataAlgorithm)(h, ad, a, bd, b, c, od, out, n, &mut returned, r, ws, wn, exhaustive) },
-                "miopenFindConvolutionBackwardDataAlgorithm",
-            ),
-            ConvDirection::BackwardWeights => (
-                unsafe { (self.api.miopenFindConvolutionBackwardWeightsAlgorithm)(h, ad, a, bd, b, c, od, out, n, &mut returned, r, ws, wn, exhaustive) },
-                "miopenFindConvolutionBackwardWeightsAlgorithm",
-            ),
+        // SAFETY: the caller vouches for the memory; `results` holds REQUEST entries.
+        let (status, call) = unsafe {
+            match p.direction {
+                // REQUEST entries.
+                ConvDirection::Forward => (
+                    (self.api.miopenFindConvolutionForwardAlgorithm)(
+                        h,
+                        bd,
+                        b,
+                        ad,
+                        a,
+                        c,
+                        od,
+                        out,
+                        n,
+                        &mut returned,
+                        r,
+                        ws,
+                        wn,
+                        exhaustive,
+                    ),
+                    "miopenFindConvolutionForwardAlgorithm",
+                ),
+                ConvDirection::BackwardData => (
+                    (self.api.miopenFindConvolutionBackwardDataAlgorithm)(
+                        h,
+                        ad,
+                        a,
+                        bd,
+                        b,
+                        c,
+                        od,
+                        out,
+                        n,
+                        &mut returned,
+                        r,
+                        ws,
+                        wn,
+                        exhaustive,
+                    ),
+                    "miopenFindConvolutionBackwardDataAlgorithm",
+                ),
+                ConvDirection::BackwardWeights => (
+                    (self.api.miopenFindConvolutionBackwardWeightsAlgorithm)(
+                        h,
+                        ad,
+                        a,
+                        bd,
+                        b,
+                        c,
+                        od,
+                        out,
+                        n,
+                        &mut returned,
+                        r,
+                        ws,
+                        wn,
+                        exhaustive,
+                    ),
+                    "miopenFindConvolutionBackwardWeightsAlgorithm",
+                ),
+            }
         };
         self.check(status, call)?;
         Ok(results[..(returned.max(0) as usize).min(REQUEST)].to_vec())
@@ -614,7 +710,11 @@ impl FusionPlan {
         let mut raw = std::ptr::null_mut();
         // SAFETY: a valid out-pointer and a live descriptor.
         let status = unsafe {
-            (api.miopenCreateFusionPlan)(&mut raw, miopenFusionDirection_t::miopenVerticalFusion, x.raw())
+            (api.miopenCreateFusionPlan)(
+                &mut raw,
+                miopenFusionDirection_t::miopenVerticalFusion,
+                x.raw(),
+            )
         };
         check(api, status, "miopenCreateFusionPlan")?;
         let plan = Self {
@@ -624,7 +724,8 @@ impl FusionPlan {
         };
         let mut op = std::ptr::null_mut();
         // SAFETY: live plan and descriptors; `op` is an out-pointer (owned by the plan).
-        let status = unsafe { (api.miopenCreateOpConvForward)(plan.raw, &mut op, conv.raw(), w.raw()) };
+        let status =
+            unsafe { (api.miopenCreateOpConvForward)(plan.raw, &mut op, conv.raw(), w.raw()) };
         check(api, status, "miopenCreateOpConvForward")?;
         if let Some(bias) = bias {
             // SAFETY: as above.
@@ -661,7 +762,8 @@ impl FusionPlan {
         let api = self.miopen.api();
         let mut args = std::ptr::null_mut();
         // SAFETY: a valid out-pointer.
-        check(api, unsafe { (api.miopenCreateOperatorArgs)(&mut args) }, "miopenCreateOperatorArgs")?;
+        let status = unsafe { (api.miopenCreateOperatorArgs)(&mut args) };
+        check(api, status, "miopenCreateOperatorArgs")?;
         let args = OperatorArgs { api, raw: args };
         let op = |index: c_int| {
             let mut op = std::ptr::null_mut();
@@ -678,7 +780,8 @@ impl FusionPlan {
         if self.has_bias {
             let bias_op = op(1)?;
             // SAFETY: as above.
-            let status = unsafe { (api.miopenSetOpArgsBiasForward)(args.raw, bias_op, null, null, bias) };
+            let status =
+                unsafe { (api.miopenSetOpArgsBiasForward)(args.raw, bias_op, null, null, bias) };
             check(api, status, "miopenSetOpArgsBiasForward")?;
             next = 2;
         }

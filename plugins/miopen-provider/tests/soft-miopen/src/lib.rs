@@ -1,10 +1,9 @@
 //! A software MIOpen and HIP runtime, for testing only.
 //!
 //! This library implements, on host memory, exactly the HIP runtime and MIOpen C
-//! functions the MIOpen provider calls (the tables `HipApi` and `MiopenApi` of the
-//! provider's `src/miopen/sys.rs`, which this crate compiles as its [`sys`] module so
-//! both sides share one set of declarations; every export is checked against its
-//! declared signature at compile time). With it, the provider's whole translation
+//! functions the MIOpen provider calls (the tables `HipApi` and `MiopenApi` of
+//! `hipdnn-rocm-sys`, the declarations both sides share; every export is checked
+//! against its declared signature at compile time). With it, the provider's whole translation
 //! (descriptors, solution choice, workspaces, fusion plans) runs through the
 //! conformance suite on machines without an AMD GPU, CI included.
 //!
@@ -83,13 +82,8 @@
 // docs; their signatures are MIOpen's, argument counts included.
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-// The provider's file, formatted with the provider (not by this crate's `cargo fmt`);
-// its docs link to its own macro, which rustdoc does not resolve in a module included
-// by path.
-#[rustfmt::skip]
-#[allow(rustdoc::broken_intra_doc_links)]
-#[path = "../../../src/miopen/sys.rs"]
-pub mod sys;
+/// The shared declarations (`hipdnn-rocm-sys`).
+pub use hipdnn_rocm_sys as sys;
 
 pub mod batchnorm;
 pub mod conv;

@@ -12,7 +12,12 @@
 //! of its own (`hip_fn`, `miopen_fn`), which an implementation of the same functions
 //! (the software MIOpen the tests run on) checks its definitions against.
 
-#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, missing_docs)]
+#![allow(
+    non_camel_case_types,
+    non_snake_case,
+    non_upper_case_globals,
+    missing_docs
+)]
 
 use std::ffi::{c_char, c_double, c_float, c_int, c_void};
 
