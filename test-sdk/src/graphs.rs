@@ -435,6 +435,98 @@ pub fn batchnorm_backward(x_dims: &[i64], layout: &Layout, dtype: DataType) -> G
     b.finish()
 }
 
+/// Convolution → ReLU (no bias): tensors `x`, `w`, virtual `conv_out`, then `y`.
+pub fn conv_relu(spec: &ConvSpec, layout: &Layout, dtype: DataType) -> Graph {
+    let mut b = Builder::new("conv_relu", layout, dtype);
+    let x = b.input("x", &spec.x_dims, DataType::Unset);
+    let w = b.input("w", &spec.w_dims, DataType::Unset);
+    let conv = check(b.name, b.g.conv_fprop(x, w, spec.attrs("conv")));
+    b.intermediate(conv, "conv_out");
+    let y = b.pointwise(
+        "relu",
+        &PointwiseParams::new(PointwiseMode::RELU_FWD),
+        &[conv],
+    );
+    b.output(y, "y", DataType::Unset);
+    b.finish()
+}
+
+/// Batch norm training forward followed by an activation `act` on `y`: as
+/// [`batchnorm_training`], with `y` virtual (`bn_out`) and the activation's output
+/// `y`.
+pub fn batchnorm_training_activation(
+    x_dims: &[i64],
+    epsilon: f32,
+    momentum: Option<f32>,
+    act: &PointwiseParams,
+    layout: &Layout,
+    dtype: DataType,
+) -> Graph {
+    let mut b = Builder::new("batchnorm_training_activation", layout, dtype);
+    let c = channel_dims(x_dims);
+    let x = b.input("x", x_dims, DataType::Unset);
+    let scale = b.input("scale", &c, DataType::Float);
+    let bias = b.input("bias", &c, DataType::Float);
+    let eps = b.scalar("epsilon", epsilon);
+    let mut attrs = BatchnormAttrs::new(eps).name("bn");
+    if let Some(m) = momentum {
+        let mean = b.input("prev_running_mean", &c, DataType::Float);
+        let var = b.input("prev_running_variance", &c, DataType::Float);
+        let m = b.scalar("momentum", m);
+        attrs = attrs.running_stats(mean, var, m);
+    }
+    let out = check(b.name, b.g.batchnorm(x, scale, bias, attrs));
+    b.intermediate(out.y, "bn_out");
+    let y = b.pointwise("act", act, &[out.y]);
+    b.output(y, "y", DataType::Unset);
+    b.output(out.mean, "mean", DataType::Float);
+    b.output(out.inv_variance, "inv_variance", DataType::Float);
+    if let (Some(mean), Some(var)) = (out.next_running_mean, out.next_running_variance) {
+        b.output(mean, "next_running_mean", DataType::Float);
+        b.output(var, "next_running_variance", DataType::Float);
+    }
+    b.finish()
+}
+
+/// Batch norm backward through a ReLU: the forward output is recomputed by batch-norm
+/// inference from the saved statistics (virtual `bn_out`), `RELU_BWD` takes it and the
+/// incoming `dy` (virtual `dy_relu`), and batch-norm backward takes that. Tensors `dy`,
+/// `x`, `mean`, `inv_variance`, `scale`, `bias`, then outputs `dx`, `dscale`, `dbias`.
+pub fn batchnorm_backward_relu(x_dims: &[i64], layout: &Layout, dtype: DataType) -> Graph {
+    let mut b = Builder::new("batchnorm_backward_relu", layout, dtype);
+    let c = channel_dims(x_dims);
+    let dy = b.input("dy", x_dims, DataType::Unset);
+    let x = b.input("x", x_dims, DataType::Unset);
+    let [mean, inv, scale, bias] =
+        ["mean", "inv_variance", "scale", "bias"].map(|n| b.input(n, &c, DataType::Float));
+    let fwd = check(
+        b.name,
+        b.g.batchnorm_inference(
+            x,
+            mean,
+            inv,
+            scale,
+            bias,
+            BatchnormInferenceAttrs::new().name("bn"),
+        ),
+    );
+    b.intermediate(fwd, "bn_out");
+    let drelu = b.pointwise(
+        "relu_bwd",
+        &PointwiseParams::new(PointwiseMode::RELU_BWD),
+        &[fwd, dy],
+    );
+    b.intermediate(drelu, "dy_relu");
+    let attrs = BatchnormBackwardAttrs::new()
+        .name("bn_bwd")
+        .saved_stats(mean, inv);
+    let out = check(b.name, b.g.batchnorm_backward(drelu, x, scale, attrs));
+    b.output(out.dx, "dx", DataType::Unset);
+    b.output(out.dscale, "dscale", DataType::Float);
+    b.output(out.dbias, "dbias", DataType::Float);
+    b.finish()
+}
+
 /// The output dims of `a · b` with numpy broadcasting of the batch dims.
 ///
 /// # Panics

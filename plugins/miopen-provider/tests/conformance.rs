@@ -5,6 +5,10 @@
 //! any machine. `conformance_rocm` runs the same suite on a real MIOpen where a HIP
 //! device exists.
 //!
+//! The cases are the standard suite and the extended one (the fusions MIOpen runs as
+//! one call: batch-norm training → activation, backward through a ReLU, convolution →
+//! ReLU; normalizations at rank 3 and 5).
+//!
 //! Cases an engine does not claim (its own decision, which needs no device:
 //! [`hipdnn_miopen_provider::reason_for_model`]) are ignored with the reason's kind;
 //! every claimed case must pass.
@@ -14,7 +18,7 @@ mod support;
 use std::sync::Arc;
 
 use hipdnn_conformance::{EngineRun, PluginSuite};
-use hipdnn_test_sdk::conformance::{Case, SkipList};
+use hipdnn_test_sdk::conformance::{Case, SkipList, extended_cases, standard_cases};
 use libtest_mimic::Arguments;
 
 /// The kinds of refusal, by a phrase of the engine's reason (first match wins).
@@ -98,8 +102,11 @@ fn main() {
     unsafe { support::use_soft_miopen(&soft) };
     let device = support::HipAllocator::open(&soft, "software HIP (host memory)")
         .unwrap_or_else(|e| panic!("{e}"));
+    let mut cases = standard_cases();
+    cases.extend(extended_cases());
     PluginSuite::new(plugin)
         .device_allocator(Arc::new(device))
+        .cases(cases)
         .with_run(
             EngineRun::engine("MIOPEN_ENGINE")
                 .label("MIOPEN_ENGINE")

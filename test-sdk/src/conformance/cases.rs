@@ -372,11 +372,119 @@ pub fn standard_cases() -> Vec<Case> {
     cases
 }
 
+/// Cases beyond [`standard_cases`] for engines that fuse what the standard suite runs
+/// as separate chains or not at all: convolution → ReLU without a bias; batch-norm
+/// training → activation (ReLU, clipped ReLU, clamp; with and without running
+/// statistics); batch-norm backward through a ReLU whose input batch-norm inference
+/// recomputes; and the normalizations at rank 3 and 5 (NCL/NLC, NCDHW/NDHWC). Every
+/// op × fp32/fp16/bf16 × channels-first/channels-last.
+pub fn extended_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    let c = &mut cases;
+    for (tag, spec) in conv_shapes() {
+        if matches!(tag, "3x3_pad1" | "1d_k3_stride2" | "3d_3x3x3") {
+            push_all(c, tag, &Op::ConvRelu(spec));
+        }
+    }
+    let relu = PointwiseParams::new(PointwiseMode::RELU_FWD);
+    let mut clipped = relu.clone();
+    clipped.relu_upper_clip = Some(0.5);
+    let mut clamp = relu.clone();
+    clamp.relu_lower_clip = Some(-0.25);
+    clamp.relu_upper_clip = Some(0.75);
+    for (tag, act) in [("relu", relu), ("clipped", clipped), ("clamp", clamp)] {
+        for (shape, x_dims) in [("2x4x5x5", vec![2, 4, 5, 5]), ("ncl_2x3x7", vec![2, 3, 7])] {
+            for momentum in [None, Some(0.1)] {
+                let running = if momentum.is_some() { "_running" } else { "" };
+                push_all(
+                    c,
+                    &format!("{shape}{running}_{tag}"),
+                    &Op::BatchnormTrainingActivation {
+                        x_dims: x_dims.clone(),
+                        epsilon: 1e-5,
+                        momentum,
+                        activation: act.clone(),
+                    },
+                );
+            }
+        }
+    }
+    for (tag, x_dims) in [
+        ("2x4x5x5", vec![2, 4, 5, 5]),
+        ("3d_1x3x3x4x4", vec![1, 3, 3, 4, 4]),
+        ("ncl_2x3x7", vec![2, 3, 7]),
+    ] {
+        push_all(
+            c,
+            tag,
+            &Op::BatchnormBackwardRelu {
+                x_dims: x_dims.clone(),
+            },
+        );
+        if tag != "2x4x5x5" {
+            push_all(
+                c,
+                tag,
+                &Op::BatchnormBackward {
+                    x_dims: x_dims.clone(),
+                },
+            );
+            push_all(
+                c,
+                &format!("{tag}_running"),
+                &Op::BatchnormTraining {
+                    x_dims: x_dims.clone(),
+                    epsilon: 1e-5,
+                    momentum: Some(0.1),
+                },
+            );
+        }
+    }
+    push_all(
+        c,
+        "ncl_2x3x7",
+        &Op::BatchnormInference {
+            x_dims: vec![2, 3, 7],
+            relu: true,
+        },
+    );
+    cases
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+
+    #[test]
+    fn extended_cases_are_new_names_with_every_dtype_and_layout() {
+        let standard: BTreeSet<String> = standard_cases().into_iter().map(|c| c.name).collect();
+        let extended = extended_cases();
+        let names: BTreeSet<&str> = extended.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names.len(), extended.len(), "duplicate case names");
+        assert!(extended.iter().all(|c| !standard.contains(&c.name)));
+        for k in [
+            "conv_relu",
+            "batchnorm_training_activation",
+            "batchnorm_backward_relu",
+        ] {
+            for dt in ["fp32", "fp16", "bf16"] {
+                for layout in ["nchw", "nhwc"] {
+                    assert!(
+                        extended.iter().any(|c| c.op.kind() == k
+                            && c.name.ends_with(&format!("/{dt}/{layout}"))),
+                        "no {k} {dt} {layout} case"
+                    );
+                }
+            }
+        }
+        // Every case's graph builds and validates.
+        for c in &extended {
+            let mut g = c.graph();
+            g.validate().unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        }
+    }
 
     #[test]
     fn case_names_are_unique_and_cover_every_op_dtype_layout() {

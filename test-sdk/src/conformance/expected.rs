@@ -53,6 +53,14 @@ impl Case {
                 reference::pointwise(&relu, &[&biased], &mut y)?;
                 put("y", y);
             }
+            Op::ConvRelu(s) => {
+                let mut conv = HostTensor::packed(dims_usize(&s.y_dims()));
+                reference::conv_fprop(get("x"), get("w"), &mut conv, &s.params)?;
+                let mut y = out("y");
+                let relu = PointwiseParams::new(PointwiseMode::RELU_FWD);
+                reference::pointwise(&relu, &[&conv], &mut y)?;
+                put("y", y);
+            }
             Op::ConvDgrad(s) => {
                 let mut dx = out("dx");
                 reference::conv_dgrad(get("dy"), get("w"), &mut dx, &s.params)?;
@@ -119,6 +127,70 @@ impl Case {
                     let (u, t) = per_channel("next_running_variance", v);
                     results.insert(u, t);
                 }
+            }
+            Op::BatchnormTrainingActivation {
+                epsilon,
+                momentum,
+                activation,
+                ..
+            } => {
+                let running = momentum.map(|m| RunningStats {
+                    mean: get("prev_running_mean"),
+                    variance: get("prev_running_variance"),
+                    momentum: m,
+                });
+                let x = get("x");
+                let mut bn = HostTensor::packed(x.dims.clone());
+                let s = reference::batchnorm_training(
+                    x,
+                    get("scale"),
+                    get("bias"),
+                    *epsilon,
+                    running,
+                    &mut bn,
+                )?;
+                let mut y = out("y");
+                reference::pointwise(activation, &[&bn], &mut y)?;
+                put("y", y);
+                let (u, t) = per_channel("mean", &s.mean);
+                results.insert(u, t);
+                let (u, t) = per_channel("inv_variance", &s.inv_variance);
+                results.insert(u, t);
+                if let (Some(m), Some(v)) = (&s.next_running_mean, &s.next_running_variance) {
+                    let (u, t) = per_channel("next_running_mean", m);
+                    results.insert(u, t);
+                    let (u, t) = per_channel("next_running_variance", v);
+                    results.insert(u, t);
+                }
+            }
+            Op::BatchnormBackwardRelu { .. } => {
+                let x = get("x");
+                let mut z = HostTensor::packed(x.dims.clone());
+                reference::batchnorm_inference(
+                    x,
+                    get("mean"),
+                    get("inv_variance"),
+                    get("scale"),
+                    get("bias"),
+                    &mut z,
+                )?;
+                let mut dy = HostTensor::packed(x.dims.clone());
+                let drelu = PointwiseParams::new(PointwiseMode::RELU_BWD);
+                reference::pointwise(&drelu, &[&z, get("dy")], &mut dy)?;
+                let mut dx = out("dx");
+                let g = reference::batchnorm_backward(
+                    &dy,
+                    x,
+                    get("mean"),
+                    get("inv_variance"),
+                    get("scale"),
+                    &mut dx,
+                )?;
+                put("dx", dx);
+                let (u, t) = per_channel("dscale", &g.dscale);
+                results.insert(u, t);
+                let (u, t) = per_channel("dbias", &g.dbias);
+                results.insert(u, t);
             }
             Op::BatchnormBackward { .. } => {
                 let mut dx = out("dx");

@@ -69,7 +69,8 @@
 //! # Modules
 //!
 //! * [`op`]: what a case runs ([`Op`]): its graph and tolerance table.
-//! * [`cases`]: [`Case`] and the suite's list, [`standard_cases`].
+//! * [`cases`]: [`Case`] and the suite's lists, [`standard_cases`] and
+//!   [`extended_cases`] (fusions some engines run as one call).
 //! * [`inputs`]: how each input is drawn.
 //! * [`prepare`]: a case's graph, buffers and expected outputs ([`Prepared`]), the
 //!   expected outputs computed in [`expected`].
@@ -87,7 +88,7 @@ pub mod report;
 pub mod run;
 pub mod skip_list;
 
-pub use cases::{Case, conv_shapes, dtype_tag, pointwise_variants, standard_cases};
+pub use cases::{Case, conv_shapes, dtype_tag, extended_cases, pointwise_variants, standard_cases};
 pub use op::Op;
 pub use prepare::Prepared;
 pub use report::{CaseResult, Outcome, Report};

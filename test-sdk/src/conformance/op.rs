@@ -16,6 +16,8 @@ pub enum Op {
     ConvFprop(ConvSpec),
     /// Convolution → bias → ReLU.
     ConvBiasRelu(ConvSpec),
+    /// Convolution → ReLU (no bias).
+    ConvRelu(ConvSpec),
     /// Convolution data gradient.
     ConvDgrad(ConvSpec),
     /// Convolution weight gradient.
@@ -43,8 +45,25 @@ pub enum Op {
         /// With running statistics updated by this momentum.
         momentum: Option<f32>,
     },
+    /// Batch norm training forward followed by an activation on its output.
+    BatchnormTrainingActivation {
+        /// Activation dims.
+        x_dims: Vec<i64>,
+        /// Added to the variance.
+        epsilon: f32,
+        /// With running statistics updated by this momentum.
+        momentum: Option<f32>,
+        /// The activation (a pointwise mode with its attributes).
+        activation: PointwiseParams,
+    },
     /// Batch norm backward from saved statistics.
     BatchnormBackward {
+        /// Activation dims.
+        x_dims: Vec<i64>,
+    },
+    /// Batch norm backward through a ReLU whose input is recomputed by batch-norm
+    /// inference from the saved statistics.
+    BatchnormBackwardRelu {
         /// Activation dims.
         x_dims: Vec<i64>,
     },
@@ -110,13 +129,16 @@ impl Op {
         match self {
             Op::ConvFprop(_) => "conv_fprop",
             Op::ConvBiasRelu(_) => "conv_bias_relu",
+            Op::ConvRelu(_) => "conv_relu",
             Op::ConvDgrad(_) => "conv_dgrad",
             Op::ConvWgrad(_) => "conv_wgrad",
             Op::BatchnormInference { relu: false, .. } => "batchnorm_inference",
             Op::BatchnormInference { relu: true, .. } => "batchnorm_inference_relu",
             Op::BatchnormInferenceVariance { .. } => "batchnorm_inference_variance",
             Op::BatchnormTraining { .. } => "batchnorm_training",
+            Op::BatchnormTrainingActivation { .. } => "batchnorm_training_activation",
             Op::BatchnormBackward { .. } => "batchnorm_backward",
+            Op::BatchnormBackwardRelu { .. } => "batchnorm_backward_relu",
             Op::Matmul { .. } => "matmul",
             Op::MatmulBiasGelu { .. } => "matmul_bias_gelu",
             Op::Pointwise { .. } => "pointwise",
@@ -129,13 +151,17 @@ impl Op {
     /// The tolerance table the op's outputs are checked with.
     pub fn family(&self) -> OpFamily {
         match self {
-            Op::ConvFprop(_) | Op::ConvBiasRelu(_) => OpFamily::ConvFprop,
+            Op::ConvFprop(_) | Op::ConvBiasRelu(_) | Op::ConvRelu(_) => OpFamily::ConvFprop,
             Op::ConvDgrad(_) => OpFamily::ConvDgrad,
             Op::ConvWgrad(_) => OpFamily::ConvWgrad,
             Op::BatchnormInference { .. } => OpFamily::BatchnormInference,
             Op::BatchnormInferenceVariance { .. } => OpFamily::BatchnormInferenceVariance,
-            Op::BatchnormTraining { .. } => OpFamily::BatchnormTraining,
-            Op::BatchnormBackward { .. } => OpFamily::BatchnormBackward,
+            Op::BatchnormTraining { .. } | Op::BatchnormTrainingActivation { .. } => {
+                OpFamily::BatchnormTraining
+            }
+            Op::BatchnormBackward { .. } | Op::BatchnormBackwardRelu { .. } => {
+                OpFamily::BatchnormBackward
+            }
             Op::Matmul { .. } | Op::MatmulBiasGelu { .. } => OpFamily::Matmul,
             Op::Pointwise { .. } => OpFamily::Pointwise,
             Op::Reduction { .. } => OpFamily::Reduction,
@@ -149,6 +175,7 @@ impl Op {
         match self {
             Op::ConvFprop(s) => graphs::conv_fprop(s, layout, dtype),
             Op::ConvBiasRelu(s) => graphs::conv_bias_relu(s, layout, dtype),
+            Op::ConvRelu(s) => graphs::conv_relu(s, layout, dtype),
             Op::ConvDgrad(s) => graphs::conv_dgrad(s, layout, dtype),
             Op::ConvWgrad(s) => graphs::conv_wgrad(s, layout, dtype),
             Op::BatchnormInference { x_dims, relu } => {
@@ -162,7 +189,18 @@ impl Op {
                 epsilon,
                 momentum,
             } => graphs::batchnorm_training(x_dims, *epsilon, *momentum, layout, dtype),
+            Op::BatchnormTrainingActivation {
+                x_dims,
+                epsilon,
+                momentum,
+                activation,
+            } => graphs::batchnorm_training_activation(
+                x_dims, *epsilon, *momentum, activation, layout, dtype,
+            ),
             Op::BatchnormBackward { x_dims } => graphs::batchnorm_backward(x_dims, layout, dtype),
+            Op::BatchnormBackwardRelu { x_dims } => {
+                graphs::batchnorm_backward_relu(x_dims, layout, dtype)
+            }
             Op::Matmul { a_dims, b_dims } => graphs::matmul(a_dims, b_dims, layout, dtype),
             Op::MatmulBiasGelu { a_dims, b_dims } => {
                 graphs::matmul_bias_gelu(a_dims, b_dims, layout, dtype)
