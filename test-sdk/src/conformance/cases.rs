@@ -387,9 +387,9 @@ pub fn extended_cases() -> Vec<Case> {
         }
     }
     let relu = PointwiseParams::new(PointwiseMode::RELU_FWD);
-    let mut clipped = relu.clone();
+    let mut clipped = relu;
     clipped.relu_upper_clip = Some(0.5);
-    let mut clamp = relu.clone();
+    let mut clamp = relu;
     clamp.relu_lower_clip = Some(-0.25);
     clamp.relu_upper_clip = Some(0.75);
     for (tag, act) in [("relu", relu), ("clipped", clipped), ("clamp", clamp)] {
@@ -403,7 +403,7 @@ pub fn extended_cases() -> Vec<Case> {
                         x_dims: x_dims.clone(),
                         epsilon: 1e-5,
                         momentum,
-                        activation: act.clone(),
+                        activation: act,
                     },
                 );
             }
@@ -472,8 +472,10 @@ mod tests {
             for dt in ["fp32", "fp16", "bf16"] {
                 for layout in ["nchw", "nhwc"] {
                     assert!(
-                        extended.iter().any(|c| c.op.kind() == k
-                            && c.name.ends_with(&format!("/{dt}/{layout}"))),
+                        extended
+                            .iter()
+                            .any(|c| c.op.kind() == k
+                                && c.name.ends_with(&format!("/{dt}/{layout}"))),
                         "no {k} {dt} {layout} case"
                     );
                 }
