@@ -789,6 +789,31 @@ fn param_tensor(ctx: &Ctx<'_>, uid: i64) -> Result<Tensor> {
     Ok(t)
 }
 
+/// The activation fused onto a normalization's output `y` (node `act_node`, if any) and
+/// the pattern's output: the activation's, or `y` itself.
+fn fused_output_activation(
+    ctx: &Ctx<'_>,
+    act_node: Option<usize>,
+    x: i64,
+    y: i64,
+    what: &str,
+) -> Result<(Option<Activation>, i64)> {
+    let Some(i) = act_node else {
+        return Ok((None, y));
+    };
+    let node = &ctx.index.node(i);
+    let NodeAttributes::PointwiseAttributes(p) = &node.attributes else {
+        unreachable!("matched as a pointwise node");
+    };
+    unary_extra_operands(p, &node.name)?;
+    if p.in_0_tensor_uid != y {
+        return Err(format!("node \"{}\" must take {what}'s output", node.name));
+    }
+    ctx.virtual_intermediate(y, &[DataType::Float, ctx.index.data_type(x)])?;
+    ctx.compute_is_float(i)?;
+    Ok((Some(fused_relu(p, &node.name)?), p.out_0_tensor_uid))
+}
+
 fn bn_inference(ctx: &Ctx<'_>, act_node: Option<usize>) -> Result<Pattern> {
     let graph = ctx.index.graph();
     let name = &graph.nodes[0].name;
@@ -815,23 +840,7 @@ fn bn_inference(ctx: &Ctx<'_>, act_node: Option<usize>) -> Result<Pattern> {
         _ => unreachable!("matched"),
     };
     ctx.compute_is_float(0)?;
-    let (activation, out) = match act_node {
-        None => (None, y),
-        Some(i) => {
-            let NodeAttributes::PointwiseAttributes(p) = &graph.nodes[i].attributes else {
-                unreachable!("matched");
-            };
-            let pname = &graph.nodes[i].name;
-            unary_extra_operands(p, pname)?;
-            if p.in_0_tensor_uid != y {
-                return Err(format!("node \"{pname}\" must take {}'s output", what));
-            }
-            let xdt = ctx.index.data_type(x);
-            ctx.virtual_intermediate(y, &[DataType::Float, xdt])?;
-            ctx.compute_is_float(i)?;
-            (Some(fused_relu(p, pname)?), p.out_0_tensor_uid)
-        }
-    };
+    let (activation, out) = fused_output_activation(ctx, act_node, x, y, &what)?;
     bn_tensors(ctx, &[x, out], &[scale, bias, mean, var], &what)?;
     Ok(Pattern::BnInference {
         x: ctx.tensor(x)?,
@@ -878,23 +887,8 @@ fn bn_training(
             ));
         }
     };
-    let (activation, out) = match act_node {
-        None => (None, bn.y_tensor_uid),
-        Some(i) => {
-            let NodeAttributes::PointwiseAttributes(p) = &graph.nodes[i].attributes else {
-                unreachable!("matched");
-            };
-            let pname = &graph.nodes[i].name;
-            unary_extra_operands(p, pname)?;
-            if p.in_0_tensor_uid != bn.y_tensor_uid {
-                return Err(format!("node \"{pname}\" must take {what}'s output"));
-            }
-            let xdt = ctx.index.data_type(bn.x_tensor_uid);
-            ctx.virtual_intermediate(bn.y_tensor_uid, &[DataType::Float, xdt])?;
-            ctx.compute_is_float(i)?;
-            (Some(fused_relu(p, pname)?), p.out_0_tensor_uid)
-        }
-    };
+    let (activation, out) =
+        fused_output_activation(ctx, act_node, bn.x_tensor_uid, bn.y_tensor_uid, &what)?;
     let mut params = vec![bn.scale_tensor_uid, bn.bias_tensor_uid];
     params.extend(bn.mean_tensor_uid);
     params.extend(bn.inv_variance_tensor_uid);

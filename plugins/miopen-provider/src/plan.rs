@@ -410,6 +410,18 @@ fn opt_ptr(exec: &Execution<'_>, uid: Option<i64>) -> PluginResult<*mut c_void> 
     uid.map_or(Ok(std::ptr::null_mut()), |u| ptr(exec, u))
 }
 
+/// `$plain(args…)`, or with an activation `$fused(args…, activation)` (MIOpen's fused
+/// batch-norm entry points take the plain one's arguments and the activation last), and
+/// the name of the function called.
+macro_rules! with_activation {
+    ($api:ident, $act:expr, $plain:ident, $fused:ident, ($($arg:expr),* $(,)?)) => {
+        match $act {
+            None => (($api.$plain)($($arg),*), stringify!($plain)),
+            Some(a) => (($api.$fused)($($arg),*, a.raw()), stringify!($fused)),
+        }
+    };
+}
+
 impl IPlan<Arc<Miopen>> for MiopenPlan {
     fn workspace_size(&self) -> usize {
         self.workspace
@@ -498,104 +510,28 @@ impl IPlan<Arc<Miopen>> for MiopenPlan {
                 } => {
                     let [s, b, m, v] = params.map(|u| ptr(exec, u));
                     let (s, b, m, v) = (s?, b?, m?, v?);
-                    let (xp, yp) = (ptr(exec, x.uid)?, ptr(exec, y.uid)?);
+                    let (xd, xp) = (x.desc.raw(), ptr(exec, x.uid)?);
+                    let (yd, yp) = (y.desc.raw(), ptr(exec, y.uid)?);
                     let p = param.raw();
-                    let (status, call) = match (epsilon, activation) {
-                        (None, None) => (
-                            {
-                                (api.miopenBatchNormalizationForwardInferenceInvVariance)(
-                                    h,
-                                    BN_SPATIAL,
-                                    alpha,
-                                    beta,
-                                    x.desc.raw(),
-                                    xp,
-                                    y.desc.raw(),
-                                    yp,
-                                    p,
-                                    p,
-                                    p,
-                                    p,
-                                    s,
-                                    b,
-                                    m,
-                                    v,
-                                )
-                            },
-                            "miopenBatchNormalizationForwardInferenceInvVariance",
+                    let (status, call) = match epsilon {
+                        None => with_activation!(
+                            api,
+                            activation,
+                            miopenBatchNormalizationForwardInferenceInvVariance,
+                            miopenBatchNormForwardInferenceActivationInvVariance,
+                            (
+                                h, BN_SPATIAL, alpha, beta, xd, xp, yd, yp, p, p, p, p, s, b, m, v
+                            )
                         ),
-                        (Some(eps), None) => (
-                            {
-                                (api.miopenBatchNormalizationForwardInference_V2)(
-                                    h,
-                                    BN_SPATIAL,
-                                    alpha,
-                                    beta,
-                                    x.desc.raw(),
-                                    xp,
-                                    y.desc.raw(),
-                                    yp,
-                                    p,
-                                    p,
-                                    p,
-                                    p,
-                                    s,
-                                    b,
-                                    m,
-                                    v,
-                                    *eps,
-                                )
-                            },
-                            "miopenBatchNormalizationForwardInference_V2",
-                        ),
-                        (None, Some(act)) => (
-                            {
-                                (api.miopenBatchNormForwardInferenceActivationInvVariance)(
-                                    h,
-                                    BN_SPATIAL,
-                                    alpha,
-                                    beta,
-                                    x.desc.raw(),
-                                    xp,
-                                    y.desc.raw(),
-                                    yp,
-                                    p,
-                                    p,
-                                    p,
-                                    p,
-                                    s,
-                                    b,
-                                    m,
-                                    v,
-                                    act.raw(),
-                                )
-                            },
-                            "miopenBatchNormForwardInferenceActivationInvVariance",
-                        ),
-                        (Some(eps), Some(act)) => (
-                            {
-                                (api.miopenBatchNormForwardInferenceActivation)(
-                                    h,
-                                    BN_SPATIAL,
-                                    alpha,
-                                    beta,
-                                    x.desc.raw(),
-                                    xp,
-                                    y.desc.raw(),
-                                    yp,
-                                    p,
-                                    p,
-                                    p,
-                                    p,
-                                    s,
-                                    b,
-                                    m,
-                                    v,
-                                    *eps,
-                                    act.raw(),
-                                )
-                            },
-                            "miopenBatchNormForwardInferenceActivation",
+                        Some(eps) => with_activation!(
+                            api,
+                            activation,
+                            miopenBatchNormalizationForwardInference_V2,
+                            miopenBatchNormForwardInferenceActivation,
+                            (
+                                h, BN_SPATIAL, alpha, beta, xd, xp, yd, yp, p, p, p, p, s, b, m, v,
+                                *eps
+                            )
                         ),
                     };
                     bound.checked(status, call).map_err(&err)
@@ -611,7 +547,8 @@ impl IPlan<Arc<Miopen>> for MiopenPlan {
                     epsilon,
                     activation,
                 } => {
-                    let (xp, yp) = (ptr(exec, x.uid)?, ptr(exec, y.uid)?);
+                    let (xd, xp) = (x.desc.raw(), ptr(exec, x.uid)?);
+                    let (yd, yp) = (y.desc.raw(), ptr(exec, y.uid)?);
                     let (sp, bp) = (ptr(exec, *scale)?, ptr(exec, *bias)?);
                     let (mean, inv) = (opt_ptr(exec, saved.0)?, opt_ptr(exec, saved.1)?);
                     let null = std::ptr::null_mut();
@@ -625,68 +562,17 @@ impl IPlan<Arc<Miopen>> for MiopenPlan {
                         ),
                         None => (null, null, null, null, 0.0),
                     };
-                    let p = param.raw();
-                    let (status, call) = match activation {
-                        None => (
-                            {
-                                (api.miopenBatchNormalizationForwardTraining_V3)(
-                                    h,
-                                    BN_SPATIAL,
-                                    alpha,
-                                    beta,
-                                    x.desc.raw(),
-                                    xp,
-                                    y.desc.raw(),
-                                    yp,
-                                    p,
-                                    p,
-                                    p,
-                                    p,
-                                    sp,
-                                    bp,
-                                    factor,
-                                    pm,
-                                    pv,
-                                    nm,
-                                    nv,
-                                    *epsilon,
-                                    mean,
-                                    inv,
-                                )
-                            },
-                            "miopenBatchNormalizationForwardTraining_V3",
-                        ),
-                        Some(act) => (
-                            {
-                                (api.miopenBatchNormForwardTrainingActivation_V2)(
-                                    h,
-                                    BN_SPATIAL,
-                                    alpha,
-                                    beta,
-                                    x.desc.raw(),
-                                    xp,
-                                    y.desc.raw(),
-                                    yp,
-                                    p,
-                                    p,
-                                    p,
-                                    p,
-                                    sp,
-                                    bp,
-                                    factor,
-                                    pm,
-                                    pv,
-                                    nm,
-                                    nv,
-                                    *epsilon,
-                                    mean,
-                                    inv,
-                                    act.raw(),
-                                )
-                            },
-                            "miopenBatchNormForwardTrainingActivation_V2",
-                        ),
-                    };
+                    let (p, eps) = (param.raw(), *epsilon);
+                    let (status, call) = with_activation!(
+                        api,
+                        activation,
+                        miopenBatchNormalizationForwardTraining_V3,
+                        miopenBatchNormForwardTrainingActivation_V2,
+                        (
+                            h, BN_SPATIAL, alpha, beta, xd, xp, yd, yp, p, p, p, p, sp, bp, factor,
+                            pm, pv, nm, nv, eps, mean, inv
+                        )
+                    );
                     bound.checked(status, call).map_err(&err)
                 }
                 Step::BnBackward {
