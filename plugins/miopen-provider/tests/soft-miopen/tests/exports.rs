@@ -11,15 +11,16 @@ use std::ptr::null_mut;
 use hipdnn_soft_miopen::sys::{HipApi, MiopenApi, hipError_t, miopenStatus_t};
 use libloading::os::unix::{Library, RTLD_LOCAL, RTLD_NOW};
 
-/// `target/<profile>/libhipdnn_soft_miopen.so`, next to this test's `deps/`.
+/// The library's `.so`, built with a nested cargo (`cargo test` links this crate into
+/// its tests as an rlib only).
 fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(|d| d.parent()).unwrap();
-    dir.join(format!(
-        "{}hipdnn_soft_miopen{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    ))
+    hipdnn_conformance::cdylib::build_cdylibs(
+        env!("CARGO_MANIFEST_DIR"),
+        &["hipdnn-soft-miopen"],
+        "miopen-plugin-test",
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .remove(0)
 }
 
 fn open() -> Library {
