@@ -841,34 +841,31 @@ fn plugin_whose_engine_counts_disagree_is_listed_as_refused() {
     assert_eq!(again.refused_plugins(), handle.refused_plugins());
 }
 
-/// An engine whose plugin names it with a null string is dropped (and named in the
-/// list with why); the plugin's other engine is kept.
+/// An engine whose plugin answers its name query with SUCCESS and a null or empty name
+/// is kept, as in hipDNN: named from the registry when its id is registered, else by its
+/// id in hex; nothing is dropped.
 #[test]
-fn an_engine_with_a_null_name_is_listed_as_dropped() {
+fn engines_given_a_null_or_empty_name_are_kept_with_the_registry_or_hex_name() {
     let _serial = serial();
     let dir = temp_dir();
-    let path = install_as(dir.path(), "bad_null_engine_name", "bad_null_engine_name");
+    let path = install_as(dir.path(), "ok_unnamed_engines", "ok_unnamed_engines");
     use_only(dir.path());
 
     let handle = Handle::new();
-    let dropped = handle.dropped_engines();
-    assert_eq!(dropped.len(), 1, "{dropped:#?}");
-    assert_eq!(
-        (dropped[0].id, dropped[0].name.as_str()),
-        (821, engine_id_to_hex(821).as_str())
-    );
-    assert_eq!(dropped[0].plugin_name, "bad_null_engine_name");
-    assert_eq!(dropped[0].plugin_path, path);
-    assert_eq!(
-        dropped[0].reason,
-        "its name could not be read: hipdnnEnginePluginGetEngineName succeeded for engine 821 \
-         but returned a null name"
-    );
-    // Its Create is not implemented: the plugin is unavailable and its kept engine, 822,
-    // not offered; the listing says both.
+    assert_eq!(handle.dropped_engines(), [], "nothing is dropped");
+    assert_eq!(handle.loaded_plugin_paths(), [path]);
+    // Its Create is not implemented: the plugin is unavailable, and the listing names
+    // the three engines it does not offer.
     let unavailable = handle.unavailable_plugins();
     assert_eq!(unavailable.len(), 1);
-    assert_eq!(unavailable[0].engines, [engine_id_to_hex(822)]);
+    assert_eq!(
+        unavailable[0].engines,
+        [
+            engine_id_to_hex(821),
+            engine_id_to_hex(822),
+            "MIOPEN_ENGINE".to_owned()
+        ]
+    );
 }
 
 /// The C API's last error on this thread (cleared by reading).

@@ -20,9 +20,10 @@
 //!    an info log, as hipDNN's transitional shim does);
 //! 6. read the engine ids with the two-call protocol: at least one, the same count in
 //!    both calls, no id twice;
-//! 7. ask each engine's name when `GetEngineName` is exported. Names are recorded, not
-//!    yet checked: admission (name hashes to id, first plugin keeps a duplicate id)
-//!    happens when engines are routed.
+//! 7. ask each engine's name when `GetEngineName` is exported (`NOT_APPLICABLE`, or
+//!    `SUCCESS` with a null or empty name, is no name: the engine keeps the registry's
+//!    name or its id in hex). Names are recorded, not yet checked: admission (name
+//!    hashes to id, first plugin keeps a duplicate id) happens when engines are routed.
 //!
 //! Every call's status is checked; on failure the plugin's last error is copied at once
 //! and the error reads `Failed to <action>. Status: <NAME>(<n>), Error: <msg>`. Strings
