@@ -84,7 +84,10 @@
 //!    paths' lexicographic order), is asked for the engines that accept the graph
 //!    (`hipdnnEnginePluginGetApplicableEngineIds`); a plugin lists them in its own order
 //!    (with the plugin SDK, the order of its engines). An id admitted for another plugin
-//!    is skipped. [`Handle::applicable_engines`] is this list.
+//!    is skipped. A plugin whose API version is below what the graph needs
+//!    ([`OperationGraph::required_api_version`]: 1.0.0 at least, so a 0.x plugin is never
+//!    asked), or that lacks the override entry point for a graph with shape overrides, is
+//!    not asked at all. [`Handle::applicable_engines`] is this list.
 //! 2. **Ranking** ([`Handle::ranked_engines`]). The static order is the list above. When
 //!    [`ENGINE_ORDER_ENV`](execution::ENGINE_ORDER_ENV)
 //!    (`HIPDNN_HEUR_FALLBACK_ENGINE_ORDER`: names or ids, comma separated) is set, it

@@ -116,7 +116,9 @@ fn check_api_version(path: &Path, text: &str) -> Result<semver::Version, LoadErr
         m if m == u64::from(HIPDNN_ENGINE_API_VERSION_MAJOR) => Ok(version),
         0 => {
             tracing::info!(
-                "plugin {} implements engine plugin api {version}: accepted as a pre-1.0 plugin",
+                "plugin {} implements engine plugin api {version}: accepted as a pre-1.0 plugin \
+                 (its engines are listed, but it is asked about no graph: every graph needs \
+                 at least {DEFAULT_API_VERSION})",
                 path.display()
             );
             Ok(version)

@@ -17,7 +17,9 @@
 //!    it) and the optional ones (`GetEngineName`, `ExecuteOpGraphWithOverrides`, and the
 //!    three plan-serialization functions, which count only all together);
 //! 5. check the API version: a semantic version with major 1 (major 0 is accepted with
-//!    an info log, as hipDNN's transitional shim does);
+//!    an info log, as hipDNN's transitional shim does; such a plugin is then never asked
+//!    about a graph, since every graph needs at least 1.0.0: see
+//!    [`OperationGraph::required_api_version`](crate::OperationGraph::required_api_version));
 //! 6. read the engine ids with the two-call protocol: at least one, the same count in
 //!    both calls, no id twice;
 //! 7. ask each engine's name when `GetEngineName` is exported (`NOT_APPLICABLE`, or
