@@ -129,7 +129,8 @@ fn bad_plugins_are_rejected_with_their_reason_and_good_ones_load() {
     assert_eq!(
         m,
         format!(
-            "plugin {p} does not export the required symbol `hipdnnEnginePluginExecuteOpGraph`"
+            "plugin {p}: Failed to get symbol: hipdnnEnginePluginExecuteOpGraph (Error: the \
+             plugin does not export this required symbol)"
         )
     );
     let (p, m) = message("bad_api_unparsable");
