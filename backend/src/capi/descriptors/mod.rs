@@ -36,6 +36,7 @@
 
 use std::ffi::c_void;
 
+use super::enums::tables::*;
 use super::{Object, boundary, check_live, null, register, unregister};
 use crate::status::*;
 
@@ -43,7 +44,6 @@ mod attributes;
 mod engine;
 mod graph;
 mod knob_choice;
-mod names;
 mod plan;
 mod variant_pack;
 
@@ -58,18 +58,18 @@ pub use graph::{
     hipdnnBackendCreateAndDeserializeGraph_ext, hipdnnBackendCreateAndDeserializeJsonGraph_ext,
     hipdnnBackendGetSerializedBinaryGraph_ext, hipdnnBackendGetSerializedJsonGraph_ext,
 };
-pub use names::*;
 pub use plan::hipdnnBackendExecute;
 
-/// Opaque target of [`hipdnnBackendDescriptor_t`].
+/// Opaque target of [`hipdnnBackendDescriptor_t`] (declared, never defined, in C; the
+/// struct tag is hipDNN's).
 #[derive(Debug)]
-pub struct hipdnnBackendDescriptor {
+pub struct HipdnnBackendDescriptor {
     _private: [u8; 0],
 }
 
 /// A backend descriptor, created by [`hipdnnBackendCreateDescriptor`] (or a
 /// deserializing constructor) and freed by [`hipdnnBackendDestroyDescriptor`].
-pub type hipdnnBackendDescriptor_t = *mut hipdnnBackendDescriptor;
+pub type hipdnnBackendDescriptor_t = *mut HipdnnBackendDescriptor;
 
 /// What a descriptor holds, by kind.
 #[derive(Debug)]
