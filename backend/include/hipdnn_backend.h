@@ -226,8 +226,11 @@ hipdnnStatus_t hipdnnGetVersion_ext(const char **version);
 
 /*
  Creates an empty descriptor of `descriptor_type`; free it with
- [`hipdnnBackendDestroyDescriptor`]. Operation graphs are made from bytes instead
- ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
+ [`hipdnnBackendDestroyDescriptor`]. Implemented: ENGINEHEUR, ENGINE, ENGINECFG,
+ KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR,
+ OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE and OPERATIONGRAPH (from
+ `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any other kind is `NOT_SUPPORTED`. An operation
+ graph can also be made from bytes ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
 
  # Safety
  `descriptor` is null or valid for a write.
@@ -310,7 +313,9 @@ hipdnnStatus_t hipdnnBackendCreateAndDeserializeJsonGraph_ext(hipdnnBackendDescr
 
 /*
  The graph's FlatBuffer serialization (validated, topologically sorted), two-call:
- `out` null writes only `*size`.
+ `out` null writes only `*size`. A graph built from operation descriptors
+ (`HIPDNN_ATTR_OPERATIONGRAPH_OPS`) need not be finalized: its operations are built
+ into a graph now, as finalizing would.
 
  # Safety
  `descriptor` is a live descriptor; `size` is null or writable; `out` is null or

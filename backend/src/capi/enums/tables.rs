@@ -71,15 +71,22 @@ c_headers! {
             /// § Operation graph (OPERATIONGRAPH, 600-699)
             /// OPERATIONGRAPH: the handle (HANDLE).
             HIPDNN_ATTR_OPERATIONGRAPH_HANDLE = 600,
+            /// OPERATIONGRAPH: operations (BACKEND_DESCRIPTOR array of finalized operation descriptors; each call appends).
             HIPDNN_ATTR_OPERATIONGRAPH_OPS = 601,
             /// OPERATIONGRAPH: number of engines that can run it (INT64, read).
             HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT = 602,
             HIPDNN_ATTR_OPERATIONGRAPH_IS_DYNAMIC_SHAPE_ENABLED = 603,
+            /// OPERATIONGRAPH: default compute type (DATA_TYPE).
             HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT = 604,
+            /// OPERATIONGRAPH: default type of virtual tensors (DATA_TYPE).
             HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT = 605,
+            /// OPERATIONGRAPH: default type of the other tensors (DATA_TYPE).
             HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT = 606,
+            /// OPERATIONGRAPH: the engine to rank first when it accepts the graph (INT64).
             HIPDNN_ATTR_OPERATIONGRAPH_PREFERRED_ENGINE_ID_EXT = 607,
+            /// OPERATIONGRAPH: the graph's name (CHAR).
             HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT = 608,
+            /// OPERATIONGRAPH: shapes may be overridden at execute (BOOLEAN).
             HIPDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED_EXT = 609,
             /// § Variant pack (VARIANT_PACK, 700-799)
             /// VARIANT_PACK: tensor uids (INT64).
@@ -129,29 +136,49 @@ c_headers! {
             HIPDNN_ATTR_DEVICEPROP_HANDLE = 1201,
             HIPDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION = 1202,
             /// § Tensor (TENSOR, 1300-1399)
+            /// TENSOR: the uid (INT64).
             HIPDNN_ATTR_TENSOR_UNIQUE_ID = 1300,
+            /// TENSOR: the name (CHAR).
             HIPDNN_ATTR_TENSOR_NAME_EXT = 1301,
+            /// TENSOR: the element type (DATA_TYPE; required).
             HIPDNN_ATTR_TENSOR_DATA_TYPE = 1302,
+            /// TENSOR: the extents (INT64 array; required).
             HIPDNN_ATTR_TENSOR_DIMENSIONS = 1303,
+            /// TENSOR: the strides in elements (INT64 array, one per dimension; required).
             HIPDNN_ATTR_TENSOR_STRIDES = 1304,
+            /// TENSOR: an intermediate that gets no buffer (BOOLEAN).
             HIPDNN_ATTR_TENSOR_IS_VIRTUAL = 1305,
+            /// TENSOR: a pass-by-value scalar (CHAR: the value's bytes; after the data type).
             HIPDNN_ATTR_TENSOR_VALUE_EXT = 1306,
+            /// TENSOR: whether a pass-by-value scalar is set (BOOLEAN, read).
             HIPDNN_ATTR_TENSOR_IS_BY_VALUE = 1307,
             /// The same attribute as HIPDNN_ATTR_TENSOR_VALUE_EXT (cuDNN's name).
             HIPDNN_ATTR_TENSOR_CONSTANT_VALUE = 1306,
+            /// TENSOR: the scalar is given at execute time (BOOLEAN).
             HIPDNN_ATTR_TENSOR_IS_RUNTIME_PASS_BY_VALUE_EXT = 1308,
+            /// TENSOR: required pointer alignment in bytes (INT64; default 16).
             HIPDNN_ATTR_TENSOR_BYTE_ALIGNMENT = 1309,
+            /// TENSOR: uid of the ragged-offset tensor (INT64).
             HIPDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC = 1310,
             /// § Convolution forward (1400-1499)
+            /// OPERATION_CONVOLUTION_FORWARD: the filter (BACKEND_DESCRIPTOR, a finalized TENSOR).
             HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W = 1400,
+            /// OPERATION_CONVOLUTION_FORWARD: the input (BACKEND_DESCRIPTOR, a finalized TENSOR).
             HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X = 1401,
+            /// OPERATION_CONVOLUTION_FORWARD: the output (BACKEND_DESCRIPTOR, a finalized TENSOR).
             HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y = 1402,
             /// § Convolution parameters, on every convolution descriptor (1500-1599)
+            /// Convolution: compute type (DATA_TYPE; required).
             HIPDNN_ATTR_CONVOLUTION_COMP_TYPE = 1500,
+            /// Convolution: mode (CONVOLUTION_MODE, or INT64 holding the wire value; required).
             HIPDNN_ATTR_CONVOLUTION_CONV_MODE = 1501,
+            /// Convolution: dilation per spatial dimension (INT64 array; required).
             HIPDNN_ATTR_CONVOLUTION_DILATIONS = 1502,
+            /// Convolution: stride per spatial dimension (INT64 array; required).
             HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES = 1503,
+            /// Convolution: padding after, per spatial dimension (INT64 array; required).
             HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS = 1504,
+            /// Convolution: padding before, per spatial dimension (INT64 array; required).
             HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS = 1505,
             /// § Convolution backward filter (1600-1699)
             HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X = 1600,
@@ -190,18 +217,31 @@ c_headers! {
             HIPDNN_ATTR_BATCHNORM_BACKWARD_COMP_TYPE_EXT = 2100,
             HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_PEER_STATS_EXT = 2101,
             /// § Pointwise (2200-2299), with its parameters (2300-2399)
+            /// OPERATION_POINTWISE: first input (BACKEND_DESCRIPTOR, a finalized TENSOR; required).
             HIPDNN_ATTR_OPERATION_POINTWISE_IN_0_EXT = 2200,
+            /// OPERATION_POINTWISE: output (BACKEND_DESCRIPTOR, a finalized TENSOR; required).
             HIPDNN_ATTR_OPERATION_POINTWISE_OUT_0_EXT = 2201,
+            /// OPERATION_POINTWISE: second input (BACKEND_DESCRIPTOR, a finalized TENSOR).
             HIPDNN_ATTR_OPERATION_POINTWISE_IN_1_EXT = 2202,
+            /// OPERATION_POINTWISE: third input (BACKEND_DESCRIPTOR, a finalized TENSOR).
             HIPDNN_ATTR_OPERATION_POINTWISE_IN_2_EXT = 2203,
+            /// Pointwise: the operation (POINTWISE_MODE; required).
             HIPDNN_ATTR_POINTWISE_MODE = 2300,
+            /// Pointwise: ReLU lower clip (FLOAT).
             HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP = 2301,
+            /// Pointwise: ReLU upper clip (FLOAT).
             HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP = 2302,
+            /// Pointwise: slope below the lower clip (FLOAT).
             HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE = 2303,
+            /// Pointwise: Swish beta (FLOAT).
             HIPDNN_ATTR_POINTWISE_SWISH_BETA = 2304,
+            /// Pointwise: ELU alpha (FLOAT).
             HIPDNN_ATTR_POINTWISE_ELU_ALPHA = 2305,
+            /// Pointwise: Softplus beta (FLOAT).
             HIPDNN_ATTR_POINTWISE_SOFTPLUS_BETA = 2306,
+            /// Pointwise: compute type (DATA_TYPE; required).
             HIPDNN_ATTR_POINTWISE_MATH_PREC = 2307,
+            /// Pointwise: axis index (INT64).
             HIPDNN_ATTR_POINTWISE_AXIS = 2308,
             /// § RMS norm (2400-2499)
             HIPDNN_ATTR_OPERATION_RMSNORM_X_EXT = 2400,
@@ -391,7 +431,9 @@ c_headers! {
             /// § Extensions: serialized knobs, operation type and name (60000-60399)
             HIPDNN_ATTR_KNOB_INFO_SERIALIZED_VALUE = 60000,
             HIPDNN_ATTR_KNOB_CHOICE_SERIALIZED_VALUE = 60100,
+            /// Any operation: its kind (OPERATION_TYPE_EXT, read).
             HIPDNN_ATTR_OPERATION_TYPE_EXT = 60200,
+            /// Any operation: the node's name (CHAR).
             HIPDNN_ATTR_OPERATION_NAME_EXT = 60300,
             /// § Profiling control (60400-60499)
             HIPDNN_ATTR_PROFILING_HANDLE_EXT = 60400,
@@ -566,16 +608,19 @@ typedef void (*hipdnnUserLogCallback_t)(hipdnnUserLogCallbackHandle_t userHandle
             HIPDNN_BACKEND_KNOB_INFO_DESCRIPTOR = 7,
             HIPDNN_BACKEND_LAYOUT_INFO_DESCRIPTOR = 8,
             HIPDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR = 9,
-            /// An operation graph.
+            /// An operation graph, from operation descriptors (OPS) or from bytes.
             HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR = 10,
             /// Tensor pointers and workspace for one execution.
             HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR = 11,
             HIPDNN_BACKEND_KERNEL_CACHE_DESCRIPTOR = 12,
             HIPDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR = 13,
+            /// A tensor of a graph built from descriptors.
             HIPDNN_BACKEND_TENSOR_DESCRIPTOR = 14,
+            /// A forward convolution node.
             HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR = 15,
             HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR = 16,
             HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT = 17,
+            /// A pointwise node (unary, binary or ternary).
             HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR = 18,
             HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR = 19,
             /// Older spelling of HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR.
