@@ -1,4 +1,5 @@
-// Reports engine plugin API 0.9.0: accepted with an info log (hipDNN's transitional shim).
+// Reports engine plugin API 0.9.0: accepted with an info log (hipDNN's transitional shim),
+// then asked about no graph (every graph needs at least 1.0.0).
 
 use std::ffi::CStr;
 

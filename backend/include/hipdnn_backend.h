@@ -9,7 +9,20 @@
  reverse) is HIPDNN_STATUS_BAD_PARAM, never dereferenced. hipDNN itself crashes on these,
  so portable code must not rely on it; and a destroyed pointer whose address a newer
  object reuses is taken for that object. Other pointers (out-parameters, arrays,
- buffers) cannot be checked: invalid ones crash. */
+ buffers) cannot be checked: invalid ones crash.
+
+ Source compatibility: a program written against hipDNN's hipdnn_backend.h compiles
+ against this one, as C99 or C++: the types, enumerators (with hipDNN's values, older
+ spellings of renamed ones included) and sub-headers (Hipdnn*.h, next to this file) have
+ hipDNN's names, and the functions declared here have hipDNN's signatures. Not declared,
+ because not implemented: hipdnnSetHeuristicPluginPaths_ext,
+ hipdnnGetHeuristicPolicyCount_ext, hipdnnGetHeuristicPolicyInfo_ext,
+ hipdnnBackendGetSerializedExecutionPlan_ext,
+ hipdnnBackendCreateAndDeserializeExecutionPlan_ext,
+ hipdnnBackendGetSerializedBinaryGraphAndPlan_ext and
+ hipdnnBackendGetSerializedBinaryContents_ext. Descriptor kinds and attributes this
+ library does not implement are declared; using one is HIPDNN_STATUS_NOT_SUPPORTED or
+ HIPDNN_STATUS_BAD_PARAM with a message saying so. */
 
 #ifndef HIPDNN_BACKEND_H
 #define HIPDNN_BACKEND_H
@@ -19,20 +32,37 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <hipdnn_plugin_sdk/PluginApiDataTypes.h>
+#include "HipdnnStatus.h"
+#include "HipdnnBackendLimits.h"
+#include "HipdnnBackendCallbackTypes.h"
+#include "HipdnnBackendDescriptorType.h"
+#include "HipdnnBackendAttributeName.h"
+#include "HipdnnBackendAttributeType.h"
+#include "HipdnnBackendBehaviorNote.h"
+#include "HipdnnBackendFlatbufferData.h"
+#include "HipdnnBackendHeuristicType.h"
+#include "HipdnnBackendPluginLoadingMode.h"
+#include "HipdnnBackendPluginUnloadingMode.h"
+#include "HipdnnBackendExtensionTypes.h"
+#include "HipdnnAttentionImplementation.h"
+#include "HipdnnConvolutionMode.h"
+#include "HipdnnDataType.h"
+#include "HipdnnDiagonalAlignment.h"
+#include "HipdnnMoeGroupedMatmulMode.h"
+#include "HipdnnNormFwdPhase.h"
+#include "HipdnnOperationType.h"
+#include "HipdnnPaddingMode.h"
+#include "HipdnnPointwiseMode.h"
+#include "HipdnnPoolingMode.h"
+#include "HipdnnReduceTensorOp.h"
+#include "HipdnnReductionMode.h"
+#include "HipdnnResampleMode.h"
 
 /*
- A value of an engine's behavior notes (`HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE`): the engine
- takes HOST memory. Its variant-pack data pointers and workspace must be host
- pointers, and it runs on the calling thread. An engine without this note takes
- device memory, used on the handle's stream (hipDNN's behavior notes are 0–4; this
- extension value is ours).
+ Opaque target of [`hipdnnBackendDescriptor_t`] (declared, never defined, in C; the
+ struct tag is hipDNN's).
  */
-#define HIPDNN_BEHAVIOR_NOTE_HOST_MEMORY_EXT 10000
-
-/*
- Opaque target of [`hipdnnBackendDescriptor_t`].
- */
-typedef struct hipdnnBackendDescriptor hipdnnBackendDescriptor;
+typedef struct HipdnnBackendDescriptor HipdnnBackendDescriptor;
 
 /*
  Opaque target of [`hipdnnHandle_t`] (declared, never defined, in C).
@@ -40,369 +70,15 @@ typedef struct hipdnnBackendDescriptor hipdnnBackendDescriptor;
 typedef struct hipdnnHandle hipdnnHandle;
 
 /*
- A backend status code (`hipdnnStatus_t`).
- */
-typedef int hipdnnStatus_t;
-
-/*
  A hipDNN handle, created by [`hipdnnCreate`] and released by [`hipdnnDestroy`].
  */
 typedef struct hipdnnHandle *hipdnnHandle_t;
 
 /*
- How custom plugin paths combine with the default ones
- (`hipdnnPluginLoadingMode_ext_t`).
- */
-typedef int hipdnnPluginLoadingMode_ext_t;
-
-/*
- When plugins are unloaded (`hipdnnPluginUnloadingMode_ext_t`).
- */
-typedef int hipdnnPluginUnloadingMode_ext_t;
-
-/*
- Kinds of backend descriptor (`hipdnnBackendDescriptorType_t`).
- */
-typedef int32_t hipdnnBackendDescriptorType_t;
-
-/*
  A backend descriptor, created by [`hipdnnBackendCreateDescriptor`] (or a
  deserializing constructor) and freed by [`hipdnnBackendDestroyDescriptor`].
  */
-typedef struct hipdnnBackendDescriptor *hipdnnBackendDescriptor_t;
-
-/*
- Attribute names (`hipdnnBackendAttributeName_t`).
- */
-typedef int32_t hipdnnBackendAttributeName_t;
-
-/*
- Attribute value types (`hipdnnBackendAttributeType_t`).
- */
-typedef int32_t hipdnnBackendAttributeType_t;
-
-/*
- A user log callback: `(userHandle, severity, message)`. The message is valid for the
- call only.
- */
-typedef void (*hipdnnUserLogCallback_t)(void *user, hipdnnSeverity_t severity, const char *message);
-
-/*
- How a user log callback is invoked (`hipdnnLogCallbackMode_t`).
- */
-typedef int hipdnnLogCallbackMode_t;
-
-/*
- The user data passed back to a log callback; with the callback, it identifies the
- registration.
- */
-typedef void *hipdnnUserLogCallbackHandle_t;
-
-/*
- Default and custom paths.
- */
-#define HIPDNN_PLUGIN_LOADING_ADDITIVE 0
-
-/*
- Custom paths only.
- */
-#define HIPDNN_PLUGIN_LOADING_ABSOLUTE 1
-
-/*
- Keep plugins loaded after the last handle (default).
- */
-#define HIPDNN_PLUGIN_UNLOAD_LAZY 0
-
-/*
- Unload plugins with the last handle.
- */
-#define HIPDNN_PLUGIN_UNLOAD_EAGER 1
-
-/*
- Not a descriptor type.
- */
-#define HIPDNN_BACKEND_INVALID_TYPE 0
-
-/*
- An engine of an operation graph.
- */
-#define HIPDNN_BACKEND_ENGINE_DESCRIPTOR 1
-
-/*
- An engine with knob choices.
- */
-#define HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR 2
-
-/*
- The engine heuristic: ranked engine configs for a graph.
- */
-#define HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR 3
-
-/*
- An execution plan.
- */
-#define HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR 4
-
-/*
- Intermediate tensor information (not supported).
- */
-#define HIPDNN_BACKEND_INTERMEDIATE_INFO_DESCRIPTOR 5
-
-/*
- One knob setting.
- */
-#define HIPDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR 6
-
-/*
- A knob's description (not supported).
- */
-#define HIPDNN_BACKEND_KNOB_INFO_DESCRIPTOR 7
-
-/*
- Layout information (not supported).
- */
-#define HIPDNN_BACKEND_LAYOUT_INFO_DESCRIPTOR 8
-
-/*
- Statistics generation (not supported).
- */
-#define HIPDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR 9
-
-/*
- An operation graph (made from FlatBuffer or JSON bytes).
- */
-#define HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR 10
-
-/*
- Tensor pointers and workspace for one execution.
- */
-#define HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR 11
-
-/*
- ENGINEHEUR: heuristic mode (HEUR_MODE; recorded, every mode ranks the same way).
- */
-#define HIPDNN_ATTR_ENGINEHEUR_MODE 100
-
-/*
- ENGINEHEUR: the operation graph (BACKEND_DESCRIPTOR).
- */
-#define HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH 101
-
-/*
- ENGINEHEUR: ranked engine configs (BACKEND_DESCRIPTOR, read).
- */
-#define HIPDNN_ATTR_ENGINEHEUR_RESULTS 102
-
-/*
- ENGINECFG: the engine (BACKEND_DESCRIPTOR).
- */
-#define HIPDNN_ATTR_ENGINECFG_ENGINE 200
-
-/*
- ENGINECFG: knob choices (BACKEND_DESCRIPTOR array of KNOB_CHOICE).
- */
-#define HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES 202
-
-/*
- EXECUTION_PLAN: the handle (HANDLE; defaults to the graph's).
- */
-#define HIPDNN_ATTR_EXECUTION_PLAN_HANDLE 300
-
-/*
- EXECUTION_PLAN: the engine config (BACKEND_DESCRIPTOR).
- */
-#define HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG 301
-
-/*
- EXECUTION_PLAN: workspace bytes (INT64, read).
- */
-#define HIPDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE 302
-
-/*
- EXECUTION_PLAN: uids the variant pack must give pointers for (INT64, read).
- */
-#define HIPDNN_ATTR_EXECUTION_PLAN_TENSOR_UIDS_EXT 308
-
-/*
- KNOB_CHOICE: the knob id (CHAR).
- */
-#define HIPDNN_ATTR_KNOB_CHOICE_KNOB_TYPE 500
-
-/*
- KNOB_CHOICE: the value (INT64, DOUBLE or CHAR).
- */
-#define HIPDNN_ATTR_KNOB_CHOICE_KNOB_VALUE 501
-
-/*
- OPERATIONGRAPH: the handle (HANDLE).
- */
-#define HIPDNN_ATTR_OPERATIONGRAPH_HANDLE 600
-
-/*
- OPERATIONGRAPH: number of engines that can run it (INT64, read).
- */
-#define HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT 602
-
-/*
- VARIANT_PACK: tensor uids (INT64).
- */
-#define HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS 700
-
-/*
- VARIANT_PACK: one pointer per uid (VOID_PTR).
- */
-#define HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS 701
-
-/*
- VARIANT_PACK: the workspace (VOID_PTR).
- */
-#define HIPDNN_ATTR_VARIANT_PACK_WORKSPACE 703
-
-/*
- ENGINE: the operation graph (BACKEND_DESCRIPTOR).
- */
-#define HIPDNN_ATTR_ENGINE_OPERATION_GRAPH 1000
-
-/*
- ENGINE: the engine id (INT64).
- */
-#define HIPDNN_ATTR_ENGINE_GLOBAL_INDEX 1001
-
-/*
- ENGINE: behavior notes (BEHAVIOR_NOTE, read).
- */
-#define HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE 1005
-
-/*
- ENGINE: the engine's name (CHAR, read; the count includes the NUL).
- */
-#define HIPDNN_ATTR_ENGINE_NAME_EXT 1008
-
-/*
- `hipdnnHandle_t`.
- */
-#define HIPDNN_TYPE_HANDLE 0
-
-/*
- `int64_t`.
- */
-#define HIPDNN_TYPE_INT64 3
-
-/*
- `double`.
- */
-#define HIPDNN_TYPE_DOUBLE 5
-
-/*
- `void*`.
- */
-#define HIPDNN_TYPE_VOID_PTR 6
-
-/*
- A heuristic mode (`int32_t`-sized enum).
- */
-#define HIPDNN_TYPE_HEUR_MODE 7
-
-/*
- `hipdnnBackendDescriptor_t`.
- */
-#define HIPDNN_TYPE_BACKEND_DESCRIPTOR 13
-
-/*
- A behavior note (`int32_t`-sized enum).
- */
-#define HIPDNN_TYPE_BEHAVIOR_NOTE 16
-
-/*
- `char`.
- */
-#define HIPDNN_TYPE_CHAR 19
-
-/*
- On the logging thread, before the logging call returns.
- */
-#define HIPDNN_LOG_CALLBACK_SYNC 0
-
-/*
- On the backend's log thread, in order, through a queue of 8192 messages that blocks
- logging threads when full.
- */
-#define HIPDNN_LOG_CALLBACK_ASYNC 1
-
-/*
- Success.
- */
-#define HIPDNN_STATUS_SUCCESS 0
-
-/*
- Not initialized (e.g. an attribute read before finalize).
- */
-#define HIPDNN_STATUS_NOT_INITIALIZED 1
-
-/*
- An invalid argument.
- */
-#define HIPDNN_STATUS_BAD_PARAM 2
-
-/*
- A null pointer argument.
- */
-#define HIPDNN_STATUS_BAD_PARAM_NULL_POINTER 3
-
-/*
- A descriptor used before it was finalized.
- */
-#define HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED 4
-
-/*
- An index or value out of range.
- */
-#define HIPDNN_STATUS_BAD_PARAM_OUT_OF_BOUND 5
-
-/*
- A buffer too small for the result.
- */
-#define HIPDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT 6
-
-/*
- Streams that do not match.
- */
-#define HIPDNN_STATUS_BAD_PARAM_STREAM_MISMATCH 7
-
-/*
- Not supported (now, or for this input).
- */
-#define HIPDNN_STATUS_NOT_SUPPORTED 8
-
-/*
- An internal error.
- */
-#define HIPDNN_STATUS_INTERNAL_ERROR 9
-
-/*
- An allocation failed.
- */
-#define HIPDNN_STATUS_ALLOC_FAILED 10
-
-/*
- A host allocation failed.
- */
-#define HIPDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED 11
-
-/*
- A device allocation failed.
- */
-#define HIPDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED 12
-
-/*
- Execution failed.
- */
-#define HIPDNN_STATUS_EXECUTION_FAILED 13
-
-/*
- A plugin reported an error.
- */
-#define HIPDNN_STATUS_PLUGIN_ERROR 14
+typedef struct HipdnnBackendDescriptor *hipdnnBackendDescriptor_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -550,8 +226,11 @@ hipdnnStatus_t hipdnnGetVersion_ext(const char **version);
 
 /*
  Creates an empty descriptor of `descriptor_type`; free it with
- [`hipdnnBackendDestroyDescriptor`]. Operation graphs are made from bytes instead
- ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
+ [`hipdnnBackendDestroyDescriptor`]. Implemented: ENGINEHEUR, ENGINE, ENGINECFG,
+ KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR,
+ OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE and OPERATIONGRAPH (from
+ `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any other kind is `NOT_SUPPORTED`. An operation
+ graph can also be made from bytes ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
 
  # Safety
  `descriptor` is null or valid for a write.
@@ -634,7 +313,9 @@ hipdnnStatus_t hipdnnBackendCreateAndDeserializeJsonGraph_ext(hipdnnBackendDescr
 
 /*
  The graph's FlatBuffer serialization (validated, topologically sorted), two-call:
- `out` null writes only `*size`.
+ `out` null writes only `*size`. A graph built from operation descriptors
+ (`HIPDNN_ATTR_OPERATIONGRAPH_OPS`) need not be finalized: its operations are built
+ into a graph now, as finalizing would.
 
  # Safety
  `descriptor` is a live descriptor; `size` is null or writable; `out` is null or

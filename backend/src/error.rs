@@ -55,8 +55,14 @@ pub enum LoadError {
         #[source]
         source: libloading::Error,
     },
-    /// A symbol the backend requires is not exported.
-    #[error("plugin {} does not export the required symbol `{symbol}`", path.display())]
+    /// A symbol the backend requires is not exported. The text starts as hipDNN's does,
+    /// `Failed to get symbol: <name>`, so that what matches on hipDNN's message matches
+    /// on ours.
+    #[error(
+        "plugin {}: Failed to get symbol: {symbol} (Error: the plugin does not export this \
+         required symbol)",
+        path.display()
+    )]
     MissingSymbol {
         /// The plugin file.
         path: PathBuf,
@@ -217,5 +223,18 @@ mod tests {
                 .starts_with("plugin /p/libx.so: Failed to get")
         );
         assert_eq!(error.path(), std::path::Path::new("/p/libx.so"));
+    }
+
+    #[test]
+    fn a_missing_symbol_reads_as_hipdnns() {
+        let error = LoadError::MissingSymbol {
+            path: "/p/libx.so".into(),
+            symbol: "hipdnnEnginePluginCreate",
+        };
+        assert_eq!(
+            error.to_string(),
+            "plugin /p/libx.so: Failed to get symbol: hipdnnEnginePluginCreate (Error: the \
+             plugin does not export this required symbol)"
+        );
     }
 }

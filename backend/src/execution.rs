@@ -80,6 +80,32 @@ impl OperationGraph {
         &self.graph
     }
 
+    /// The engine plugin API version a plugin must report to be asked about this graph
+    /// (hipDNN's applicability floor): 1.0.0 for every graph; 1.1.0 with shape
+    /// overrides enabled, 1.2.0 with a runtime pass-by-value scalar, 1.3.0 with a ragged
+    /// tensor or a tensor of non-default alignment (the highest that applies), and the
+    /// graph's own `min_required_engine_api_version` when that is higher still.
+    pub fn required_api_version(&self) -> semver::Version {
+        let g = &self.graph;
+        let by_feature = if g
+            .tensors
+            .iter()
+            .any(|t| t.ragged_offset_tensor_uid.is_some() || t.alignment != 16)
+        {
+            semver::Version::new(1, 3, 0)
+        } else if g.tensors.iter().any(|t| t.is_runtime_pass_by_value) {
+            semver::Version::new(1, 2, 0)
+        } else if g.is_override_shape_enabled {
+            semver::Version::new(1, 1, 0)
+        } else {
+            crate::plugin::DEFAULT_API_VERSION
+        };
+        let stamped = g
+            .min_required_engine_api_version
+            .map(|v| semver::Version::new(v.major.into(), v.minor.into(), v.patch.into()));
+        stamped.map_or(by_feature.clone(), |s| s.max(by_feature))
+    }
+
     /// Its FlatBuffer serialization, as plugins receive it.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
@@ -182,6 +208,32 @@ pub struct Plan<'h> {
     tensors: Vec<TensorSlot>,
 }
 
+/// Why `plugin` is not asked about `graph` at all (hipDNN's applicability filter), or
+/// `None` when it is: its API version is below `required` (the graph's
+/// [`OperationGraph::required_api_version`]; a plugin reporting 0.x, which loads, is
+/// therefore never asked), or the graph enables shape overrides and the plugin does
+/// not export `hipdnnEnginePluginExecuteOpGraphWithOverrides`.
+fn plugin_cannot_run(
+    plugin: &LoadedPlugin,
+    graph: &OperationGraph,
+    required: &semver::Version,
+) -> Option<String> {
+    if plugin.api_version() < required {
+        return Some(format!(
+            "implements engine plugin api {}, and the graph needs at least {required}",
+            plugin.api_version()
+        ));
+    }
+    if graph.graph().is_override_shape_enabled && !plugin.supports_overrides() {
+        return Some(
+            "does not export hipdnnEnginePluginExecuteOpGraphWithOverrides, which a graph with \
+             shape overrides needs"
+                .to_owned(),
+        );
+    }
+    None
+}
+
 impl Handle {
     fn engine_name(&self, id: i64) -> String {
         self.set
@@ -203,11 +255,22 @@ impl Handle {
     }
 
     /// The ids of every engine that says it can run `graph`, in load order, keeping only
-    /// ids routed to the asking plugin (an id another plugin owns is skipped).
+    /// ids routed to the asking plugin (an id another plugin owns is skipped). A plugin
+    /// that [cannot be asked](plugin_cannot_run) about the graph is skipped with an info
+    /// log.
     fn applicable_ids(&self, graph: &OperationGraph) -> Vec<i64> {
         let mut ids = Vec::new();
+        let required = graph.required_api_version();
         for (slot, handle) in self.plugin_handles.iter().enumerate() {
             let plugin = self.plugin(handle);
+            if let Some(why) = plugin_cannot_run(plugin, graph, &required) {
+                tracing::info!(
+                    "Skipping plugin '{}' for graph '{}': {why}",
+                    plugin.name(),
+                    graph.graph().name
+                );
+                continue;
+            }
             // SAFETY: `handle.raw` is a live handle of `plugin`, owned by `self`.
             match unsafe { plugin.applicable_engine_ids(handle.raw, graph.bytes()) } {
                 Ok(found) => {
@@ -409,6 +472,15 @@ impl Handle {
         knobs: &[KnobSetting],
     ) -> BackendResult<Plan<'_>> {
         let (_, handle, plugin) = self.slot_for(id)?;
+        if let Some(why) = plugin_cannot_run(plugin, graph, &graph.required_api_version()) {
+            return Err(BackendError::not_supported(format!(
+                "engine {} ({}) cannot run graph '{}': plugin '{}' {why}",
+                self.engine_name(id),
+                engine_id_to_hex(id),
+                graph.graph().name,
+                plugin.name()
+            )));
+        }
         // SAFETY: `handle.raw` is a live handle of `plugin`, owned by `self`.
         let applicable = unsafe { plugin.applicable_engine_ids(handle.raw, graph.bytes()) }
             .map_err(|e| BackendError::plugin(format!("plugin '{}': {e}", plugin.name())))?;

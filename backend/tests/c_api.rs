@@ -1,7 +1,9 @@
 //! The C API from C: `tests/c/capi_smoke.c` is compiled against the committed
 //! `include/hipdnn_backend.h` (and the plugin SDK's headers), linked against the built
 //! `libhipdnn_backend.so`, and run with `HIPDNN_PLUGIN_DIR` holding the example plugin,
-//! under valgrind (definite leaks and memory errors fail the test).
+//! under valgrind (definite leaks and memory errors fail the test). `tests/c/upstream_names.c`
+//! (hipDNN's header names, numbers and signatures) is compiled as C99 and as C++17, and
+//! the C build linked and run.
 //!
 //! `cargo test` builds the library only as an rlib, so the test builds the cdylib itself
 //! with a nested cargo, in a target directory of its own (the outer cargo holds the lock
@@ -41,6 +43,53 @@ fn c_program_drives_the_backend_without_leaks() {
 #[test]
 fn c_program_runs_a_graph_through_descriptors_without_leaks() {
     run_c_program("descriptors.c");
+}
+
+/// A program written against hipDNN's `hipdnn_backend.h` compiles against ours unchanged,
+/// as C99 and as C++17, warnings as errors: every type, enumerator (with hipDNN's value)
+/// and sub-header name hipDNN declares, and every exported function with hipDNN's
+/// signature; the C build links against the library and runs.
+#[test]
+fn hipdnn_header_names_compile_as_c99_and_cpp17() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = manifest.join("tests/c/upstream_names.c");
+    let dir = std::env::temp_dir().join(format!("hipdnn_upstream_names_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let includes = |command: &mut Command| {
+        command
+            .arg("-I")
+            .arg(manifest.join("include"))
+            .arg("-I")
+            .arg(manifest.join("../plugin-sdk/include"));
+    };
+    let warnings = ["-Wall", "-Wextra", "-Werror", "-pedantic"];
+
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_owned());
+    let mut command = Command::new(cxx);
+    command.args(["-x", "c++", "-std=c++17"]).args(warnings);
+    includes(&mut command);
+    run(command
+        .arg("-c")
+        .arg(&source)
+        .arg("-o")
+        .arg(dir.join("upstream_names_cpp.o")));
+
+    let backend = support::build_backend_cdylib();
+    let backend_dir = backend.parent().expect("a directory").to_path_buf();
+    let program = dir.join("upstream_names");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let mut command = Command::new(cc);
+    command.arg("-std=c99").args(warnings);
+    includes(&mut command);
+    run(command
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .arg(&backend)
+        .arg(format!("-Wl,-rpath,{}", backend_dir.display())));
+    let printed = run(&mut Command::new(&program));
+    assert!(printed.contains("OK"), "{printed}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Compiles `tests/c/<source>` against the header and the built library and runs it

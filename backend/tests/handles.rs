@@ -841,34 +841,163 @@ fn plugin_whose_engine_counts_disagree_is_listed_as_refused() {
     assert_eq!(again.refused_plugins(), handle.refused_plugins());
 }
 
-/// An engine whose plugin names it with a null string is dropped (and named in the
-/// list with why); the plugin's other engine is kept.
+/// An engine whose plugin answers its name query with SUCCESS and a null or empty name
+/// is kept, as in hipDNN: named from the registry when its id is registered, else by its
+/// id in hex; nothing is dropped.
 #[test]
-fn an_engine_with_a_null_name_is_listed_as_dropped() {
+fn engines_given_a_null_or_empty_name_are_kept_with_the_registry_or_hex_name() {
     let _serial = serial();
     let dir = temp_dir();
-    let path = install_as(dir.path(), "bad_null_engine_name", "bad_null_engine_name");
+    let path = install_as(dir.path(), "ok_unnamed_engines", "ok_unnamed_engines");
     use_only(dir.path());
 
     let handle = Handle::new();
-    let dropped = handle.dropped_engines();
-    assert_eq!(dropped.len(), 1, "{dropped:#?}");
-    assert_eq!(
-        (dropped[0].id, dropped[0].name.as_str()),
-        (821, engine_id_to_hex(821).as_str())
-    );
-    assert_eq!(dropped[0].plugin_name, "bad_null_engine_name");
-    assert_eq!(dropped[0].plugin_path, path);
-    assert_eq!(
-        dropped[0].reason,
-        "its name could not be read: hipdnnEnginePluginGetEngineName succeeded for engine 821 \
-         but returned a null name"
-    );
-    // Its Create is not implemented: the plugin is unavailable and its kept engine, 822,
-    // not offered; the listing says both.
+    assert_eq!(handle.dropped_engines(), [], "nothing is dropped");
+    assert_eq!(handle.loaded_plugin_paths(), [path]);
+    // Its Create is not implemented: the plugin is unavailable, and the listing names
+    // the three engines it does not offer.
     let unavailable = handle.unavailable_plugins();
     assert_eq!(unavailable.len(), 1);
-    assert_eq!(unavailable[0].engines, [engine_id_to_hex(822)]);
+    assert_eq!(
+        unavailable[0].engines,
+        [
+            engine_id_to_hex(821),
+            engine_id_to_hex(822),
+            "MIOPEN_ENGINE".to_owned()
+        ]
+    );
+}
+
+/// How many times the version-zero plugin was asked about a graph.
+fn version_zero_analyses(path: &Path) -> u64 {
+    // SAFETY: the plugin is loaded already (RTLD_NODELETE keeps it mapped), so this
+    // only takes a reference; the symbol is `version_zero_plugin_analyses() -> u64`.
+    unsafe {
+        let library = libloading::Library::new(path).expect("the plugin opens");
+        let f = library
+            .get::<unsafe extern "C" fn() -> u64>(b"version_zero_plugin_analyses\0")
+            .expect("the plugin exports its count");
+        f()
+    }
+}
+
+/// A plugin reporting engine plugin API 0.0.0 loads and its engine is listed (hipDNN
+/// accepts major version 0), but every graph needs at least 1.0.0: it is never asked
+/// about a graph, alone it leaves the graph without an engine, and beside the good
+/// plugin the graph runs there (hipDNN's version-zero tests).
+#[test]
+fn a_version_zero_plugin_loads_but_is_asked_about_no_graph() {
+    use hipdnn_backend::{OperationGraph, VariantPack};
+    use hipdnn_flatbuffers_sdk::model::Graph;
+
+    let _serial = serial();
+    let dir = temp_dir();
+    let zero = install_as(dir.path(), "version_zero_plugin", "version_zero_plugin");
+    use_only(dir.path());
+    let graph = OperationGraph::new(Graph::from_json(RELU_JSON).unwrap()).unwrap();
+    assert_eq!(graph.required_api_version(), semver::Version::new(1, 0, 0));
+    let zero_id = engine_name_to_id("VERSION_ZERO_ENGINE");
+
+    let capture = Capture::default();
+    capture.during(|| {
+        let handle = Handle::new();
+        assert_eq!(handle.loaded_plugin_paths(), std::slice::from_ref(&zero));
+        assert_eq!(handle.unavailable_plugins(), []);
+        assert_eq!(
+            handle.engines(),
+            [summary(
+                "VERSION_ZERO_ENGINE",
+                zero_id,
+                "version_zero_plugin",
+                "1.0.0"
+            )]
+        );
+        assert_eq!(handle.applicable_engines(&graph), []);
+        let error = handle.build_plan(&graph, &[]).unwrap_err();
+        assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED, "{error}");
+        // Named explicitly, the engine is refused without asking the plugin either.
+        let error = handle.create_plan(&graph, zero_id, &[]).unwrap_err();
+        assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED, "{error}");
+        assert_eq!(
+            error.message,
+            format!(
+                "engine VERSION_ZERO_ENGINE ({}) cannot run graph 'relu': plugin \
+                 'version_zero_plugin' implements engine plugin api 0.0.0, and the graph \
+                 needs at least 1.0.0",
+                engine_id_to_hex(zero_id)
+            )
+        );
+    });
+    assert_eq!(version_zero_analyses(&zero), 0, "never asked");
+    let logs = capture.messages();
+    assert!(
+        logs.iter().any(|l| l.contains(
+            "implements engine plugin api 0.0.0: accepted as a pre-1.0 plugin"
+        )),
+        "{logs:#?}"
+    );
+    assert!(
+        logs.contains(
+            &"Skipping plugin 'version_zero_plugin' for graph 'relu': implements engine \
+              plugin api 0.0.0, and the graph needs at least 1.0.0"
+                .to_owned()
+        ),
+        "{logs:#?}"
+    );
+
+    // Beside the good plugin, the graph runs on the good plugin's engine.
+    install(dir.path(), &["good_plugin"]);
+    use_only(dir.path());
+    let handle = Handle::new();
+    assert_eq!(handle.engines().len(), 2);
+    let ranked = handle.ranked_engines(&graph).unwrap();
+    assert_eq!(
+        ranked.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        [RELU]
+    );
+    let plan = handle.build_plan(&graph, &[]).unwrap();
+    #[repr(align(16))]
+    struct Buffer([f32; 8]);
+    let mut x = Buffer([-1.0, 2.0, -3.0, 4.0, 0.5, -0.5, 0.0, 1.0]);
+    let mut y = Buffer([9.0; 8]);
+    let pack = VariantPack::new()
+        .with(1, x.0.as_mut_ptr().cast())
+        .with(2, y.0.as_mut_ptr().cast());
+    // SAFETY: host buffers of the graph's 2x4 floats, 16-byte aligned, for a host engine.
+    unsafe { plan.execute(&pack, std::ptr::null_mut()) }.unwrap();
+    assert_eq!(y.0, [0.0, 2.0, 0.0, 4.0, 0.5, 0.0, 0.0, 1.0]);
+    drop(plan);
+    drop(handle);
+    assert_eq!(version_zero_analyses(&zero), 0, "still never asked");
+}
+
+/// A graph with shape overrides needs engine plugin API 1.1.0 and the override entry
+/// point: the good plugin (API 1.4.0, no override entry point) is not asked about it.
+#[test]
+fn a_graph_with_shape_overrides_skips_plugins_without_the_override_entry_point() {
+    use hipdnn_backend::OperationGraph;
+    use hipdnn_flatbuffers_sdk::model::Graph;
+
+    let _serial = serial();
+    let dir = temp_dir();
+    install(dir.path(), &["good_plugin"]);
+    use_only(dir.path());
+    let mut graph = Graph::from_json(RELU_JSON).unwrap();
+    graph.is_override_shape_enabled = true;
+    let graph = OperationGraph::new(graph).unwrap();
+    assert_eq!(graph.required_api_version(), semver::Version::new(1, 1, 0));
+    let handle = Handle::new();
+    assert_eq!(handle.applicable_engines(&graph), []);
+    let error = handle
+        .create_plan(&graph, engine_name_to_id(RELU), &[])
+        .unwrap_err();
+    assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED, "{error}");
+    assert!(
+        error
+            .message
+            .ends_with("does not export hipdnnEnginePluginExecuteOpGraphWithOverrides, which a graph with shape overrides needs"),
+        "{error}"
+    );
 }
 
 /// The C API's last error on this thread (cleared by reading).

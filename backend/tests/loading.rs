@@ -129,7 +129,8 @@ fn bad_plugins_are_rejected_with_their_reason_and_good_ones_load() {
     assert_eq!(
         m,
         format!(
-            "plugin {p} does not export the required symbol `hipdnnEnginePluginExecuteOpGraph`"
+            "plugin {p}: Failed to get symbol: hipdnnEnginePluginExecuteOpGraph (Error: the \
+             plugin does not export this required symbol)"
         )
     );
     let (p, m) = message("bad_api_unparsable");
@@ -359,4 +360,25 @@ fn plugin_for_another_machine_is_refused_with_the_machine_named() {
             path.display()
         )
     );
+}
+
+/// `hipdnnEnginePluginGetEngineName` answering SUCCESS with a null or an empty name
+/// gives no name: the engines are recorded unnamed, as if the plugin had declined, and
+/// the plugin loads (hipDNN's reading; admission keeps them).
+#[test]
+fn a_null_or_empty_engine_name_reads_as_no_name() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = support::install_as(dir.path(), "ok_unnamed_engines", "ok_unnamed_engines");
+    let (loaded, failed) = load_plugins(&[&path]);
+    assert!(failed.is_empty(), "{failed:?}");
+    let engines = loaded[0].engines();
+    assert_eq!(
+        engines.iter().map(|e| e.id).collect::<Vec<_>>(),
+        [821, 822, engine_name_to_id("MIOPEN_ENGINE")]
+    );
+    assert!(
+        engines.iter().all(|e| e.name == EngineName::Unnamed),
+        "{engines:?}"
+    );
+    assert!(loaded[0].exports_engine_names());
 }

@@ -7,7 +7,7 @@
 //!   ```text
 //!   DIR/lib/libhipdnn_backend.so
 //!   DIR/lib/hipdnn_plugins/engines/lib<plugin>.so
-//!   DIR/include/hipdnn_backend.h
+//!   DIR/include/hipdnn_backend.h (and the Hipdnn*.h it includes)
 //!   DIR/include/hipdnn_plugin_sdk/*.h
 //!   DIR/bin/hipdnn
 //!   ```
@@ -288,18 +288,12 @@ fn install(prefix: &Path, debug: bool) -> Result<()> {
             prefix.join("bin").join(&cli.target),
         )?;
     }
-    put(
-        root.join("backend/include/hipdnn_backend.h"),
-        prefix.join("include/hipdnn_backend.h"),
-    )?;
-    let sdk_headers = root.join("plugin-sdk/include/hipdnn_plugin_sdk");
-    let mut headers: Vec<PathBuf> = std::fs::read_dir(&sdk_headers)
-        .map_err(|e| format!("cannot read {}: {e}", sdk_headers.display()))?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|e| e == "h"))
-        .collect();
-    headers.sort();
-    for header in headers {
+    // hipdnn_backend.h and the sub-headers it includes (hipDNN's enumerations).
+    for header in c_headers(&root.join("backend/include"))? {
+        let name = header.file_name().expect("a file").to_owned();
+        put(header, prefix.join("include").join(name))?;
+    }
+    for header in c_headers(&root.join("plugin-sdk/include/hipdnn_plugin_sdk"))? {
         let name = header.file_name().expect("a file").to_owned();
         put(header, prefix.join("include/hipdnn_plugin_sdk").join(name))?;
     }
@@ -381,4 +375,15 @@ fn demo(prefix: &Path, debug: bool) -> Result<()> {
         "demo: the ResNet-50 bottleneck block ran through the installed backend and CPU provider and matched the reference"
     );
     Ok(())
+}
+
+/// The `.h` files of `dir`, sorted.
+fn c_headers(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "h"))
+        .collect();
+    headers.sort();
+    Ok(headers)
 }

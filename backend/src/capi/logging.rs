@@ -1,10 +1,12 @@
 //! Logging functions of the C API; see [`crate::log_output`] for what they control.
 
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_void};
 
 use hipdnn_plugin_abi::{HIPDNN_SEV_OFF, hipdnnSeverity_t};
 
-use super::{boundary, null};
+use super::{
+    HIPDNN_LOG_CALLBACK_ASYNC, HIPDNN_LOG_CALLBACK_SYNC, boundary, hipdnnLogCallbackMode_t, null,
+};
 use crate::log_output::{self, CallbackMode};
 use crate::status::{BackendError, HIPDNN_STATUS_BAD_PARAM, hipdnnStatus_t};
 
@@ -17,14 +19,6 @@ pub type hipdnnUserLogCallback_t = Option<
 /// The user data passed back to a log callback; with the callback, it identifies the
 /// registration.
 pub type hipdnnUserLogCallbackHandle_t = *mut c_void;
-
-/// How a user log callback is invoked (`hipdnnLogCallbackMode_t`).
-pub type hipdnnLogCallbackMode_t = c_int;
-/// On the logging thread, before the logging call returns.
-pub const HIPDNN_LOG_CALLBACK_SYNC: hipdnnLogCallbackMode_t = 0;
-/// On the backend's log thread, in order, through a queue of 8192 messages that blocks
-/// logging threads when full.
-pub const HIPDNN_LOG_CALLBACK_ASYNC: hipdnnLogCallbackMode_t = 1;
 
 fn check_level(level: hipdnnSeverity_t, what: &str) -> Result<(), BackendError> {
     if log_output::is_valid_level(level) {

@@ -27,7 +27,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::ffi::{CStr, c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, RwLock};
@@ -40,8 +40,10 @@ use crate::manager::{self, UnloadMode};
 use crate::status::*;
 
 mod descriptors;
+pub mod enums;
 mod logging;
 pub use descriptors::*;
+pub use enums::tables::*;
 pub use logging::*;
 
 /// Opaque target of [`hipdnnHandle_t`] (declared, never defined, in C).
@@ -80,28 +82,6 @@ impl SharedHandle {
         Arc::as_ptr(this).cast_mut().cast()
     }
 }
-
-/// How custom plugin paths combine with the default ones
-/// (`hipdnnPluginLoadingMode_ext_t`).
-pub type hipdnnPluginLoadingMode_ext_t = c_int;
-/// Default and custom paths.
-pub const HIPDNN_PLUGIN_LOADING_ADDITIVE: hipdnnPluginLoadingMode_ext_t = 0;
-/// Custom paths only.
-pub const HIPDNN_PLUGIN_LOADING_ABSOLUTE: hipdnnPluginLoadingMode_ext_t = 1;
-
-/// A value of an engine's behavior notes (`HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE`): the engine
-/// takes HOST memory. Its variant-pack data pointers and workspace must be host
-/// pointers, and it runs on the calling thread. An engine without this note takes
-/// device memory, used on the handle's stream (hipDNN's behavior notes are 0–4; this
-/// extension value is ours).
-pub const HIPDNN_BEHAVIOR_NOTE_HOST_MEMORY_EXT: i32 = 10_000;
-
-/// When plugins are unloaded (`hipdnnPluginUnloadingMode_ext_t`).
-pub type hipdnnPluginUnloadingMode_ext_t = c_int;
-/// Keep plugins loaded after the last handle (default).
-pub const HIPDNN_PLUGIN_UNLOAD_LAZY: hipdnnPluginUnloadingMode_ext_t = 0;
-/// Unload plugins with the last handle.
-pub const HIPDNN_PLUGIN_UNLOAD_EAGER: hipdnnPluginUnloadingMode_ext_t = 1;
 
 /// What a pointer handed out to C is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

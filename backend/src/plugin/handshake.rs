@@ -116,7 +116,9 @@ fn check_api_version(path: &Path, text: &str) -> Result<semver::Version, LoadErr
         m if m == u64::from(HIPDNN_ENGINE_API_VERSION_MAJOR) => Ok(version),
         0 => {
             tracing::info!(
-                "plugin {} implements engine plugin api {version}: accepted as a pre-1.0 plugin",
+                "plugin {} implements engine plugin api {version}: accepted as a pre-1.0 plugin \
+                 (its engines are listed, but it is asked about no graph: every graph needs \
+                 at least {DEFAULT_API_VERSION})",
                 path.display()
             );
             Ok(version)
@@ -325,13 +327,24 @@ impl LoadedPlugin {
             );
             return EngineName::Failed(call.to_string());
         }
+        // hipDNN reads a null or empty name given with SUCCESS as no name at all: the
+        // engine is kept and named from the registry, else by its id in hex.
         if out.is_null() {
-            return EngineName::Failed(format!(
-                "hipdnnEnginePluginGetEngineName succeeded for engine {id} but returned a null name"
-            ));
+            tracing::debug!(
+                "plugin {} gives engine {id} a null name: taken as unnamed",
+                hs.path.display()
+            );
+            return EngineName::Unnamed;
         }
         // SAFETY: on success the plugin wrote a NUL-terminated string it owns.
         match unsafe { read_bounded(out, MAX_STRING_LEN) } {
+            Ok(name) if name.is_empty() => {
+                tracing::debug!(
+                    "plugin {} gives engine {id} an empty name: taken as unnamed",
+                    hs.path.display()
+                );
+                EngineName::Unnamed
+            }
             Ok(name) => EngineName::Named(name),
             Err(_) => EngineName::Failed(format!(
                 "the name of engine {id} is longer than {MAX_STRING_LEN} bytes"

@@ -9,12 +9,14 @@ use libloading::os::unix::Library;
 /// What a plugin said about an engine's name (`hipdnnEnginePluginGetEngineName`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EngineName {
-    /// The plugin does not export `GetEngineName`, or answered `NOT_APPLICABLE`.
+    /// The plugin does not export `GetEngineName`, answered `NOT_APPLICABLE`, or
+    /// answered `SUCCESS` with a null or empty name (as hipDNN, the engine is kept and
+    /// named from the registry, else by its id in hex).
     Unnamed,
-    /// The name the plugin gave.
+    /// The name the plugin gave (not empty).
     Named(String),
-    /// Any other answer (a failure status, a null or over-long string); admission drops
-    /// such an engine.
+    /// Any other answer (a failure status, a string longer than the bound); admission
+    /// drops such an engine.
     Failed(String),
 }
 

@@ -17,12 +17,15 @@
 //!    it) and the optional ones (`GetEngineName`, `ExecuteOpGraphWithOverrides`, and the
 //!    three plan-serialization functions, which count only all together);
 //! 5. check the API version: a semantic version with major 1 (major 0 is accepted with
-//!    an info log, as hipDNN's transitional shim does);
+//!    an info log, as hipDNN's transitional shim does; such a plugin is then never asked
+//!    about a graph, since every graph needs at least 1.0.0: see
+//!    [`OperationGraph::required_api_version`](crate::OperationGraph::required_api_version));
 //! 6. read the engine ids with the two-call protocol: at least one, the same count in
 //!    both calls, no id twice;
-//! 7. ask each engine's name when `GetEngineName` is exported. Names are recorded, not
-//!    yet checked: admission (name hashes to id, first plugin keeps a duplicate id)
-//!    happens when engines are routed.
+//! 7. ask each engine's name when `GetEngineName` is exported (`NOT_APPLICABLE`, or
+//!    `SUCCESS` with a null or empty name, is no name: the engine keeps the registry's
+//!    name or its id in hex). Names are recorded, not yet checked: admission (name
+//!    hashes to id, first plugin keeps a duplicate id) happens when engines are routed.
 //!
 //! Every call's status is checked; on failure the plugin's last error is copied at once
 //! and the error reads `Failed to <action>. Status: <NAME>(<n>), Error: <msg>`. Strings

@@ -183,6 +183,11 @@ impl GetTarget {
         expect_type(self.name, self.ty, want)
     }
 
+    /// The declared attribute type.
+    pub(super) fn ty(&self) -> hipdnnBackendAttributeType_t {
+        self.ty
+    }
+
     /// Whether the caller asked for the count only.
     pub(super) fn count_only(&self) -> bool {
         self.array.is_null()

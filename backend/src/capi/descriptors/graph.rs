@@ -1,21 +1,30 @@
 //! OPERATIONGRAPH: a validated graph and the handle it runs on; made from FlatBuffer or
-//! JSON bytes, and serialized back.
+//! JSON bytes, or built from operation descriptors (`HIPDNN_ATTR_OPERATIONGRAPH_OPS`),
+//! and serialized back.
+//!
+//! A built graph lists its tensors as hipDNN does: each operation's tensors in order,
+//! first use first, once each; a uid used by two different TENSOR descriptors is
+//! `BAD_PARAM`. Its nodes are the operations in the order they were set (`OPS` may be
+//! set more than once: each call appends). Finalizing validates it as a graph made from
+//! bytes is validated, so the same operations give the same wire bytes either way.
 
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use hipdnn_flatbuffers_sdk::model::Graph;
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::model::{EngineApiVersion, Graph, TensorAttributes};
 
 use super::attributes::{GetTarget, SetValue};
 use super::in_attribute;
+use super::operation::FrozenOperation;
+use super::tensor::{
+    get_data_type, get_text, put_bool, put_i64s, set_bool, set_data_type, set_i64, set_text,
+};
 use super::{
     Descriptor, Kind, desc_mut, hipdnnBackendDescriptor_t, into_raw, unsupported_attribute,
     wrong_kind,
 };
-use super::{
-    HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
-    HIPDNN_TYPE_HANDLE, HIPDNN_TYPE_INT64,
-};
+use crate::capi::enums::tables::*;
 use crate::capi::{SharedHandle, boundary, handle_arc, hipdnnHandle_t, null, write};
 use crate::execution::OperationGraph;
 use crate::status::*;
@@ -25,7 +34,99 @@ use crate::status::*;
 pub(super) struct GraphDescriptor {
     /// Set by `HIPDNN_ATTR_OPERATIONGRAPH_HANDLE`; required to finalize.
     handle: Option<Arc<SharedHandle>>,
-    graph: Arc<OperationGraph>,
+    /// The graph: given as bytes at creation, or built from `operations` at finalize.
+    graph: Option<Arc<OperationGraph>>,
+    /// What a graph made with `hipdnnBackendCreateDescriptor` is built from.
+    operations: Option<Operations>,
+}
+
+/// The operations and graph-level attributes of a graph built from descriptors.
+#[derive(Debug, Default)]
+struct Operations {
+    ops: Vec<Arc<FrozenOperation>>,
+    compute: DataType,
+    intermediate: DataType,
+    io: DataType,
+    preferred_engine: Option<i64>,
+    name: String,
+    override_shape: bool,
+}
+
+impl Operations {
+    /// The graph of these operations (validated and serialized as any graph is).
+    fn build(&self) -> BackendResult<OperationGraph> {
+        let mut tensors: Vec<&Arc<TensorAttributes>> = Vec::new();
+        for op in &self.ops {
+            for t in &op.tensors {
+                match tensors.iter().find(|seen| seen.uid == t.uid) {
+                    Some(seen) if !Arc::ptr_eq(seen, t) => {
+                        return Err(BackendError::bad_param(format!(
+                            "OPERATIONGRAPH: tensor uid {} is used with two different TENSOR \
+                             descriptors",
+                            t.uid
+                        )));
+                    }
+                    Some(_) => {}
+                    None => tensors.push(t),
+                }
+            }
+        }
+        let tensors: Vec<TensorAttributes> = tensors.into_iter().map(|t| (**t).clone()).collect();
+        // The engine API a graph needs, stamped as the graph builder stamps it.
+        let min_required_engine_api_version = if tensors.iter().any(|t| t.alignment != 16) {
+            Some(EngineApiVersion::new(1, 3, 0))
+        } else if tensors.iter().any(|t| t.is_runtime_pass_by_value) {
+            Some(EngineApiVersion::new(1, 2, 0))
+        } else {
+            None
+        };
+        OperationGraph::new(Graph {
+            name: self.name.clone(),
+            compute_data_type: self.compute,
+            intermediate_data_type: self.intermediate,
+            io_data_type: self.io,
+            tensors,
+            nodes: self.ops.iter().map(|op| op.node.clone()).collect(),
+            preferred_engine_id: self.preferred_engine,
+            is_override_shape_enabled: self.override_shape,
+            min_required_engine_api_version,
+            id: None,
+        })
+    }
+
+    fn set(&mut self, value: &SetValue) -> BackendResult<bool> {
+        match value.name {
+            HIPDNN_ATTR_OPERATIONGRAPH_OPS => {
+                let mut ops = Vec::new();
+                for d in value.descriptors()? {
+                    match &d?.kind {
+                        Kind::Operation(op) => ops.push(Arc::clone(
+                            op.frozen()
+                                .expect("a finalized operation descriptor is frozen"),
+                        )),
+                        other => return Err(wrong_kind(value.name, "operation", other)),
+                    }
+                }
+                self.ops.extend(ops);
+            }
+            HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT => {
+                self.compute = set_data_type(value)?
+            }
+            HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT => {
+                self.intermediate = set_data_type(value)?;
+            }
+            HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT => self.io = set_data_type(value)?,
+            HIPDNN_ATTR_OPERATIONGRAPH_PREFERRED_ENGINE_ID_EXT => {
+                self.preferred_engine = Some(set_i64(value)?);
+            }
+            HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT => self.name = set_text(value)?,
+            HIPDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED_EXT => {
+                self.override_shape = set_bool(value)?;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
 }
 
 /// A finalized graph as other descriptors refer to it: the graph and (a reference to)
@@ -42,7 +143,8 @@ impl GraphRef {
         match &d.kind {
             Kind::Graph(GraphDescriptor {
                 handle: Some(handle),
-                graph,
+                graph: Some(graph),
+                ..
             }) => Ok(GraphRef {
                 handle: Arc::clone(handle),
                 graph: Arc::clone(graph),
@@ -55,19 +157,52 @@ impl GraphRef {
 impl GraphDescriptor {
     pub(super) const TYPE_NAME: &str = "OPERATIONGRAPH";
 
+    /// An empty graph to build from operation descriptors.
+    pub(super) fn from_operations() -> Self {
+        Self {
+            handle: None,
+            graph: None,
+            operations: Some(Operations::default()),
+        }
+    }
+
+    /// The graph: the finalized one, else (a graph being built) the one its operations
+    /// make now.
+    fn current(&self) -> BackendResult<Arc<OperationGraph>> {
+        match (&self.graph, &self.operations) {
+            (Some(graph), _) => Ok(Arc::clone(graph)),
+            (None, Some(ops)) => ops.build().map(Arc::new),
+            (None, None) => Err(BackendError::new(
+                HIPDNN_STATUS_INTERNAL_ERROR,
+                "OPERATIONGRAPH without a graph",
+            )),
+        }
+    }
+
     pub(super) fn set(&mut self, value: SetValue) -> BackendResult<()> {
-        match value.name {
-            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE => {
-                value.expect_type(HIPDNN_TYPE_HANDLE)?;
-                // SAFETY: the type is checked: one handle.
-                let h = unsafe { value.one::<hipdnnHandle_t>() }?;
-                // SAFETY: the registry checks the pointer (a descriptor or a destroyed
-                // handle is refused); a live handle is not destroyed during the call.
-                let handle = unsafe { handle_arc(h) }.map_err(|e| in_attribute(value.name, e))?;
-                self.handle = Some(handle);
-                Ok(())
+        if value.name == HIPDNN_ATTR_OPERATIONGRAPH_HANDLE {
+            value.expect_type(HIPDNN_TYPE_HANDLE)?;
+            // SAFETY: the type is checked: one handle.
+            let h = unsafe { value.one::<hipdnnHandle_t>() }?;
+            // SAFETY: the registry checks the pointer (a descriptor or a destroyed
+            // handle is refused); a live handle is not destroyed during the call.
+            let handle = unsafe { handle_arc(h) }.map_err(|e| in_attribute(value.name, e))?;
+            self.handle = Some(handle);
+            return Ok(());
+        }
+        match &mut self.operations {
+            Some(ops) => {
+                if ops.set(&value)? {
+                    Ok(())
+                } else {
+                    Err(unsupported_attribute(Self::TYPE_NAME, value.name))
+                }
             }
-            other => Err(unsupported_attribute(Self::TYPE_NAME, other)),
+            None => Err(BackendError::not_supported(format!(
+                "attribute {}: an OPERATIONGRAPH made from serialized bytes takes only \
+                 HIPDNN_ATTR_OPERATIONGRAPH_HANDLE",
+                value.name
+            ))),
         }
     }
 
@@ -77,14 +212,22 @@ impl GraphDescriptor {
                 "the OPERATIONGRAPH descriptor has no handle (HIPDNN_ATTR_OPERATIONGRAPH_HANDLE)",
             ));
         }
+        if let Some(ops) = &self.operations {
+            if ops.ops.is_empty() {
+                return Err(BackendError::bad_param(
+                    "the OPERATIONGRAPH descriptor has no operations (HIPDNN_ATTR_OPERATIONGRAPH_OPS)",
+                ));
+            }
+            self.graph = Some(Arc::new(ops.build()?));
+        }
         Ok(())
     }
 
     pub(super) fn get(&self, target: GetTarget) -> BackendResult<()> {
-        let handle = match (&self.handle, target.name) {
-            (Some(handle), _) => handle,
-            (None, other) => return Err(unsupported_attribute(Self::TYPE_NAME, other)),
+        let (Some(handle), Some(graph)) = (&self.handle, &self.graph) else {
+            return Err(unsupported_attribute(Self::TYPE_NAME, target.name));
         };
+        let g = graph.graph();
         match target.name {
             HIPDNN_ATTR_OPERATIONGRAPH_HANDLE => {
                 target.expect_type(HIPDNN_TYPE_HANDLE)?;
@@ -92,13 +235,23 @@ impl GraphDescriptor {
                 unsafe { target.put(&[SharedHandle::as_raw(handle)]) }
             }
             HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT => {
-                target.expect_type(HIPDNN_TYPE_INT64)?;
-                let n = handle
-                    .handle()
-                    .ranked_engines(&self.graph)
-                    .map_or(0, |e| e.len()) as i64;
-                // SAFETY: the type is checked: int64s.
-                unsafe { target.put(&[n]) }
+                let n = handle.handle().ranked_engines(graph).map_or(0, |e| e.len()) as i64;
+                put_i64s(&target, &[n])
+            }
+            HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT => {
+                get_data_type(&target, g.compute_data_type)
+            }
+            HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT => {
+                get_data_type(&target, g.intermediate_data_type)
+            }
+            HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT => get_data_type(&target, g.io_data_type),
+            HIPDNN_ATTR_OPERATIONGRAPH_PREFERRED_ENGINE_ID_EXT => {
+                let id: Vec<i64> = g.preferred_engine_id.into_iter().collect();
+                put_i64s(&target, &id)
+            }
+            HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT => get_text(&target, &g.name),
+            HIPDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED_EXT => {
+                put_bool(&target, g.is_override_shape_enabled)
             }
             other => Err(unsupported_attribute(Self::TYPE_NAME, other)),
         }
@@ -125,7 +278,8 @@ fn make_graph_descriptor(
     let graph = graph?;
     let kind = Kind::Graph(GraphDescriptor {
         handle: None,
-        graph: Arc::new(graph),
+        graph: Some(Arc::new(graph)),
+        operations: None,
     });
     // SAFETY: checked non-null; writable per the caller's contract.
     unsafe { descriptor.write(into_raw(kind, false)) };
@@ -217,9 +371,11 @@ unsafe fn copy_out(
     Ok(())
 }
 
-fn graph_of(d: &Descriptor) -> BackendResult<&OperationGraph> {
+/// The graph of an OPERATIONGRAPH descriptor; one being built from operations and not
+/// finalized is built now (hipDNN serializes such a graph too).
+fn graph_of(d: &Descriptor) -> BackendResult<Arc<OperationGraph>> {
     match &d.kind {
-        Kind::Graph(g) => Ok(&g.graph),
+        Kind::Graph(g) => g.current(),
         other => Err(BackendError::bad_param(format!(
             "expected an OPERATIONGRAPH descriptor, not {}",
             other.type_name()
@@ -228,7 +384,9 @@ fn graph_of(d: &Descriptor) -> BackendResult<&OperationGraph> {
 }
 
 /// The graph's FlatBuffer serialization (validated, topologically sorted), two-call:
-/// `out` null writes only `*size`.
+/// `out` null writes only `*size`. A graph built from operation descriptors
+/// (`HIPDNN_ATTR_OPERATIONGRAPH_OPS`) need not be finalized: its operations are built
+/// into a graph now, as finalizing would.
 ///
 /// # Safety
 /// `descriptor` is a live descriptor; `size` is null or writable; `out` is null or
@@ -243,9 +401,9 @@ pub unsafe extern "C" fn hipdnnBackendGetSerializedBinaryGraph_ext(
     boundary("hipdnnBackendGetSerializedBinaryGraph_ext", || {
         // SAFETY: per the contract.
         let d = unsafe { desc_mut(descriptor) }?;
-        let bytes = graph_of(d)?.bytes();
+        let graph = graph_of(d)?;
         // SAFETY: per the contract.
-        unsafe { copy_out(bytes, requested, size, out) }
+        unsafe { copy_out(graph.bytes(), requested, size, out) }
     })
 }
 

@@ -2,6 +2,11 @@
 //! serialized graph to an executed plan.
 //!
 //! ```text
+//! TENSOR       set UNIQUE_ID, DATA_TYPE, DIMENSIONS, STRIDES (…); finalize
+//! OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE
+//!              set the TENSORs and parameters, OPERATION_NAME_EXT; finalize
+//! OPERATIONGRAPH set OPS (and data types, name, preferred engine), HANDLE; finalize
+//!              builds and validates the graph
 //! hipdnnBackendCreateAndDeserializeGraph_ext  → OPERATIONGRAPH (set HANDLE, finalize)
 //! ENGINEHEUR   set OPERATION_GRAPH, MODE; finalize ranks the engines;
 //!              get RESULTS fills caller-created ENGINECFG descriptors, best first
@@ -29,13 +34,15 @@
 //! which also owns the plugin's plan: destroying the handle first is safe, and the
 //! handle goes with the last descriptor that refers to it (see `hipdnnDestroy`).
 //!
-//! Each kind of descriptor lives in its own module (`graph`, `engine` for the
-//! heuristic, engine and engine config, `knob_choice`, `plan`, `variant_pack`) with
+//! Each kind of descriptor lives in its own module (`tensor`, `operation`, `graph`,
+//! `engine` for the heuristic, engine and engine config, `knob_choice`, `plan`,
+//! `variant_pack`) with
 //! its attributes and its finalization; this module holds what they share and the five
 //! generic functions that dispatch to them.
 
 use std::ffi::c_void;
 
+use super::enums::tables::*;
 use super::{Object, boundary, check_live, null, register, unregister};
 use crate::status::*;
 
@@ -43,33 +50,36 @@ mod attributes;
 mod engine;
 mod graph;
 mod knob_choice;
-mod names;
+mod operation;
 mod plan;
+mod tensor;
 mod variant_pack;
 
 use attributes::{GetTarget, SetValue};
 use engine::{EngineConfigDescriptor, EngineDescriptor, HeuristicDescriptor};
 use graph::GraphDescriptor;
 use knob_choice::KnobChoiceDescriptor;
+use operation::OperationDescriptor;
 use plan::PlanDescriptor;
+use tensor::TensorDescriptor;
 use variant_pack::VariantPackDescriptor;
 
 pub use graph::{
     hipdnnBackendCreateAndDeserializeGraph_ext, hipdnnBackendCreateAndDeserializeJsonGraph_ext,
     hipdnnBackendGetSerializedBinaryGraph_ext, hipdnnBackendGetSerializedJsonGraph_ext,
 };
-pub use names::*;
 pub use plan::hipdnnBackendExecute;
 
-/// Opaque target of [`hipdnnBackendDescriptor_t`].
+/// Opaque target of [`hipdnnBackendDescriptor_t`] (declared, never defined, in C; the
+/// struct tag is hipDNN's).
 #[derive(Debug)]
-pub struct hipdnnBackendDescriptor {
+pub struct HipdnnBackendDescriptor {
     _private: [u8; 0],
 }
 
 /// A backend descriptor, created by [`hipdnnBackendCreateDescriptor`] (or a
 /// deserializing constructor) and freed by [`hipdnnBackendDestroyDescriptor`].
-pub type hipdnnBackendDescriptor_t = *mut hipdnnBackendDescriptor;
+pub type hipdnnBackendDescriptor_t = *mut HipdnnBackendDescriptor;
 
 /// What a descriptor holds, by kind.
 #[derive(Debug)]
@@ -81,6 +91,8 @@ enum Kind {
     KnobChoice(KnobChoiceDescriptor),
     Plan(PlanDescriptor),
     VariantPack(VariantPackDescriptor),
+    Tensor(TensorDescriptor),
+    Operation(OperationDescriptor),
 }
 
 /// The object behind a [`hipdnnBackendDescriptor_t`].
@@ -100,6 +112,8 @@ impl Kind {
             Kind::KnobChoice(_) => KnobChoiceDescriptor::TYPE_NAME,
             Kind::Plan(_) => PlanDescriptor::TYPE_NAME,
             Kind::VariantPack(_) => VariantPackDescriptor::TYPE_NAME,
+            Kind::Tensor(_) => TensorDescriptor::TYPE_NAME,
+            Kind::Operation(o) => o.type_name(),
         }
     }
 }
@@ -182,8 +196,11 @@ fn wrong_kind(name: i32, want: &str, got: &Kind) -> BackendError {
 }
 
 /// Creates an empty descriptor of `descriptor_type`; free it with
-/// [`hipdnnBackendDestroyDescriptor`]. Operation graphs are made from bytes instead
-/// ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
+/// [`hipdnnBackendDestroyDescriptor`]. Implemented: ENGINEHEUR, ENGINE, ENGINECFG,
+/// KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR,
+/// OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE and OPERATIONGRAPH (from
+/// `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any other kind is `NOT_SUPPORTED`. An operation
+/// graph can also be made from bytes ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
 ///
 /// # Safety
 /// `descriptor` is null or valid for a write.
@@ -210,15 +227,17 @@ pub unsafe extern "C" fn hipdnnBackendCreateDescriptor(
                 Kind::VariantPack(VariantPackDescriptor::default())
             }
             HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR => {
-                return Err(BackendError::not_supported(
-                    "operation graphs are made from serialized graphs: use hipdnnBackendCreateAndDeserializeGraph_ext",
-                ));
+                Kind::Graph(GraphDescriptor::from_operations())
             }
-            other => {
-                return Err(BackendError::not_supported(format!(
-                    "descriptor type {other} is not supported"
-                )));
-            }
+            HIPDNN_BACKEND_TENSOR_DESCRIPTOR => Kind::Tensor(TensorDescriptor::default()),
+            other => match OperationDescriptor::new(other) {
+                Some(op) => Kind::Operation(op),
+                None => {
+                    return Err(BackendError::not_supported(format!(
+                        "descriptor type {other} is not supported"
+                    )));
+                }
+            },
         };
         // SAFETY: checked non-null; writable per the contract.
         unsafe { descriptor.write(into_raw(kind, false)) };
@@ -292,6 +311,8 @@ pub unsafe extern "C" fn hipdnnBackendSetAttribute(
             Kind::KnobChoice(k) => k.set(value),
             Kind::Plan(p) => p.set(value),
             Kind::VariantPack(v) => v.set(value),
+            Kind::Tensor(t) => t.set(value),
+            Kind::Operation(o) => o.set(value),
         }
     })
 }
@@ -322,6 +343,8 @@ pub unsafe extern "C" fn hipdnnBackendFinalize(
             Kind::KnobChoice(k) => k.finalize(),
             Kind::Plan(p) => p.finalize(),
             Kind::VariantPack(v) => v.finalize(),
+            Kind::Tensor(t) => t.finalize(),
+            Kind::Operation(o) => o.finalize(),
         }?;
         d.finalized = true;
         Ok(())
@@ -366,6 +389,8 @@ pub unsafe extern "C" fn hipdnnBackendGetAttribute(
             Kind::Heuristic(h) => h.get(target),
             Kind::Engine(e) => e.get(target),
             Kind::Plan(p) => p.get(target),
+            Kind::Tensor(t) => t.get(target),
+            Kind::Operation(o) => o.get(target),
             other @ (Kind::EngineConfig(_) | Kind::KnobChoice(_) | Kind::VariantPack(_)) => {
                 Err(unsupported_attribute(other.type_name(), name))
             }

@@ -1,0 +1,387 @@
+//! Operation descriptors: one node of a graph built from descriptors. Each refers to
+//! finalized TENSOR descriptors and holds the node's parameters; finalizing checks that
+//! everything the node needs is set and freezes the node, which an OPERATIONGRAPH then
+//! shares (so the operation descriptor may be destroyed once the graph has it).
+//!
+//! Implemented: `OPERATION_CONVOLUTION_FORWARD` and `OPERATION_POINTWISE`, with hipDNN's
+//! attributes; every operation also takes a name (`HIPDNN_ATTR_OPERATION_NAME_EXT`) and
+//! reports its kind (`HIPDNN_ATTR_OPERATION_TYPE_EXT`). Reading back a tensor attribute
+//! of an operation is not supported yet (it would hand out a new descriptor).
+
+use std::sync::Arc;
+
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::model::{
+    ConvolutionFwdAttributes, Node, NodeAttributes, PointwiseAttributes, TensorAttributes,
+};
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
+
+use super::attributes::{GetTarget, SetValue};
+use super::tensor::{
+    get_data_type, get_text, put_i64s, set_data_type, set_i64, set_i64s, set_text,
+};
+use super::{Kind, unsupported_attribute, wrong_kind};
+use crate::capi::enums::tables::*;
+use crate::status::*;
+
+/// A frozen node and the tensors it uses, in the order the graph lists them (hipDNN's:
+/// each operation's tensors in its attribute order, first use first).
+#[derive(Debug)]
+pub(super) struct FrozenOperation {
+    pub(super) node: Node,
+    pub(super) tensors: Vec<Arc<TensorAttributes>>,
+}
+
+/// An operation descriptor.
+#[derive(Debug)]
+pub(super) struct OperationDescriptor {
+    name: String,
+    op: Operation,
+    frozen: Option<Arc<FrozenOperation>>,
+}
+
+#[derive(Debug)]
+enum Operation {
+    ConvolutionForward(ConvolutionForward),
+    Pointwise(Pointwise),
+}
+
+#[derive(Debug, Default)]
+struct ConvolutionForward {
+    x: Option<Arc<TensorAttributes>>,
+    w: Option<Arc<TensorAttributes>>,
+    y: Option<Arc<TensorAttributes>>,
+    pre_padding: Vec<i64>,
+    post_padding: Vec<i64>,
+    stride: Vec<i64>,
+    dilation: Vec<i64>,
+    mode: ConvMode,
+    compute: DataType,
+}
+
+#[derive(Debug, Default)]
+struct Pointwise {
+    in_0: Option<Arc<TensorAttributes>>,
+    in_1: Option<Arc<TensorAttributes>>,
+    in_2: Option<Arc<TensorAttributes>>,
+    out_0: Option<Arc<TensorAttributes>>,
+    /// The mode and scalar parameters (the uids are filled at finalize).
+    params: PointwiseAttributes,
+    compute: DataType,
+}
+
+/// A TENSOR attribute: the frozen tensor of a finalized TENSOR descriptor.
+fn set_tensor(value: &SetValue) -> BackendResult<Arc<TensorAttributes>> {
+    let d = value.descriptor()?;
+    match &d.kind {
+        Kind::Tensor(t) => Ok(Arc::clone(
+            t.frozen().expect("a finalized TENSOR descriptor is frozen"),
+        )),
+        other => Err(wrong_kind(value.name, "TENSOR", other)),
+    }
+}
+
+/// One `HIPDNN_TYPE_FLOAT`.
+fn set_f32(value: &SetValue) -> BackendResult<f32> {
+    value.expect_type(HIPDNN_TYPE_FLOAT)?;
+    // SAFETY: the type is checked: one `float`.
+    unsafe { value.one::<f32>() }
+}
+
+fn put_f32(target: &GetTarget, value: Option<f32>) -> BackendResult<()> {
+    target.expect_type(HIPDNN_TYPE_FLOAT)?;
+    let values: Vec<f32> = value.into_iter().collect();
+    // SAFETY: the type is checked: `float`s.
+    unsafe { target.put(&values) }
+}
+
+/// The convolution mode: a `hipdnnConvolutionMode_t` (`HIPDNN_TYPE_CONVOLUTION_MODE`,
+/// hipDNN's current frontend) or the wire value as an `INT64` (its earlier frontend).
+fn set_conv_mode(value: &SetValue) -> BackendResult<ConvMode> {
+    let mode = if value.ty() == HIPDNN_TYPE_INT64 {
+        // SAFETY: the type is checked: one `int64_t`.
+        match unsafe { value.one::<i64>() }? {
+            1 => Some(ConvMode::CONVOLUTION),
+            2 => Some(ConvMode::CROSS_CORRELATION),
+            _ => None,
+        }
+    } else {
+        value.expect_type(HIPDNN_TYPE_CONVOLUTION_MODE)?;
+        // SAFETY: the type is checked: one `hipdnnConvolutionMode_t` (an int).
+        match unsafe { value.one::<hipdnnConvolutionMode_t>() }? {
+            HIPDNN_CONVOLUTION => Some(ConvMode::CONVOLUTION),
+            HIPDNN_CROSS_CORRELATION => Some(ConvMode::CROSS_CORRELATION),
+            _ => None,
+        }
+    };
+    mode.ok_or_else(|| {
+        BackendError::bad_param(format!(
+            "attribute {}: not a convolution mode (HIPDNN_CONVOLUTION or \
+             HIPDNN_CROSS_CORRELATION)",
+            value.name
+        ))
+    })
+}
+
+fn missing(what: &str, attribute: &str) -> BackendError {
+    BackendError::bad_param(format!("{what}: {attribute} is not set"))
+}
+
+impl OperationDescriptor {
+    /// An empty operation descriptor of `descriptor_type`, if it is one this backend
+    /// implements.
+    pub(super) fn new(descriptor_type: hipdnnBackendDescriptorType_t) -> Option<Self> {
+        let op = match descriptor_type {
+            HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR => {
+                Operation::ConvolutionForward(ConvolutionForward::default())
+            }
+            HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR => {
+                Operation::Pointwise(Pointwise::default())
+            }
+            _ => return None,
+        };
+        Some(Self {
+            name: String::new(),
+            op,
+            frozen: None,
+        })
+    }
+
+    pub(super) fn type_name(&self) -> &'static str {
+        match self.op {
+            Operation::ConvolutionForward(_) => "OPERATION_CONVOLUTION_FORWARD",
+            Operation::Pointwise(_) => "OPERATION_POINTWISE",
+        }
+    }
+
+    /// The frozen node (finalized descriptors only).
+    pub(super) fn frozen(&self) -> Option<&Arc<FrozenOperation>> {
+        self.frozen.as_ref()
+    }
+
+    pub(super) fn set(&mut self, value: SetValue) -> BackendResult<()> {
+        if value.name == HIPDNN_ATTR_OPERATION_NAME_EXT {
+            self.name = set_text(&value)?;
+            return Ok(());
+        }
+        let type_name = self.type_name();
+        match &mut self.op {
+            Operation::ConvolutionForward(c) => match value.name {
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X => c.x = Some(set_tensor(&value)?),
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W => c.w = Some(set_tensor(&value)?),
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y => c.y = Some(set_tensor(&value)?),
+                HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS => c.pre_padding = set_i64s(&value)?,
+                HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS => c.post_padding = set_i64s(&value)?,
+                HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES => c.stride = set_i64s(&value)?,
+                HIPDNN_ATTR_CONVOLUTION_DILATIONS => c.dilation = set_i64s(&value)?,
+                HIPDNN_ATTR_CONVOLUTION_CONV_MODE => c.mode = set_conv_mode(&value)?,
+                HIPDNN_ATTR_CONVOLUTION_COMP_TYPE => c.compute = set_data_type(&value)?,
+                other => return Err(unsupported_attribute(type_name, other)),
+            },
+            Operation::Pointwise(p) => match value.name {
+                HIPDNN_ATTR_OPERATION_POINTWISE_IN_0_EXT => p.in_0 = Some(set_tensor(&value)?),
+                HIPDNN_ATTR_OPERATION_POINTWISE_IN_1_EXT => p.in_1 = Some(set_tensor(&value)?),
+                HIPDNN_ATTR_OPERATION_POINTWISE_IN_2_EXT => p.in_2 = Some(set_tensor(&value)?),
+                HIPDNN_ATTR_OPERATION_POINTWISE_OUT_0_EXT => {
+                    p.out_0 = Some(set_tensor(&value)?);
+                }
+                HIPDNN_ATTR_POINTWISE_MODE => {
+                    value.expect_type(HIPDNN_TYPE_POINTWISE_MODE)?;
+                    // SAFETY: the type is checked: one `hipdnnPointwiseMode_t` (an int).
+                    let mode = unsafe { value.one::<hipdnnPointwiseMode_t>() }?;
+                    // The C API's numbers are the wire format's.
+                    let wire = i8::try_from(mode)
+                        .ok()
+                        .filter(|m| (1..=PointwiseMode::ENUM_MAX).contains(m))
+                        .ok_or_else(|| {
+                            BackendError::bad_param(format!(
+                                "attribute {}: {mode} is not a hipdnnPointwiseMode_t",
+                                value.name
+                            ))
+                        })?;
+                    p.params.operation = PointwiseMode(wire);
+                }
+                HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP => {
+                    p.params.relu_lower_clip = Some(set_f32(&value)?);
+                }
+                HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP => {
+                    p.params.relu_upper_clip = Some(set_f32(&value)?);
+                }
+                HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE => {
+                    p.params.relu_lower_clip_slope = Some(set_f32(&value)?);
+                }
+                HIPDNN_ATTR_POINTWISE_SWISH_BETA => p.params.swish_beta = Some(set_f32(&value)?),
+                HIPDNN_ATTR_POINTWISE_ELU_ALPHA => p.params.elu_alpha = Some(set_f32(&value)?),
+                HIPDNN_ATTR_POINTWISE_SOFTPLUS_BETA => {
+                    p.params.softplus_beta = Some(set_f32(&value)?);
+                }
+                HIPDNN_ATTR_POINTWISE_AXIS => p.params.axis_tensor_uid = Some(set_i64(&value)?),
+                HIPDNN_ATTR_POINTWISE_MATH_PREC => p.compute = set_data_type(&value)?,
+                other => return Err(unsupported_attribute(type_name, other)),
+            },
+        }
+        Ok(())
+    }
+
+    pub(super) fn finalize(&mut self) -> BackendResult<()> {
+        let what = self.type_name();
+        let frozen = match &self.op {
+            Operation::ConvolutionForward(c) => {
+                let x = c.x.clone().ok_or_else(|| {
+                    missing(
+                        what,
+                        "the X tensor (HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X)",
+                    )
+                })?;
+                let w = c.w.clone().ok_or_else(|| {
+                    missing(
+                        what,
+                        "the W tensor (HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W)",
+                    )
+                })?;
+                let y = c.y.clone().ok_or_else(|| {
+                    missing(
+                        what,
+                        "the Y tensor (HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y)",
+                    )
+                })?;
+                for (values, attribute) in [
+                    (&c.pre_padding, "HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS"),
+                    (&c.post_padding, "HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS"),
+                    (&c.stride, "HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES"),
+                    (&c.dilation, "HIPDNN_ATTR_CONVOLUTION_DILATIONS"),
+                ] {
+                    if values.is_empty() {
+                        return Err(missing(what, attribute));
+                    }
+                }
+                if c.compute == DataType::Unset {
+                    return Err(missing(what, "HIPDNN_ATTR_CONVOLUTION_COMP_TYPE"));
+                }
+                if c.mode == ConvMode::UNSET {
+                    return Err(missing(what, "HIPDNN_ATTR_CONVOLUTION_CONV_MODE"));
+                }
+                let attributes = ConvolutionFwdAttributes {
+                    x_tensor_uid: x.uid,
+                    w_tensor_uid: w.uid,
+                    y_tensor_uid: y.uid,
+                    pre_padding: c.pre_padding.clone(),
+                    post_padding: c.post_padding.clone(),
+                    stride: c.stride.clone(),
+                    dilation: c.dilation.clone(),
+                    conv_mode: c.mode,
+                    ..ConvolutionFwdAttributes::default()
+                };
+                FrozenOperation {
+                    node: self.node(c.compute, attributes.into()),
+                    tensors: vec![x, w, y],
+                }
+            }
+            Operation::Pointwise(p) => {
+                let in_0 = p.in_0.clone().ok_or_else(|| {
+                    missing(
+                        what,
+                        "the IN_0 tensor (HIPDNN_ATTR_OPERATION_POINTWISE_IN_0_EXT)",
+                    )
+                })?;
+                let out_0 = p.out_0.clone().ok_or_else(|| {
+                    missing(
+                        what,
+                        "the OUT_0 tensor (HIPDNN_ATTR_OPERATION_POINTWISE_OUT_0_EXT)",
+                    )
+                })?;
+                if p.compute == DataType::Unset {
+                    return Err(missing(what, "HIPDNN_ATTR_POINTWISE_MATH_PREC"));
+                }
+                if p.params.operation == PointwiseMode::UNSET {
+                    return Err(missing(what, "HIPDNN_ATTR_POINTWISE_MODE"));
+                }
+                let attributes = PointwiseAttributes {
+                    in_0_tensor_uid: in_0.uid,
+                    out_0_tensor_uid: out_0.uid,
+                    in_1_tensor_uid: p.in_1.as_ref().map(|t| t.uid),
+                    in_2_tensor_uid: p.in_2.as_ref().map(|t| t.uid),
+                    ..p.params.clone()
+                };
+                let mut tensors = vec![in_0, out_0];
+                tensors.extend(p.in_1.iter().chain(&p.in_2).cloned());
+                FrozenOperation {
+                    node: self.node(p.compute, attributes.into()),
+                    tensors,
+                }
+            }
+        };
+        self.frozen = Some(Arc::new(frozen));
+        Ok(())
+    }
+
+    fn node(&self, compute: DataType, attributes: NodeAttributes) -> Node {
+        Node {
+            name: self.name.clone(),
+            compute_data_type: compute,
+            attributes,
+        }
+    }
+
+    pub(super) fn get(&self, target: GetTarget) -> BackendResult<()> {
+        let type_name = self.type_name();
+        match target.name {
+            HIPDNN_ATTR_OPERATION_NAME_EXT => return get_text(&target, &self.name),
+            HIPDNN_ATTR_OPERATION_TYPE_EXT => {
+                target.expect_type(HIPDNN_TYPE_OPERATION_TYPE_EXT)?;
+                let kind = match self.op {
+                    Operation::ConvolutionForward(_) => HIPDNN_OPERATION_TYPE_CONVOLUTION_FORWARD,
+                    Operation::Pointwise(_) => HIPDNN_OPERATION_TYPE_POINTWISE,
+                };
+                // SAFETY: the type is checked: `hipdnnOperationType_t`s (ints).
+                return unsafe { target.put(&[kind]) };
+            }
+            _ => {}
+        }
+        match &self.op {
+            Operation::ConvolutionForward(c) => match target.name {
+                HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS => put_i64s(&target, &c.pre_padding),
+                HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS => put_i64s(&target, &c.post_padding),
+                HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES => put_i64s(&target, &c.stride),
+                HIPDNN_ATTR_CONVOLUTION_DILATIONS => put_i64s(&target, &c.dilation),
+                HIPDNN_ATTR_CONVOLUTION_COMP_TYPE => get_data_type(&target, c.compute),
+                HIPDNN_ATTR_CONVOLUTION_CONV_MODE if target.ty() == HIPDNN_TYPE_INT64 => {
+                    put_i64s(&target, &[i64::from(c.mode.0)])
+                }
+                HIPDNN_ATTR_CONVOLUTION_CONV_MODE => {
+                    target.expect_type(HIPDNN_TYPE_CONVOLUTION_MODE)?;
+                    let mode = if c.mode == ConvMode::CONVOLUTION {
+                        HIPDNN_CONVOLUTION
+                    } else {
+                        HIPDNN_CROSS_CORRELATION
+                    };
+                    // SAFETY: the type is checked: `hipdnnConvolutionMode_t`s (ints).
+                    unsafe { target.put(&[mode]) }
+                }
+                other => Err(unsupported_attribute(type_name, other)),
+            },
+            Operation::Pointwise(p) => match target.name {
+                HIPDNN_ATTR_POINTWISE_MODE => {
+                    target.expect_type(HIPDNN_TYPE_POINTWISE_MODE)?;
+                    let mode: hipdnnPointwiseMode_t = p.params.operation.0.into();
+                    // SAFETY: the type is checked: `hipdnnPointwiseMode_t`s (ints).
+                    unsafe { target.put(&[mode]) }
+                }
+                HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP => put_f32(&target, p.params.relu_lower_clip),
+                HIPDNN_ATTR_POINTWISE_RELU_UPPER_CLIP => put_f32(&target, p.params.relu_upper_clip),
+                HIPDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE => {
+                    put_f32(&target, p.params.relu_lower_clip_slope)
+                }
+                HIPDNN_ATTR_POINTWISE_SWISH_BETA => put_f32(&target, p.params.swish_beta),
+                HIPDNN_ATTR_POINTWISE_ELU_ALPHA => put_f32(&target, p.params.elu_alpha),
+                HIPDNN_ATTR_POINTWISE_SOFTPLUS_BETA => put_f32(&target, p.params.softplus_beta),
+                HIPDNN_ATTR_POINTWISE_AXIS => {
+                    let axis: Vec<i64> = p.params.axis_tensor_uid.into_iter().collect();
+                    put_i64s(&target, &axis)
+                }
+                HIPDNN_ATTR_POINTWISE_MATH_PREC => get_data_type(&target, p.compute),
+                other => Err(unsupported_attribute(type_name, other)),
+            },
+        }
+    }
+}

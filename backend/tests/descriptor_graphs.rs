@@ -1,0 +1,898 @@
+//! Graphs built through the descriptor API, as hipDNN's frontend builds them: one TENSOR
+//! descriptor per tensor, one operation descriptor per node, an OPERATIONGRAPH from
+//! `HIPDNN_ATTR_OPERATIONGRAPH_OPS`. The same operations give the same wire bytes as the
+//! graph made from bytes (FlatBuffer or JSON), the graph shares what it was built from
+//! (the tensor and operation descriptors may go first), the set/get/finalize rules are
+//! hipDNN's, and a built graph runs.
+//!
+//! The plugins are this crate's `[[example]]` cdylibs (plain `cargo test` builds them).
+
+use std::ffi::c_void;
+use std::path::Path;
+use std::ptr;
+use std::sync::{Mutex, MutexGuard};
+
+use hipdnn_backend::capi::*;
+use hipdnn_backend::status::*;
+use hipdnn_backend::{LoadingMode, OperationGraph, set_engine_plugin_paths};
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::model::{
+    ConvolutionFwdAttributes, Graph, Node, PointwiseAttributes, TensorAttributes,
+};
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
+
+mod support;
+
+/// Plugin paths are process-wide: one test at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn c_last_error() -> String {
+    let mut buffer = [0 as std::ffi::c_char; 512];
+    // SAFETY: a writable buffer of its length; the backend NUL-terminates it.
+    unsafe {
+        hipdnnGetLastErrorString(buffer.as_mut_ptr(), buffer.len());
+        std::ffi::CStr::from_ptr(buffer.as_ptr())
+    }
+    .to_string_lossy()
+    .into_owned()
+}
+
+#[track_caller]
+fn ok(status: hipdnnStatus_t) {
+    assert_eq!(status, HIPDNN_STATUS_SUCCESS, "{}", c_last_error());
+}
+
+#[track_caller]
+fn fails(status: hipdnnStatus_t, want: hipdnnStatus_t) -> String {
+    assert_eq!(status, want, "{}", c_last_error());
+    c_last_error()
+}
+
+fn create(kind: hipdnnBackendDescriptorType_t) -> hipdnnBackendDescriptor_t {
+    let mut d = ptr::null_mut();
+    // SAFETY: a writable out-parameter.
+    ok(unsafe { hipdnnBackendCreateDescriptor(kind, &mut d) });
+    d
+}
+
+/// Sets `name` to `values` of attribute type `ty`.
+fn set<T>(
+    d: hipdnnBackendDescriptor_t,
+    name: hipdnnBackendAttributeName_t,
+    ty: hipdnnBackendAttributeType_t,
+    values: &[T],
+) -> hipdnnStatus_t {
+    // SAFETY: `values` holds `len` elements of the type `ty` names (the callers pair them).
+    unsafe {
+        hipdnnBackendSetAttribute(
+            d,
+            name,
+            ty,
+            values.len() as i64,
+            values.as_ptr().cast::<c_void>(),
+        )
+    }
+}
+
+fn finalize(d: hipdnnBackendDescriptor_t) -> hipdnnStatus_t {
+    // SAFETY: a live descriptor.
+    unsafe { hipdnnBackendFinalize(d) }
+}
+
+fn destroy(d: hipdnnBackendDescriptor_t) {
+    // SAFETY: a live descriptor, not used again.
+    ok(unsafe { hipdnnBackendDestroyDescriptor(d) });
+}
+
+/// Reads `name` into `out`; returns the count.
+fn get<T>(
+    d: hipdnnBackendDescriptor_t,
+    name: hipdnnBackendAttributeName_t,
+    ty: hipdnnBackendAttributeType_t,
+    out: &mut [T],
+) -> Result<i64, hipdnnStatus_t> {
+    let mut count = 0;
+    // SAFETY: `out` has room for `len` elements of the type `ty` names.
+    let status = unsafe {
+        hipdnnBackendGetAttribute(
+            d,
+            name,
+            ty,
+            out.len() as i64,
+            &mut count,
+            out.as_mut_ptr().cast(),
+        )
+    };
+    if status == HIPDNN_STATUS_SUCCESS {
+        Ok(count)
+    } else {
+        Err(status)
+    }
+}
+
+/// A finalized TENSOR descriptor, packed strides, set as hipDNN's frontend sets them.
+fn tensor(uid: i64, name: &str, dims: &[i64], is_virtual: bool) -> hipdnnBackendDescriptor_t {
+    let t = create(HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_UNIQUE_ID,
+        HIPDNN_TYPE_INT64,
+        &[uid],
+    ));
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        name.as_bytes(),
+    ));
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_DATA_TYPE,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_DIMENSIONS,
+        HIPDNN_TYPE_INT64,
+        dims,
+    ));
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_STRIDES,
+        HIPDNN_TYPE_INT64,
+        &packed(dims),
+    ));
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_IS_VIRTUAL,
+        HIPDNN_TYPE_BOOLEAN,
+        &[u8::from(is_virtual)],
+    ));
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
+        HIPDNN_TYPE_INT64,
+        &[16i64],
+    ));
+    ok(finalize(t));
+    t
+}
+
+fn packed(dims: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * dims[i + 1];
+    }
+    strides
+}
+
+fn tensor_model(uid: i64, name: &str, dims: &[i64], is_virtual: bool) -> TensorAttributes {
+    TensorAttributes {
+        uid,
+        name: name.to_owned(),
+        data_type: DataType::Float,
+        dims: dims.to_vec(),
+        strides: packed(dims),
+        is_virtual,
+        ..TensorAttributes::default()
+    }
+}
+
+/// A finalized pointwise operation.
+fn pointwise(
+    name: &str,
+    mode: hipdnnPointwiseMode_t,
+    inputs: &[hipdnnBackendDescriptor_t],
+    out: hipdnnBackendDescriptor_t,
+) -> hipdnnBackendDescriptor_t {
+    let op = create(HIPDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    let slots = [
+        HIPDNN_ATTR_OPERATION_POINTWISE_IN_0_EXT,
+        HIPDNN_ATTR_OPERATION_POINTWISE_IN_1_EXT,
+    ];
+    for (slot, input) in slots.iter().zip(inputs) {
+        ok(set(op, *slot, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &[*input]));
+    }
+    ok(set(
+        op,
+        HIPDNN_ATTR_OPERATION_POINTWISE_OUT_0_EXT,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[out],
+    ));
+    ok(set(
+        op,
+        HIPDNN_ATTR_POINTWISE_MODE,
+        HIPDNN_TYPE_POINTWISE_MODE,
+        &[mode],
+    ));
+    ok(set(
+        op,
+        HIPDNN_ATTR_POINTWISE_MATH_PREC,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    ok(set(
+        op,
+        HIPDNN_ATTR_OPERATION_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        name.as_bytes(),
+    ));
+    ok(finalize(op));
+    op
+}
+
+fn serialized(graph: hipdnnBackendDescriptor_t) -> Vec<u8> {
+    let mut size = 0;
+    // SAFETY: size query: writable size, null buffer.
+    ok(unsafe { hipdnnBackendGetSerializedBinaryGraph_ext(graph, 0, &mut size, ptr::null_mut()) });
+    let mut bytes = vec![0u8; size];
+    // SAFETY: a buffer of `size` bytes.
+    ok(unsafe {
+        hipdnnBackendGetSerializedBinaryGraph_ext(graph, size, &mut size, bytes.as_mut_ptr())
+    });
+    bytes
+}
+
+/// conv(x, w) + b, then ReLU: the model hipDNN's frontend would serialize.
+fn conv_bias_relu_model() -> Graph {
+    let conv = ConvolutionFwdAttributes {
+        x_tensor_uid: 1,
+        w_tensor_uid: 2,
+        y_tensor_uid: 3,
+        pre_padding: vec![1, 1],
+        post_padding: vec![1, 1],
+        stride: vec![1, 1],
+        dilation: vec![1, 1],
+        conv_mode: ConvMode::CROSS_CORRELATION,
+        ..ConvolutionFwdAttributes::default()
+    };
+    let add = PointwiseAttributes {
+        operation: PointwiseMode::ADD,
+        in_0_tensor_uid: 3,
+        in_1_tensor_uid: Some(4),
+        out_0_tensor_uid: 5,
+        ..PointwiseAttributes::default()
+    };
+    let relu = PointwiseAttributes {
+        operation: PointwiseMode::RELU_FWD,
+        in_0_tensor_uid: 5,
+        out_0_tensor_uid: 6,
+        ..PointwiseAttributes::default()
+    };
+    let node = |name: &str, attrs: hipdnn_flatbuffers_sdk::model::NodeAttributes| Node {
+        name: name.to_owned(),
+        compute_data_type: DataType::Float,
+        attributes: attrs,
+    };
+    Graph {
+        name: "conv_bias_relu".to_owned(),
+        io_data_type: DataType::Float,
+        compute_data_type: DataType::Float,
+        intermediate_data_type: DataType::Float,
+        preferred_engine_id: Some(42),
+        // Each operation's tensors in order, first use first.
+        tensors: vec![
+            tensor_model(1, "x", &[1, 4, 8, 8], false),
+            tensor_model(2, "w", &[8, 4, 3, 3], false),
+            tensor_model(3, "conv_out", &[1, 8, 8, 8], true),
+            tensor_model(5, "biased", &[1, 8, 8, 8], true),
+            tensor_model(4, "b", &[1, 8, 1, 1], false),
+            tensor_model(6, "y", &[1, 8, 8, 8], false),
+        ],
+        nodes: vec![
+            node("conv", conv.into()),
+            node("bias", add.into()),
+            node("relu", relu.into()),
+        ],
+        ..Graph::default()
+    }
+}
+
+/// Builds conv → bias add → ReLU through descriptors; the tensor and operation
+/// descriptors are destroyed once the graph has them.
+fn conv_bias_relu_descriptors() -> hipdnnBackendDescriptor_t {
+    let x = tensor(1, "x", &[1, 4, 8, 8], false);
+    let w = tensor(2, "w", &[8, 4, 3, 3], false);
+    let conv_out = tensor(3, "conv_out", &[1, 8, 8, 8], true);
+    let b = tensor(4, "b", &[1, 8, 1, 1], false);
+    let biased = tensor(5, "biased", &[1, 8, 8, 8], true);
+    let y = tensor(6, "y", &[1, 8, 8, 8], false);
+
+    let conv = create(HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    for (name, t) in [
+        (HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, x),
+        (HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, w),
+        (HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, conv_out),
+    ] {
+        ok(set(conv, name, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &[t]));
+    }
+    for name in [
+        HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
+        HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+        HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+        HIPDNN_ATTR_CONVOLUTION_DILATIONS,
+    ] {
+        ok(set(conv, name, HIPDNN_TYPE_INT64, &[1i64, 1]));
+    }
+    ok(set(
+        conv,
+        HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
+        HIPDNN_TYPE_CONVOLUTION_MODE,
+        &[HIPDNN_CROSS_CORRELATION],
+    ));
+    ok(set(
+        conv,
+        HIPDNN_ATTR_CONVOLUTION_COMP_TYPE,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    ok(set(
+        conv,
+        HIPDNN_ATTR_OPERATION_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        b"conv",
+    ));
+    ok(finalize(conv));
+    let add = pointwise("bias", HIPDNN_POINTWISE_ADD, &[conv_out, b], biased);
+    let relu = pointwise("relu", HIPDNN_POINTWISE_RELU_FWD, &[biased], y);
+
+    let graph = create(HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    // Two calls: OPS appends.
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[conv, add],
+    ));
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[relu],
+    ));
+    for name in [
+        HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT,
+        HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT,
+        HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT,
+    ] {
+        ok(set(
+            graph,
+            name,
+            HIPDNN_TYPE_DATA_TYPE,
+            &[HIPDNN_DATA_FLOAT],
+        ));
+    }
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_PREFERRED_ENGINE_ID_EXT,
+        HIPDNN_TYPE_INT64,
+        &[42i64],
+    ));
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        b"conv_bias_relu",
+    ));
+    for d in [x, w, conv_out, b, biased, y, conv, add, relu] {
+        destroy(d);
+    }
+    graph
+}
+
+fn use_only(dir: &Path) {
+    set_engine_plugin_paths([dir], LoadingMode::Absolute).expect("no handle is alive");
+}
+
+fn handle() -> hipdnnHandle_t {
+    let mut h = ptr::null_mut();
+    // SAFETY: a writable out-parameter.
+    ok(unsafe { hipdnnCreate(&mut h) });
+    h
+}
+
+#[test]
+fn a_graph_built_from_descriptors_has_the_bytes_of_the_same_graph_from_bytes() {
+    let _serial = serial();
+    let expected = OperationGraph::new(conv_bias_relu_model()).unwrap();
+
+    let built = conv_bias_relu_descriptors();
+    // Not finalized yet: serializing builds from the operations (as hipDNN does).
+    assert_eq!(serialized(built), expected.bytes());
+
+    // The same graph from its JSON form and from its bytes.
+    let json = conv_bias_relu_model().to_json();
+    let mut from_json = ptr::null_mut();
+    // SAFETY: `json` holds `len` bytes.
+    ok(unsafe {
+        hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut from_json,
+            json.as_ptr().cast(),
+            json.len(),
+        )
+    });
+    assert_eq!(serialized(from_json), expected.bytes());
+    let mut from_bytes = ptr::null_mut();
+    // SAFETY: the bytes are a buffer of their length.
+    ok(unsafe {
+        hipdnnBackendCreateAndDeserializeGraph_ext(
+            &mut from_bytes,
+            expected.bytes().as_ptr(),
+            expected.bytes().len(),
+        )
+    });
+    assert_eq!(serialized(from_bytes), expected.bytes());
+
+    // Finalized with a handle: the same bytes, and its graph-level attributes read back.
+    let dir = tempfile::tempdir().unwrap();
+    use_only(dir.path());
+    let h = handle();
+    ok(set(
+        built,
+        HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+        HIPDNN_TYPE_HANDLE,
+        &[h],
+    ));
+    ok(finalize(built));
+    assert_eq!(serialized(built), expected.bytes());
+    let mut name = [0u8; 32];
+    assert_eq!(
+        get(
+            built,
+            HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
+            HIPDNN_TYPE_CHAR,
+            &mut name
+        ),
+        Ok(15)
+    );
+    assert_eq!(&name[..15], b"conv_bias_relu\0");
+    let mut data_type = [-1];
+    assert_eq!(
+        get(
+            built,
+            HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT,
+            HIPDNN_TYPE_DATA_TYPE,
+            &mut data_type
+        ),
+        Ok(1)
+    );
+    assert_eq!(data_type, [HIPDNN_DATA_FLOAT]);
+    let mut engine = [0i64];
+    assert_eq!(
+        get(
+            built,
+            HIPDNN_ATTR_OPERATIONGRAPH_PREFERRED_ENGINE_ID_EXT,
+            HIPDNN_TYPE_INT64,
+            &mut engine
+        ),
+        Ok(1)
+    );
+    assert_eq!(engine, [42]);
+    // A finalized graph cannot change.
+    fails(
+        set(
+            built,
+            HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
+            HIPDNN_TYPE_CHAR,
+            b"x",
+        ),
+        HIPDNN_STATUS_NOT_INITIALIZED,
+    );
+    for d in [built, from_json, from_bytes] {
+        destroy(d);
+    }
+    // SAFETY: a live handle, not used again.
+    ok(unsafe { hipdnnDestroy(h) });
+}
+
+#[test]
+fn tensor_descriptors_check_what_they_take_and_read_back() {
+    let _serial = serial();
+    let t = create(HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
+    let mut uid = [0i64];
+    // Not finalized: nothing reads back.
+    assert_eq!(
+        get(t, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT64, &mut uid),
+        Err(HIPDNN_STATUS_NOT_INITIALIZED)
+    );
+    let m = fails(finalize(t), HIPDNN_STATUS_BAD_PARAM);
+    assert!(m.contains("dimensions and strides must be set"), "{m}");
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_UNIQUE_ID,
+        HIPDNN_TYPE_INT64,
+        &[7i64],
+    ));
+    fails(
+        set(t, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT32, &[7i32]),
+        HIPDNN_STATUS_BAD_PARAM,
+    );
+    fails(
+        set(
+            t,
+            HIPDNN_ATTR_TENSOR_DATA_TYPE,
+            HIPDNN_TYPE_DATA_TYPE,
+            &[99i32],
+        ),
+        HIPDNN_STATUS_BAD_PARAM,
+    );
+    // A value needs the data type first, and its size.
+    let m = fails(
+        set(
+            t,
+            HIPDNN_ATTR_TENSOR_VALUE_EXT,
+            HIPDNN_TYPE_CHAR,
+            &2.5f32.to_ne_bytes(),
+        ),
+        HIPDNN_STATUS_BAD_PARAM,
+    );
+    assert!(m.contains("before the value"), "{m}");
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_DATA_TYPE,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    fails(
+        set(t, HIPDNN_ATTR_TENSOR_VALUE_EXT, HIPDNN_TYPE_CHAR, &[0u8; 8]),
+        HIPDNN_STATUS_BAD_PARAM,
+    );
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_VALUE_EXT,
+        HIPDNN_TYPE_CHAR,
+        &2.5f32.to_ne_bytes(),
+    ));
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_DIMENSIONS,
+        HIPDNN_TYPE_INT64,
+        &[1i64, 1],
+    ));
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_STRIDES,
+        HIPDNN_TYPE_INT64,
+        &[1i64],
+    ));
+    let m = fails(finalize(t), HIPDNN_STATUS_BAD_PARAM);
+    assert!(m.contains("2 dimensions but 1 strides"), "{m}");
+    ok(set(
+        t,
+        HIPDNN_ATTR_TENSOR_STRIDES,
+        HIPDNN_TYPE_INT64,
+        &[1i64, 1],
+    ));
+    fails(
+        set(
+            t,
+            HIPDNN_ATTR_TENSOR_COLUMN_NOT_A_NAME,
+            HIPDNN_TYPE_INT64,
+            &[1i64],
+        ),
+        HIPDNN_STATUS_NOT_SUPPORTED,
+    );
+    ok(finalize(t));
+    fails(
+        set(t, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT64, &[8i64]),
+        HIPDNN_STATUS_NOT_INITIALIZED,
+    );
+
+    assert_eq!(
+        get(t, HIPDNN_ATTR_TENSOR_UNIQUE_ID, HIPDNN_TYPE_INT64, &mut uid),
+        Ok(1)
+    );
+    assert_eq!(uid, [7]);
+    let mut value = [0u8; 8];
+    assert_eq!(
+        get(
+            t,
+            HIPDNN_ATTR_TENSOR_VALUE_EXT,
+            HIPDNN_TYPE_CHAR,
+            &mut value
+        ),
+        Ok(4)
+    );
+    assert_eq!(f32::from_ne_bytes(value[..4].try_into().unwrap()), 2.5);
+    let mut by_value = [0u8];
+    assert_eq!(
+        get(
+            t,
+            HIPDNN_ATTR_TENSOR_IS_BY_VALUE,
+            HIPDNN_TYPE_BOOLEAN,
+            &mut by_value
+        ),
+        Ok(1)
+    );
+    assert_eq!(by_value, [1]);
+    let mut alignment = [0i64];
+    get(
+        t,
+        HIPDNN_ATTR_TENSOR_BYTE_ALIGNMENT,
+        HIPDNN_TYPE_INT64,
+        &mut alignment,
+    )
+    .unwrap();
+    assert_eq!(alignment, [16], "hipDNN's default");
+    destroy(t);
+}
+
+/// Not a hipDNN attribute name: an unknown one is `NOT_SUPPORTED`.
+const HIPDNN_ATTR_TENSOR_COLUMN_NOT_A_NAME: hipdnnBackendAttributeName_t = 1399;
+
+#[test]
+fn operation_and_graph_descriptors_refuse_what_hipdnn_refuses() {
+    let _serial = serial();
+    let x = tensor(1, "x", &[2, 4], false);
+    let y = tensor(2, "y", &[2, 4], false);
+    let unfinalized = create(HIPDNN_BACKEND_TENSOR_DESCRIPTOR);
+    // A finalized descriptor that is not a tensor.
+    let first = pointwise("first", HIPDNN_POINTWISE_RELU_FWD, &[x], y);
+
+    let conv = create(HIPDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    fails(
+        set(
+            conv,
+            HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &[unfinalized],
+        ),
+        HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+    );
+    let m = fails(
+        set(
+            conv,
+            HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &[first],
+        ),
+        HIPDNN_STATUS_BAD_PARAM,
+    );
+    assert!(m.contains("takes a TENSOR descriptor"), "{m}");
+    ok(set(
+        conv,
+        HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[x],
+    ));
+    // hipDNN's earlier frontend gives the conv mode as the wire value in an INT64.
+    ok(set(
+        conv,
+        HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
+        HIPDNN_TYPE_INT64,
+        &[2i64],
+    ));
+    fails(
+        set(
+            conv,
+            HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
+            HIPDNN_TYPE_CONVOLUTION_MODE,
+            &[5i32],
+        ),
+        HIPDNN_STATUS_BAD_PARAM,
+    );
+    fails(
+        set(
+            conv,
+            HIPDNN_ATTR_CONVOLUTION_DILATIONS,
+            HIPDNN_TYPE_INT64,
+            &[] as &[i64],
+        ),
+        HIPDNN_STATUS_BAD_PARAM,
+    );
+    let m = fails(finalize(conv), HIPDNN_STATUS_BAD_PARAM);
+    assert!(
+        m.contains("HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W"),
+        "{m}"
+    );
+
+    // An unfinalized operation is not an operation of a graph; an empty graph does not
+    // finalize; a uid is one descriptor.
+    let graph = create(HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    fails(
+        set(
+            graph,
+            HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &[conv],
+        ),
+        HIPDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    use_only(dir.path());
+    let h = handle();
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+        HIPDNN_TYPE_HANDLE,
+        &[h],
+    ));
+    let m = fails(finalize(graph), HIPDNN_STATUS_BAD_PARAM);
+    assert!(m.contains("no operations"), "{m}");
+    let twin = tensor(1, "x again", &[2, 4], false);
+    let second = pointwise("second", HIPDNN_POINTWISE_TANH_FWD, &[twin], y);
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[first, second],
+    ));
+    let m = fails(finalize(graph), HIPDNN_STATUS_BAD_PARAM);
+    assert!(
+        m.contains("tensor uid 1 is used with two different TENSOR descriptors"),
+        "{m}"
+    );
+
+    // The operation reads back its parameters and kind.
+    let mut kind = [-1i32];
+    assert_eq!(
+        get(
+            first,
+            HIPDNN_ATTR_OPERATION_TYPE_EXT,
+            HIPDNN_TYPE_OPERATION_TYPE_EXT,
+            &mut kind
+        ),
+        Ok(1)
+    );
+    assert_eq!(kind, [HIPDNN_OPERATION_TYPE_POINTWISE]);
+    let mut mode = [0i32];
+    get(
+        first,
+        HIPDNN_ATTR_POINTWISE_MODE,
+        HIPDNN_TYPE_POINTWISE_MODE,
+        &mut mode,
+    )
+    .unwrap();
+    assert_eq!(mode, [HIPDNN_POINTWISE_RELU_FWD]);
+
+    // A graph made from bytes takes its handle only.
+    let bytes = OperationGraph::new(conv_bias_relu_model()).unwrap();
+    let mut from_bytes = ptr::null_mut();
+    // SAFETY: the bytes are a buffer of their length.
+    ok(unsafe {
+        hipdnnBackendCreateAndDeserializeGraph_ext(
+            &mut from_bytes,
+            bytes.bytes().as_ptr(),
+            bytes.bytes().len(),
+        )
+    });
+    fails(
+        set(
+            from_bytes,
+            HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
+            HIPDNN_TYPE_CHAR,
+            b"renamed",
+        ),
+        HIPDNN_STATUS_NOT_SUPPORTED,
+    );
+    for d in [
+        x,
+        unfinalized,
+        conv,
+        graph,
+        twin,
+        y,
+        first,
+        second,
+        from_bytes,
+    ] {
+        destroy(d);
+    }
+    // SAFETY: a live handle, not used again.
+    ok(unsafe { hipdnnDestroy(h) });
+}
+
+/// A ReLU graph built from descriptors runs on the example plugin's engine.
+#[test]
+fn a_graph_built_from_descriptors_runs() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    support::install(dir.path(), &["good_plugin"]);
+    use_only(dir.path());
+    let h = handle();
+
+    let x = tensor(1, "x", &[2, 4], false);
+    let y = tensor(2, "y", &[2, 4], false);
+    let relu = pointwise("relu", HIPDNN_POINTWISE_RELU_FWD, &[x], y);
+    let graph = create(HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[relu],
+    ));
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+        HIPDNN_TYPE_HANDLE,
+        &[h],
+    ));
+    ok(finalize(graph));
+    for d in [x, y, relu] {
+        destroy(d);
+    }
+
+    let heur = create(HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    ok(set(
+        heur,
+        HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[graph],
+    ));
+    ok(set(
+        heur,
+        HIPDNN_ATTR_ENGINEHEUR_MODE,
+        HIPDNN_TYPE_HEUR_MODE,
+        &[HIPDNN_HEUR_MODE_FALLBACK],
+    ));
+    ok(finalize(heur));
+    let config = create(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    assert_eq!(
+        get(
+            heur,
+            HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &mut [config]
+        ),
+        Ok(1)
+    );
+    let plan = create(HIPDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    ok(set(
+        plan,
+        HIPDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[config],
+    ));
+    ok(finalize(plan));
+
+    #[repr(align(64))]
+    struct Buffers {
+        x: [f32; 8],
+        y: [f32; 8],
+    }
+    let mut b = Buffers {
+        x: [-1.0, 2.0, -3.0, 4.0, 0.5, -0.5, 0.0, 1.0],
+        y: [9.0; 8],
+    };
+    let pack = create(HIPDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    ok(set(
+        pack,
+        HIPDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+        HIPDNN_TYPE_INT64,
+        &[1i64, 2],
+    ));
+    let pointers: [*mut c_void; 2] = [b.x.as_mut_ptr().cast(), b.y.as_mut_ptr().cast()];
+    ok(set(
+        pack,
+        HIPDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+        HIPDNN_TYPE_VOID_PTR,
+        &pointers,
+    ));
+    ok(set(
+        pack,
+        HIPDNN_ATTR_VARIANT_PACK_WORKSPACE,
+        HIPDNN_TYPE_VOID_PTR,
+        &[ptr::null_mut::<c_void>()],
+    ));
+    ok(finalize(pack));
+    // SAFETY: live handle and descriptors; host buffers of the graph's sizes for a host
+    // engine, 64-byte aligned.
+    ok(unsafe { hipdnnBackendExecute(h, plan, pack) });
+    assert_eq!(b.y, [0.0, 2.0, 0.0, 4.0, 0.5, 0.0, 0.0, 1.0]);
+
+    for d in [pack, plan, config, heur, graph] {
+        destroy(d);
+    }
+    // SAFETY: a live handle, not used again.
+    ok(unsafe { hipdnnDestroy(h) });
+}
