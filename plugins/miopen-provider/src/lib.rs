@@ -105,23 +105,41 @@ impl IPlanBuilder<State, MiopenSettings, BoxedPlan<State>> for MiopenPlanBuilder
             tracing::debug!(graph = graph.name(), %reason, "MIOpen engine does not apply");
             return false;
         }
-        // A fusion is claimed only if MIOpen compiles it here (it has fused kernels for
-        // some configurations only); the compiled kernel is cached for the plan.
-        match Pattern::match_graph(&model) {
-            Ok(p @ Pattern::ConvBiasActivation { .. }) => {
+        // MIOpen has the last word where it decides per device: a convolution is claimed
+        // only if MIOpen lists a solution for it (with deterministic kernels for the
+        // deterministic engine), a fusion only if MIOpen compiles it here (the compiled
+        // kernel is cached for the plan).
+        let pattern = match Pattern::match_graph(&model) {
+            Ok(p) => p,
+            Err(_) => return false,
+        };
+        let decided = match &pattern {
+            Pattern::Conv { .. } => {
+                plan::has_solution(handle.state(), &pattern, self.deterministic)
+            }
+            Pattern::ConvBiasActivation { .. } => {
                 let settings = MiopenSettings {
                     deterministic: self.deterministic,
                     ..MiopenSettings::default()
                 };
-                match MiopenPlan::build(handle.state(), &p, &settings) {
-                    Ok(_) => true,
-                    Err(e) => {
-                        tracing::debug!(graph = graph.name(), error = %e.message, "MIOpen does not fuse this graph");
-                        false
-                    }
-                }
+                MiopenPlan::build(handle.state(), &pattern, &settings).map(|_| true)
             }
-            _ => true,
+            _ => Ok(true),
+        };
+        match decided {
+            Ok(claimed) => {
+                if !claimed {
+                    tracing::debug!(
+                        graph = graph.name(),
+                        "MIOpen lists no solution for this convolution"
+                    );
+                }
+                claimed
+            }
+            Err(e) => {
+                tracing::debug!(graph = graph.name(), error = %e.message, "MIOpen cannot run this graph here");
+                false
+            }
         }
     }
 

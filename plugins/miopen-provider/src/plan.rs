@@ -337,6 +337,45 @@ impl MiopenPlan {
     }
 }
 
+/// Whether MIOpen lists a solution for the convolution `pattern` (restricted to
+/// deterministic kernels when `deterministic`): part of the applicability decision.
+///
+/// # Errors
+/// MIOpen's refusal of the descriptors.
+pub fn has_solution(
+    miopen: &Arc<Miopen>,
+    pattern: &Pattern,
+    deterministic: bool,
+) -> PluginResult<bool> {
+    let Pattern::Conv {
+        direction,
+        a,
+        b,
+        out,
+        geometry,
+    } = pattern
+    else {
+        return Ok(true);
+    };
+    let label = pattern.label();
+    let conv = ConvDesc::new(miopen, geometry, deterministic)
+        .map_err(|e| PluginError::internal(format!("{label}: {e}")))?;
+    let (a, b, out) = (
+        Bind::new(miopen, a)?,
+        Bind::new(miopen, b)?,
+        Bind::new(miopen, out)?,
+    );
+    let problem = ConvProblem {
+        direction: *direction,
+        a: &a.desc,
+        b: &b.desc,
+        conv: &conv,
+        out: &out.desc,
+    };
+    let solutions = miopen.lock().solutions(&problem).map_err(mio(label))?;
+    Ok(!solutions.is_empty())
+}
+
 /// The first solution within the workspace limit (after a Find when benchmarking).
 fn choose_solution(
     miopen: &Arc<Miopen>,
