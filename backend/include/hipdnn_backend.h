@@ -227,9 +227,12 @@ hipdnnStatus_t hipdnnGetVersion_ext(const char **version);
 /*
  Creates an empty descriptor of `descriptor_type`; free it with
  [`hipdnnBackendDestroyDescriptor`]. Implemented: ENGINEHEUR, ENGINE, ENGINECFG,
- KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR,
- OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE and OPERATIONGRAPH (from
- `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any other kind is `NOT_SUPPORTED`. An operation
+ KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR, the
+ operations (OPERATION_CONVOLUTION_FORWARD, _BACKWARD_DATA and _BACKWARD_FILTER,
+ OPERATION_POINTWISE, OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT and its _VARIANCE_
+ form, OPERATION_BATCHNORM_DESCRIPTOR_EXT, OPERATION_BATCHNORM_BACKWARD_DESCRIPTOR_EXT,
+ OPERATION_MATMUL) and OPERATIONGRAPH (from `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any
+ other kind is `NOT_SUPPORTED`. An operation
  graph can also be made from bytes ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
 
  # Safety

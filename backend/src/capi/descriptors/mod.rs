@@ -3,7 +3,9 @@
 //!
 //! ```text
 //! TENSOR       set UNIQUE_ID, DATA_TYPE, DIMENSIONS, STRIDES (…); finalize
-//! OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE
+//! OPERATION_CONVOLUTION_FORWARD / _BACKWARD_DATA / _BACKWARD_FILTER, OPERATION_POINTWISE,
+//! OPERATION_BATCHNORM_INFERENCE_EXT (and _VARIANCE_), OPERATION_BATCHNORM_EXT,
+//! OPERATION_BATCHNORM_BACKWARD_EXT, OPERATION_MATMUL
 //!              set the TENSORs and parameters, OPERATION_NAME_EXT; finalize
 //! OPERATIONGRAPH set OPS (and data types, name, preferred engine), HANDLE; finalize
 //!              builds and validates the graph
@@ -197,9 +199,12 @@ fn wrong_kind(name: i32, want: &str, got: &Kind) -> BackendError {
 
 /// Creates an empty descriptor of `descriptor_type`; free it with
 /// [`hipdnnBackendDestroyDescriptor`]. Implemented: ENGINEHEUR, ENGINE, ENGINECFG,
-/// KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR,
-/// OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE and OPERATIONGRAPH (from
-/// `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any other kind is `NOT_SUPPORTED`. An operation
+/// KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR, the
+/// operations (OPERATION_CONVOLUTION_FORWARD, _BACKWARD_DATA and _BACKWARD_FILTER,
+/// OPERATION_POINTWISE, OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT and its _VARIANCE_
+/// form, OPERATION_BATCHNORM_DESCRIPTOR_EXT, OPERATION_BATCHNORM_BACKWARD_DESCRIPTOR_EXT,
+/// OPERATION_MATMUL) and OPERATIONGRAPH (from `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any
+/// other kind is `NOT_SUPPORTED`. An operation
 /// graph can also be made from bytes ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
 ///
 /// # Safety
