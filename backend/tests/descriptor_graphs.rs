@@ -1703,3 +1703,356 @@ fn new_operation_descriptors_refuse_what_hipdnn_refuses() {
         destroy(d);
     }
 }
+
+/// The count an attribute reports when asked with a null array.
+fn count_of(
+    d: hipdnnBackendDescriptor_t,
+    name: hipdnnBackendAttributeName_t,
+    ty: hipdnnBackendAttributeType_t,
+) -> Result<i64, hipdnnStatus_t> {
+    let mut count = -1;
+    // SAFETY: a count-only query: writable count, null array.
+    let status = unsafe { hipdnnBackendGetAttribute(d, name, ty, 0, &mut count, ptr::null_mut()) };
+    if status == HIPDNN_STATUS_SUCCESS {
+        Ok(count)
+    } else {
+        Err(status)
+    }
+}
+
+/// A finalized ReLU graph on `h`.
+fn relu_graph(h: hipdnnHandle_t) -> hipdnnBackendDescriptor_t {
+    let x = tensor(1, "x", &[2, 4], false);
+    let y = tensor(2, "y", &[2, 4], false);
+    let relu = pointwise("relu", HIPDNN_POINTWISE_RELU_FWD, &[x], y);
+    let graph = graph_of_operations(&[relu], "relu");
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+        HIPDNN_TYPE_HANDLE,
+        &[h],
+    ));
+    ok(finalize(graph));
+    for d in [x, y, relu] {
+        destroy(d);
+    }
+    graph
+}
+
+/// The text of a CHAR attribute.
+fn text_of(d: hipdnnBackendDescriptor_t, name: hipdnnBackendAttributeName_t) -> String {
+    let mut bytes = [0u8; 256];
+    let n = get(d, name, HIPDNN_TYPE_CHAR, &mut bytes).unwrap() as usize;
+    String::from_utf8(bytes[..n.saturating_sub(1)].to_vec()).unwrap()
+}
+
+/// The knob discovery hipDNN's C callers use: an ENGINE hands out one KNOB_INFO per knob
+/// (caller-owned), each with its id, description, default (and its type), bounds, step,
+/// valid values; an ENGINECFG reports the workspace the plugin asks for.
+#[test]
+fn engines_describe_their_knobs_and_engine_configs_their_workspace() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    support::install(dir.path(), &["counting_plugin"]);
+    use_only(dir.path());
+    let h = handle();
+    let graph = relu_graph(h);
+    let engine = create(HIPDNN_BACKEND_ENGINE_DESCRIPTOR);
+    ok(set(
+        engine,
+        HIPDNN_ATTR_ENGINE_OPERATION_GRAPH,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[graph],
+    ));
+    ok(set(
+        engine,
+        HIPDNN_ATTR_ENGINE_GLOBAL_INDEX,
+        HIPDNN_TYPE_INT64,
+        &[hipdnn_data_sdk::engine_name_to_id("COUNTING_ENGINE")],
+    ));
+    ok(finalize(engine));
+
+    assert_eq!(
+        count_of(
+            engine,
+            HIPDNN_ATTR_ENGINE_KNOB_INFO,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR
+        ),
+        Ok(4)
+    );
+    // Room for every knob or nothing is made.
+    let mut too_few: [hipdnnBackendDescriptor_t; 2] = [ptr::null_mut(); 2];
+    assert_eq!(
+        get(
+            engine,
+            HIPDNN_ATTR_ENGINE_KNOB_INFO,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &mut too_few
+        ),
+        Err(HIPDNN_STATUS_BAD_PARAM)
+    );
+    assert_eq!(too_few, [ptr::null_mut(); 2]);
+    let mut knobs: [hipdnnBackendDescriptor_t; 4] = [ptr::null_mut(); 4];
+    assert_eq!(
+        get(
+            engine,
+            HIPDNN_ATTR_ENGINE_KNOB_INFO,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &mut knobs
+        ),
+        Ok(4)
+    );
+    let by_id = |id: &str| {
+        *knobs
+            .iter()
+            .find(|&&k| text_of(k, HIPDNN_ATTR_KNOB_INFO_TYPE) == id)
+            .unwrap_or_else(|| panic!("no knob {id}"))
+    };
+    let int = |k, name| {
+        let mut v = [0i64; 4];
+        let n = get(k, name, HIPDNN_TYPE_INT64, &mut v).unwrap() as usize;
+        v[..n].to_vec()
+    };
+    let double = |k, name| {
+        let mut v = [0f64; 2];
+        let n = get(k, name, HIPDNN_TYPE_DOUBLE, &mut v).unwrap() as usize;
+        v[..n].to_vec()
+    };
+
+    // An integer knob with a list of values.
+    let deterministic = by_id("global.deterministic");
+    assert_eq!(
+        int(deterministic, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE_TYPE),
+        [i64::from(HIPDNN_TYPE_INT64)]
+    );
+    assert_eq!(int(deterministic, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE), [0]);
+    assert_eq!(
+        int(deterministic, HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_INT),
+        [0, 1]
+    );
+    assert_eq!(
+        int(deterministic, HIPDNN_ATTR_KNOB_INFO_MINIMUM_VALUE),
+        [0i64; 0]
+    );
+    assert!(!text_of(deterministic, HIPDNN_ATTR_KNOB_INFO_DESCRIPTION).is_empty());
+    let mut deprecated = [1u8];
+    get(
+        deterministic,
+        HIPDNN_ATTR_KNOB_INFO_DEPRECATED,
+        HIPDNN_TYPE_BOOLEAN,
+        &mut deprecated,
+    )
+    .unwrap();
+    assert_eq!(deprecated, [0]);
+    // Read-only: a KNOB_INFO is finalized when made.
+    fails(
+        set(
+            deterministic,
+            HIPDNN_ATTR_KNOB_INFO_DEPRECATED,
+            HIPDNN_TYPE_BOOLEAN,
+            &[1u8],
+        ),
+        HIPDNN_STATUS_NOT_INITIALIZED,
+    );
+    // The default is read in its own type.
+    let mut wrong = [0f64];
+    assert_eq!(
+        get(
+            deterministic,
+            HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE,
+            HIPDNN_TYPE_DOUBLE,
+            &mut wrong
+        ),
+        Err(HIPDNN_STATUS_BAD_PARAM)
+    );
+
+    // An integer range.
+    let limit = by_id("global.workspace_size_limit");
+    assert_eq!(int(limit, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE), [-1]);
+    assert_eq!(int(limit, HIPDNN_ATTR_KNOB_INFO_MINIMUM_VALUE), [-1]);
+    assert_eq!(int(limit, HIPDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE), [i64::MAX]);
+    assert_eq!(int(limit, HIPDNN_ATTR_KNOB_INFO_STRIDE), [1]);
+    assert_eq!(
+        int(limit, HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_INT),
+        [0i64; 0]
+    );
+
+    // A float range.
+    let tolerance = by_id("counting.tolerance");
+    assert_eq!(
+        int(tolerance, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE_TYPE),
+        [i64::from(HIPDNN_TYPE_DOUBLE)]
+    );
+    assert_eq!(
+        double(tolerance, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE),
+        [0.5]
+    );
+    assert_eq!(
+        double(tolerance, HIPDNN_ATTR_KNOB_INFO_MINIMUM_VALUE),
+        [0.0]
+    );
+    assert_eq!(
+        double(tolerance, HIPDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE),
+        [1.0]
+    );
+    assert_eq!(
+        int(tolerance, HIPDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE),
+        [0i64; 0]
+    );
+    assert_eq!(
+        text_of(tolerance, HIPDNN_ATTR_KNOB_INFO_DESCRIPTION),
+        "how close is close enough"
+    );
+
+    // A string list: "fast\0exact\0", whole strings only.
+    let mode = by_id("counting.mode");
+    assert_eq!(
+        int(mode, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE_TYPE),
+        [i64::from(HIPDNN_TYPE_CHAR)]
+    );
+    assert_eq!(text_of(mode, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE), "fast");
+    assert_eq!(int(mode, HIPDNN_ATTR_KNOB_INFO_STRING_MAX_LENGTH), [8]);
+    assert_eq!(
+        count_of(
+            mode,
+            HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_STRING,
+            HIPDNN_TYPE_CHAR
+        ),
+        Ok(11)
+    );
+    let mut values = [0xffu8; 16];
+    assert_eq!(
+        get(
+            mode,
+            HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_STRING,
+            HIPDNN_TYPE_CHAR,
+            &mut values
+        ),
+        Ok(11)
+    );
+    assert_eq!(&values[..11], b"fast\0exact\0");
+    let mut short = [0xffu8; 8];
+    assert_eq!(
+        get(
+            mode,
+            HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_STRING,
+            HIPDNN_TYPE_CHAR,
+            &mut short
+        ),
+        Ok(5)
+    );
+    assert_eq!(&short[..6], b"fast\0\xff");
+    // The caller owns them.
+    for k in knobs {
+        destroy(k);
+    }
+
+    // An engine config: the workspace is read-only, read after finalize, one INT64.
+    let config = create(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    fails(
+        set(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            &[0i64],
+        ),
+        HIPDNN_STATUS_NOT_SUPPORTED,
+    );
+    ok(set(
+        config,
+        HIPDNN_ATTR_ENGINECFG_ENGINE,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[engine],
+    ));
+    let mut size = [0i64];
+    assert_eq!(
+        get(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            &mut size
+        ),
+        Err(HIPDNN_STATUS_NOT_INITIALIZED)
+    );
+    ok(finalize(config));
+    assert_eq!(
+        get(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            &mut size
+        ),
+        Ok(1)
+    );
+    assert_eq!(size, [64], "the counting plugin's plans take 64 bytes");
+    assert_eq!(
+        count_of(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64
+        ),
+        Err(HIPDNN_STATUS_BAD_PARAM)
+    );
+    let mut two = [0i64; 2];
+    assert_eq!(
+        get(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            &mut two
+        ),
+        Err(HIPDNN_STATUS_BAD_PARAM)
+    );
+    let mut null_array = 0;
+    // SAFETY: a writable count and a null array.
+    let status = unsafe {
+        hipdnnBackendGetAttribute(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            1,
+            &mut null_array,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+
+    // A config the heuristic fills reports the same.
+    let heur = create(HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    ok(set(
+        heur,
+        HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[graph],
+    ));
+    ok(set(
+        heur,
+        HIPDNN_ATTR_ENGINEHEUR_MODE,
+        HIPDNN_TYPE_HEUR_MODE,
+        &[HIPDNN_HEUR_MODE_FALLBACK],
+    ));
+    ok(finalize(heur));
+    let ranked = create(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    get(
+        heur,
+        HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &mut [ranked],
+    )
+    .unwrap();
+    let mut size = [0i64];
+    get(
+        ranked,
+        HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+        HIPDNN_TYPE_INT64,
+        &mut size,
+    )
+    .unwrap();
+    assert_eq!(size, [64]);
+
+    for d in [ranked, heur, config, engine, graph] {
+        destroy(d);
+    }
+    // SAFETY: a live handle, not used again.
+    ok(unsafe { hipdnnDestroy(h) });
+}
