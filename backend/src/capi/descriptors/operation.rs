@@ -567,18 +567,15 @@ impl OperationDescriptor {
         let type_name = self.type_name();
         match &mut self.op {
             Operation::Tensors(t) => t.set(&value)?,
-            Operation::Convolution(c) => match value.name {
-                name if c.slot(name).is_some() => {
-                    let i = c.slot(name).unwrap_or_default();
-                    c.tensors[i] = Some(set_tensor(&value)?);
-                }
-                HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS => c.pre_padding = set_i64s(&value)?,
-                HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS => c.post_padding = set_i64s(&value)?,
-                HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES => c.stride = set_i64s(&value)?,
-                HIPDNN_ATTR_CONVOLUTION_DILATIONS => c.dilation = set_i64s(&value)?,
-                HIPDNN_ATTR_CONVOLUTION_CONV_MODE => c.mode = set_conv_mode(&value)?,
-                HIPDNN_ATTR_CONVOLUTION_COMP_TYPE => c.compute = set_data_type(&value)?,
-                other => return Err(unsupported_attribute(type_name, other)),
+            Operation::Convolution(c) => match (c.slot(value.name), value.name) {
+                (Some(i), _) => c.tensors[i] = Some(set_tensor(&value)?),
+                (None, HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS) => c.pre_padding = set_i64s(&value)?,
+                (None, HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS) => c.post_padding = set_i64s(&value)?,
+                (None, HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES) => c.stride = set_i64s(&value)?,
+                (None, HIPDNN_ATTR_CONVOLUTION_DILATIONS) => c.dilation = set_i64s(&value)?,
+                (None, HIPDNN_ATTR_CONVOLUTION_CONV_MODE) => c.mode = set_conv_mode(&value)?,
+                (None, HIPDNN_ATTR_CONVOLUTION_COMP_TYPE) => c.compute = set_data_type(&value)?,
+                (None, other) => return Err(unsupported_attribute(type_name, other)),
             },
             Operation::Pointwise(p) => match value.name {
                 HIPDNN_ATTR_OPERATION_POINTWISE_IN_0_EXT => p.in_0 = Some(set_tensor(&value)?),
