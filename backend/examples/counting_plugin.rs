@@ -3,7 +3,8 @@
 // and how many of its plans are alive (`counting_plugin_live_plans`). The backend's
 // lifecycle tests use it to show that one plan creation analyses a graph once and
 // builds once, through the Rust API and through the C API, and that every plan is
-// released once.
+// released once. Its engine has knobs of each kind (int list, int range, float range,
+// string list) for the knob-discovery tests.
 
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -75,6 +76,24 @@ impl IPlanBuilder for Counting {
         )
     }
 
+    /// A float and a string knob, so knob discovery has each kind to show.
+    fn custom_knobs(&self, _: &Handle, _: &GraphView<'_>) -> Vec<Knob> {
+        [
+            KnobFactory::float("counting.tolerance", 0.5)
+                .description("how close is close enough")
+                .float_range(0.0, 1.0)
+                .build(),
+            KnobFactory::string("counting.mode", "fast")
+                .description("how to count")
+                .valid_strings(&["fast", "exact"])
+                .max_length(8)
+                .build(),
+        ]
+        .into_iter()
+        .map(|k| k.expect("well-formed knobs"))
+        .collect()
+    }
+
     fn build_plan(&self, _: &Handle, _: &GraphView<'_>, _: ()) -> PluginResult<BoxedPlan> {
         BUILDS.fetch_add(1, Ordering::SeqCst);
         Ok(Box::new(Noop::new()))
@@ -94,7 +113,8 @@ impl EnginePlugin for CountingPlugin {
         let engine = Engine::new(c"COUNTING_ENGINE")
             .with_memory_kind(MemoryKind::Host)
             .with_builder(Counting)
-            .with_global_knob(global_knobs::deterministic());
+            .with_global_knob(global_knobs::deterministic())
+            .with_global_knob(global_knobs::workspace_size_limit());
         EngineManager::new().with_engine(engine)
     }
 

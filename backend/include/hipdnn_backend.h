@@ -227,9 +227,12 @@ hipdnnStatus_t hipdnnGetVersion_ext(const char **version);
 /*
  Creates an empty descriptor of `descriptor_type`; free it with
  [`hipdnnBackendDestroyDescriptor`]. Implemented: ENGINEHEUR, ENGINE, ENGINECFG,
- KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR,
- OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE and OPERATIONGRAPH (from
- `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any other kind is `NOT_SUPPORTED`. An operation
+ KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR, the
+ operations (OPERATION_CONVOLUTION_FORWARD, _BACKWARD_DATA and _BACKWARD_FILTER,
+ OPERATION_POINTWISE, OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT and its _VARIANCE_
+ form, OPERATION_BATCHNORM_DESCRIPTOR_EXT, OPERATION_BATCHNORM_BACKWARD_DESCRIPTOR_EXT,
+ OPERATION_MATMUL) and OPERATIONGRAPH (from `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any
+ other kind is `NOT_SUPPORTED`. An operation
  graph can also be made from bytes ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
 
  # Safety
@@ -280,7 +283,12 @@ hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
  `*count`. A null `array` (or `requested` 0) asks for the count only. For
  `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
  descriptors, which are filled and finalized (each checked against the live
- descriptors, and of kind ENGINECFG, else `BAD_PARAM`).
+ descriptors, and of kind ENGINECFG, else `BAD_PARAM`). For
+ `HIPDNN_ATTR_ENGINE_KNOB_INFO` (as in hipDNN) the backend makes one new, finalized
+ KNOB_INFO descriptor per knob and writes it to `array`, which must have room for all
+ of them (else `BAD_PARAM` and nothing is made): the caller owns each and frees it
+ with [`hipdnnBackendDestroyDescriptor`]. `HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE` is
+ read as exactly one `INT64` into a non-null array.
 
  # Safety
  `descriptor` is null or any pointer (checked against the live descriptors); `count`

@@ -495,6 +495,35 @@ impl Handle {
         self.plan_on(graph, id, knobs)
     }
 
+    /// The workspace bytes engine `id` needs to run `graph` with `knobs`, as its plugin
+    /// reports it for the engine config (`hipdnnEnginePluginGetWorkspaceSize`), without
+    /// building a plan. The settings are checked against the engine's knobs first.
+    ///
+    /// # Errors
+    /// `BAD_PARAM` (unknown engine, invalid knob setting), `PLUGIN_ERROR` (the plugin
+    /// failed).
+    pub fn workspace_size(
+        &self,
+        graph: &OperationGraph,
+        id: i64,
+        knobs: &[KnobSetting],
+    ) -> BackendResult<usize> {
+        let (_, handle, plugin) = self.slot_for(id)?;
+        let label = format!("engine {} ({})", self.engine_name(id), engine_id_to_hex(id));
+        let details = self.engine_details(id, graph)?;
+        hipdnn_flatbuffers_sdk::model::knob::check_settings(&details.knobs, knobs)
+            .map_err(|e| BackendError::bad_param(format!("{label}: {e}")))?;
+        let config = EngineConfig {
+            engine_id: id,
+            knobs: knobs.to_vec(),
+            ranking_metric: String::new(),
+        }
+        .to_bytes();
+        // SAFETY: `handle.raw` is a live handle of `plugin`, owned by `self`.
+        unsafe { plugin.workspace_size(handle.raw, &config, graph.bytes()) }
+            .map_err(|e| BackendError::plugin(format!("plugin '{}', {label}: {e}", plugin.name())))
+    }
+
     /// [`Handle::create_plan`] for an engine already known to accept `graph`.
     fn plan_on(
         &self,

@@ -17,7 +17,9 @@ use hipdnn_backend::status::*;
 use hipdnn_backend::{LoadingMode, OperationGraph, set_engine_plugin_paths};
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{
-    ConvolutionFwdAttributes, Graph, Node, PointwiseAttributes, TensorAttributes,
+    BatchnormAttributes, BatchnormBackwardAttributes, BatchnormInferenceAttributes,
+    BatchnormInferenceAttributesVarianceExt, ConvolutionBwdAttributes, ConvolutionFwdAttributes,
+    ConvolutionWrwAttributes, Graph, MatmulAttributes, Node, PointwiseAttributes, TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
@@ -891,6 +893,1164 @@ fn a_graph_built_from_descriptors_runs() {
     assert_eq!(b.y, [0.0, 2.0, 0.0, 4.0, 0.5, 0.0, 0.0, 1.0]);
 
     for d in [pack, plan, config, heur, graph] {
+        destroy(d);
+    }
+    // SAFETY: a live handle, not used again.
+    ok(unsafe { hipdnnDestroy(h) });
+}
+
+/// A finalized operation of `kind`: each `(attribute, tensor)` set, FLOAT as the compute
+/// type (`compute`), and a name.
+fn operation(
+    kind: hipdnnBackendDescriptorType_t,
+    tensors: &[(hipdnnBackendAttributeName_t, hipdnnBackendDescriptor_t)],
+    compute: hipdnnBackendAttributeName_t,
+    name: &str,
+) -> hipdnnBackendDescriptor_t {
+    let op = create(kind);
+    for &(attribute, t) in tensors {
+        ok(set(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &[t]));
+    }
+    ok(set(
+        op,
+        compute,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    ok(set(
+        op,
+        HIPDNN_ATTR_OPERATION_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        name.as_bytes(),
+    ));
+    ok(finalize(op));
+    op
+}
+
+/// Sets the padding, stride, dilation and mode every convolution takes (1 each).
+fn convolution_parameters(op: hipdnnBackendDescriptor_t) {
+    for name in [
+        HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS,
+        HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS,
+        HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+        HIPDNN_ATTR_CONVOLUTION_DILATIONS,
+    ] {
+        ok(set(op, name, HIPDNN_TYPE_INT64, &[1i64, 1]));
+    }
+    ok(set(
+        op,
+        HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
+        HIPDNN_TYPE_CONVOLUTION_MODE,
+        &[HIPDNN_CROSS_CORRELATION],
+    ));
+}
+
+/// A finalized convolution of `kind` over three tensors, as `conv_bias_relu_descriptors`
+/// sets the forward one.
+fn convolution(
+    kind: hipdnnBackendDescriptorType_t,
+    tensors: &[(hipdnnBackendAttributeName_t, hipdnnBackendDescriptor_t)],
+    name: &str,
+) -> hipdnnBackendDescriptor_t {
+    let op = create(kind);
+    for &(attribute, t) in tensors {
+        ok(set(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &[t]));
+    }
+    convolution_parameters(op);
+    ok(set(
+        op,
+        HIPDNN_ATTR_CONVOLUTION_COMP_TYPE,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    ok(set(
+        op,
+        HIPDNN_ATTR_OPERATION_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        name.as_bytes(),
+    ));
+    ok(finalize(op));
+    op
+}
+
+/// An (unfinalized) OPERATIONGRAPH of `ops`, FLOAT throughout, named `name`.
+fn graph_of_operations(ops: &[hipdnnBackendDescriptor_t], name: &str) -> hipdnnBackendDescriptor_t {
+    let graph = create(HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        ops,
+    ));
+    for attribute in [
+        HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT,
+        HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT,
+        HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT,
+    ] {
+        ok(set(
+            graph,
+            attribute,
+            HIPDNN_TYPE_DATA_TYPE,
+            &[HIPDNN_DATA_FLOAT],
+        ));
+    }
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        name.as_bytes(),
+    ));
+    graph
+}
+
+/// The model of a one-node graph as hipDNN's frontend would serialize it: FLOAT
+/// throughout, the node's tensors in hipDNN's order.
+fn one_node_model(
+    name: &str,
+    node: &str,
+    tensors: Vec<TensorAttributes>,
+    attributes: hipdnn_flatbuffers_sdk::model::NodeAttributes,
+) -> Graph {
+    Graph {
+        name: name.to_owned(),
+        io_data_type: DataType::Float,
+        compute_data_type: DataType::Float,
+        intermediate_data_type: DataType::Float,
+        tensors,
+        nodes: vec![Node {
+            name: node.to_owned(),
+            compute_data_type: DataType::Float,
+            attributes,
+        }],
+        ..Graph::default()
+    }
+}
+
+/// The descriptor-built graph serializes as `model` does, from bytes and from JSON; the
+/// graph (and everything in `others`) is destroyed afterwards.
+#[track_caller]
+fn assert_same_bytes(
+    graph: hipdnnBackendDescriptor_t,
+    model: Graph,
+    others: &[hipdnnBackendDescriptor_t],
+) {
+    let json = model.to_json();
+    let expected = OperationGraph::new(model).unwrap();
+    for &d in others {
+        destroy(d);
+    }
+    assert_eq!(serialized(graph), expected.bytes());
+    let mut from_json = ptr::null_mut();
+    // SAFETY: `json` holds `len` bytes.
+    ok(unsafe {
+        hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut from_json,
+            json.as_ptr().cast(),
+            json.len(),
+        )
+    });
+    assert_eq!(serialized(from_json), expected.bytes());
+    destroy(from_json);
+    destroy(graph);
+}
+
+/// The kind an operation descriptor reports.
+fn operation_type(op: hipdnnBackendDescriptor_t) -> i32 {
+    let mut kind = [-1i32];
+    get(
+        op,
+        HIPDNN_ATTR_OPERATION_TYPE_EXT,
+        HIPDNN_TYPE_OPERATION_TYPE_EXT,
+        &mut kind,
+    )
+    .unwrap();
+    kind[0]
+}
+
+fn geometry() -> (Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, ConvMode) {
+    (
+        vec![1, 1],
+        vec![1, 1],
+        vec![1, 1],
+        vec![1, 1],
+        ConvMode::CROSS_CORRELATION,
+    )
+}
+
+#[test]
+fn convolution_backward_descriptors_have_the_bytes_of_the_same_graphs() {
+    let _serial = serial();
+    // Data gradient: dx from dy and w.
+    let dy = tensor(1, "dy", &[1, 8, 8, 8], false);
+    let w = tensor(2, "w", &[8, 4, 3, 3], false);
+    let dx = tensor(3, "dx", &[1, 4, 8, 8], false);
+    let op = convolution(
+        HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+        &[
+            (HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, dy),
+            (HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, w),
+            (HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, dx),
+        ],
+        "dgrad",
+    );
+    assert_eq!(
+        operation_type(op),
+        HIPDNN_OPERATION_TYPE_CONVOLUTION_BACKWARD_DATA
+    );
+    let mut strides = [0i64; 4];
+    assert_eq!(
+        get(
+            op,
+            HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
+            HIPDNN_TYPE_INT64,
+            &mut strides
+        ),
+        Ok(2)
+    );
+    let graph = graph_of_operations(&[op], "dgrad");
+    let (pre_padding, post_padding, stride, dilation, conv_mode) = geometry();
+    let model = one_node_model(
+        "dgrad",
+        "dgrad",
+        vec![
+            tensor_model(1, "dy", &[1, 8, 8, 8], false),
+            tensor_model(2, "w", &[8, 4, 3, 3], false),
+            tensor_model(3, "dx", &[1, 4, 8, 8], false),
+        ],
+        ConvolutionBwdAttributes {
+            dy_tensor_uid: 1,
+            w_tensor_uid: 2,
+            dx_tensor_uid: 3,
+            pre_padding,
+            post_padding,
+            stride,
+            dilation,
+            conv_mode,
+            ..ConvolutionBwdAttributes::default()
+        }
+        .into(),
+    );
+    assert_same_bytes(graph, model, &[dy, w, dx, op]);
+
+    // Filter gradient: dw from x and dy.
+    let x = tensor(1, "x", &[1, 4, 8, 8], false);
+    let dy = tensor(2, "dy", &[1, 8, 8, 8], false);
+    let dw = tensor(3, "dw", &[8, 4, 3, 3], false);
+    let op = convolution(
+        HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+        &[
+            (HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, x),
+            (HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, dy),
+            (HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, dw),
+        ],
+        "wgrad",
+    );
+    assert_eq!(
+        operation_type(op),
+        HIPDNN_OPERATION_TYPE_CONVOLUTION_BACKWARD_WEIGHTS
+    );
+    let graph = graph_of_operations(&[op], "wgrad");
+    let (pre_padding, post_padding, stride, dilation, conv_mode) = geometry();
+    let model = one_node_model(
+        "wgrad",
+        "wgrad",
+        vec![
+            tensor_model(1, "x", &[1, 4, 8, 8], false),
+            tensor_model(2, "dy", &[1, 8, 8, 8], false),
+            tensor_model(3, "dw", &[8, 4, 3, 3], false),
+        ],
+        ConvolutionWrwAttributes {
+            x_tensor_uid: 1,
+            dy_tensor_uid: 2,
+            dw_tensor_uid: 3,
+            pre_padding,
+            post_padding,
+            stride,
+            dilation,
+            conv_mode,
+            ..ConvolutionWrwAttributes::default()
+        }
+        .into(),
+    );
+    assert_same_bytes(graph, model, &[x, dy, dw, op]);
+}
+
+/// Per-channel tensors of a batch norm over `[2, 4, 3, 3]`: `[1, 4, 1, 1]`.
+const CHANNEL: [i64; 4] = [1, 4, 1, 1];
+const SCALAR: [i64; 4] = [1, 1, 1, 1];
+const ACTIVATION: [i64; 4] = [2, 4, 3, 3];
+
+/// Tensors `(uid, name, dims)` made into descriptors and models, uids in order.
+fn tensors(specs: &[(&str, &[i64])]) -> (Vec<hipdnnBackendDescriptor_t>, Vec<TensorAttributes>) {
+    specs
+        .iter()
+        .zip(1..)
+        .map(|(&(name, dims), uid)| {
+            (
+                tensor(uid, name, dims, false),
+                tensor_model(uid, name, dims, false),
+            )
+        })
+        .unzip()
+}
+
+#[test]
+fn batch_norm_inference_descriptors_have_the_bytes_of_the_same_graphs() {
+    let _serial = serial();
+    let (t, models) = tensors(&[
+        ("x", &ACTIVATION),
+        ("mean", &CHANNEL),
+        ("inv_variance", &CHANNEL),
+        ("scale", &CHANNEL),
+        ("bias", &CHANNEL),
+        ("y", &ACTIVATION),
+    ]);
+    // Set out of order: the graph lists them in hipDNN's order all the same.
+    let op = operation(
+        HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT,
+        &[
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_Y_EXT, t[5]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_X_EXT, t[0]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_MEAN_EXT, t[1]),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_INV_VARIANCE_EXT,
+                t[2],
+            ),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_SCALE_EXT, t[3]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_BIAS_EXT, t[4]),
+        ],
+        HIPDNN_ATTR_BATCHNORM_INF_COMP_TYPE_EXT,
+        "bn",
+    );
+    assert_eq!(
+        operation_type(op),
+        HIPDNN_OPERATION_TYPE_BATCHNORM_INFERENCE
+    );
+    let mut compute = [-1];
+    assert_eq!(
+        get(
+            op,
+            HIPDNN_ATTR_BATCHNORM_INF_COMP_TYPE_EXT,
+            HIPDNN_TYPE_DATA_TYPE,
+            &mut compute
+        ),
+        Ok(1)
+    );
+    assert_eq!(compute, [HIPDNN_DATA_FLOAT]);
+    let graph = graph_of_operations(&[op], "bn_inference");
+    let model = one_node_model(
+        "bn_inference",
+        "bn",
+        models,
+        BatchnormInferenceAttributes {
+            x_tensor_uid: 1,
+            mean_tensor_uid: 2,
+            inv_variance_tensor_uid: 3,
+            scale_tensor_uid: 4,
+            bias_tensor_uid: 5,
+            y_tensor_uid: 6,
+        }
+        .into(),
+    );
+    let mut others = t.clone();
+    others.push(op);
+    assert_same_bytes(graph, model, &others);
+
+    // The variance form, with an epsilon tensor.
+    let (t, models) = tensors(&[
+        ("x", &ACTIVATION),
+        ("mean", &CHANNEL),
+        ("variance", &CHANNEL),
+        ("scale", &CHANNEL),
+        ("bias", &CHANNEL),
+        ("y", &ACTIVATION),
+        ("epsilon", &SCALAR),
+    ]);
+    let op = operation(
+        HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_VARIANCE_DESCRIPTOR_EXT,
+        &[
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_X_EXT,
+                t[0],
+            ),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_MEAN_EXT,
+                t[1],
+            ),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_VARIANCE_EXT,
+                t[2],
+            ),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_SCALE_EXT,
+                t[3],
+            ),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_BIAS_EXT,
+                t[4],
+            ),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_Y_EXT,
+                t[5],
+            ),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_EPSILON_EXT,
+                t[6],
+            ),
+        ],
+        HIPDNN_ATTR_BATCHNORM_INF_VAR_COMP_TYPE_EXT,
+        "bn",
+    );
+    assert_eq!(
+        operation_type(op),
+        HIPDNN_OPERATION_TYPE_BATCHNORM_INFERENCE_VARIANCE
+    );
+    let graph = graph_of_operations(&[op], "bn_inference_variance");
+    let model = one_node_model(
+        "bn_inference_variance",
+        "bn",
+        models,
+        BatchnormInferenceAttributesVarianceExt {
+            x_tensor_uid: 1,
+            mean_tensor_uid: 2,
+            variance_tensor_uid: 3,
+            scale_tensor_uid: 4,
+            bias_tensor_uid: 5,
+            y_tensor_uid: 6,
+            epsilon_tensor_uid: 7,
+        }
+        .into(),
+    );
+    let mut others = t.clone();
+    others.push(op);
+    assert_same_bytes(graph, model, &others);
+}
+
+#[test]
+fn batch_norm_training_descriptors_have_the_bytes_of_the_same_graphs() {
+    let _serial = serial();
+    // Forward training with saved and running statistics: hipDNN lists x, scale, bias,
+    // epsilon, y, then the optional outputs and inputs.
+    let (t, models) = tensors(&[
+        ("x", &ACTIVATION),
+        ("scale", &CHANNEL),
+        ("bias", &CHANNEL),
+        ("epsilon", &SCALAR),
+        ("y", &ACTIVATION),
+        ("mean", &CHANNEL),
+        ("inv_variance", &CHANNEL),
+        ("prev_running_mean", &CHANNEL),
+        ("prev_running_variance", &CHANNEL),
+        ("momentum", &SCALAR),
+        ("next_running_mean", &CHANNEL),
+        ("next_running_variance", &CHANNEL),
+    ]);
+    let op = operation(
+        HIPDNN_BACKEND_OPERATION_BATCHNORM_DESCRIPTOR_EXT,
+        &[
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_X_EXT, t[0]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_SCALE_EXT, t[1]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_BIAS_EXT, t[2]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_EPSILON_EXT, t[3]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_Y_EXT, t[4]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_PREV_RUNNING_MEAN_EXT, t[7]),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_PREV_RUNNING_VARIANCE_EXT,
+                t[8],
+            ),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_MOMENTUM_EXT, t[9]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_MEAN_EXT, t[5]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_INV_VARIANCE_EXT, t[6]),
+            (HIPDNN_ATTR_OPERATION_BATCHNORM_NEXT_RUNNING_MEAN_EXT, t[10]),
+            (
+                HIPDNN_ATTR_OPERATION_BATCHNORM_NEXT_RUNNING_VARIANCE_EXT,
+                t[11],
+            ),
+        ],
+        HIPDNN_ATTR_BATCHNORM_COMP_TYPE_EXT,
+        "bn",
+    );
+    assert_eq!(operation_type(op), HIPDNN_OPERATION_TYPE_BATCHNORM);
+    let graph = graph_of_operations(&[op], "bn_training");
+    let model = one_node_model(
+        "bn_training",
+        "bn",
+        models,
+        BatchnormAttributes {
+            x_tensor_uid: 1,
+            scale_tensor_uid: 2,
+            bias_tensor_uid: 3,
+            epsilon_tensor_uid: 4,
+            y_tensor_uid: 5,
+            mean_tensor_uid: Some(6),
+            inv_variance_tensor_uid: Some(7),
+            prev_running_mean_tensor_uid: Some(8),
+            prev_running_variance_tensor_uid: Some(9),
+            momentum_tensor_uid: Some(10),
+            next_running_mean_tensor_uid: Some(11),
+            next_running_variance_tensor_uid: Some(12),
+            peer_stats_tensor_uid: Vec::new(),
+        }
+        .into(),
+    );
+    let mut others = t.clone();
+    others.push(op);
+    assert_same_bytes(graph, model, &others);
+
+    // Backward, from the saved statistics, with one peer's statistics.
+    let (t, models) = tensors(&[
+        ("dy", &ACTIVATION),
+        ("x", &ACTIVATION),
+        ("scale", &CHANNEL),
+        ("dx", &ACTIVATION),
+        ("dscale", &CHANNEL),
+        ("dbias", &CHANNEL),
+        ("mean", &CHANNEL),
+        ("inv_variance", &CHANNEL),
+        ("peer_stats", &CHANNEL),
+    ]);
+    let op = create(HIPDNN_BACKEND_OPERATION_BATCHNORM_BACKWARD_DESCRIPTOR_EXT);
+    ok(set(
+        op,
+        HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_PEER_STATS_EXT,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[t[8]],
+    ));
+    for (attribute, i) in [
+        (HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DY_EXT, 0),
+        (HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_X_EXT, 1),
+        (HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_SCALE_EXT, 2),
+        (HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DX_EXT, 3),
+        (HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DSCALE_EXT, 4),
+        (HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DBIAS_EXT, 5),
+        (HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_MEAN_EXT, 6),
+        (HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_INV_VARIANCE_EXT, 7),
+    ] {
+        ok(set(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &[t[i]]));
+    }
+    ok(set(
+        op,
+        HIPDNN_ATTR_BATCHNORM_BACKWARD_COMP_TYPE_EXT,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    ok(set(
+        op,
+        HIPDNN_ATTR_OPERATION_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        b"bn_bwd",
+    ));
+    ok(finalize(op));
+    assert_eq!(operation_type(op), HIPDNN_OPERATION_TYPE_BATCHNORM_BACKWARD);
+    let graph = graph_of_operations(&[op], "bn_backward");
+    let model = one_node_model(
+        "bn_backward",
+        "bn_bwd",
+        models,
+        BatchnormBackwardAttributes {
+            dy_tensor_uid: 1,
+            x_tensor_uid: 2,
+            scale_tensor_uid: 3,
+            dx_tensor_uid: 4,
+            dscale_tensor_uid: 5,
+            dbias_tensor_uid: 6,
+            mean_tensor_uid: Some(7),
+            inv_variance_tensor_uid: Some(8),
+            peer_stats_tensor_uid: vec![9],
+        }
+        .into(),
+    );
+    let mut others = t.clone();
+    others.push(op);
+    assert_same_bytes(graph, model, &others);
+}
+
+#[test]
+fn matmul_descriptors_have_the_bytes_of_the_same_graph() {
+    let _serial = serial();
+    let (t, models) = tensors(&[("a", &[1, 2, 3]), ("b", &[1, 3, 4]), ("c", &[1, 2, 4])]);
+    let op = operation(
+        HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+        &[
+            (HIPDNN_ATTR_OPERATION_MATMUL_ADESC, t[0]),
+            (HIPDNN_ATTR_OPERATION_MATMUL_BDESC, t[1]),
+            (HIPDNN_ATTR_OPERATION_MATMUL_CDESC, t[2]),
+        ],
+        HIPDNN_ATTR_MATMUL_COMP_TYPE,
+        "matmul",
+    );
+    assert_eq!(operation_type(op), HIPDNN_OPERATION_TYPE_MATMUL);
+    let mut name = [0u8; 16];
+    assert_eq!(
+        get(
+            op,
+            HIPDNN_ATTR_OPERATION_NAME_EXT,
+            HIPDNN_TYPE_CHAR,
+            &mut name
+        ),
+        Ok(7)
+    );
+    let graph = graph_of_operations(&[op], "matmul");
+    let model = one_node_model(
+        "matmul",
+        "matmul",
+        models,
+        MatmulAttributes {
+            a_tensor_uid: 1,
+            b_tensor_uid: 2,
+            c_tensor_uid: 3,
+            ..MatmulAttributes::default()
+        }
+        .into(),
+    );
+    let mut others = t.clone();
+    others.push(op);
+    assert_same_bytes(graph, model, &others);
+}
+
+/// For each new kind: nothing set names the first required tensor; every tensor but no
+/// compute type names the compute attribute; a non-TENSOR descriptor where a tensor goes
+/// is `BAD_PARAM`; an attribute of another operation is `NOT_SUPPORTED`.
+#[test]
+fn new_operation_descriptors_refuse_what_hipdnn_refuses() {
+    let _serial = serial();
+    let a = tensor(1, "a", &[2, 2], false);
+    let b = tensor(2, "b", &[2, 2], false);
+    let not_a_tensor = pointwise("relu", HIPDNN_POINTWISE_RELU_FWD, &[a], b);
+    let cases: &[(
+        hipdnnBackendDescriptorType_t,
+        &[hipdnnBackendAttributeName_t],
+        &str,
+        &str,
+    )] = &[
+        (
+            HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+            &[
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+            ],
+            "HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY",
+            "HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS",
+        ),
+        (
+            HIPDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+            &[
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+                HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+            ],
+            "HIPDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X",
+            "HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS",
+        ),
+        (
+            HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT,
+            &[
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_X_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_MEAN_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_INV_VARIANCE_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_SCALE_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_BIAS_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_Y_EXT,
+            ],
+            "HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_X_EXT",
+            "HIPDNN_ATTR_BATCHNORM_INF_COMP_TYPE_EXT",
+        ),
+        (
+            HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_VARIANCE_DESCRIPTOR_EXT,
+            &[
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_X_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_MEAN_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_VARIANCE_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_SCALE_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_BIAS_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_Y_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_EPSILON_EXT,
+            ],
+            "HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_X_EXT",
+            "HIPDNN_ATTR_BATCHNORM_INF_VAR_COMP_TYPE_EXT",
+        ),
+        (
+            HIPDNN_BACKEND_OPERATION_BATCHNORM_DESCRIPTOR_EXT,
+            &[
+                HIPDNN_ATTR_OPERATION_BATCHNORM_X_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_SCALE_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_BIAS_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_EPSILON_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_Y_EXT,
+            ],
+            "HIPDNN_ATTR_OPERATION_BATCHNORM_X_EXT",
+            "HIPDNN_ATTR_BATCHNORM_COMP_TYPE_EXT",
+        ),
+        (
+            HIPDNN_BACKEND_OPERATION_BATCHNORM_BACKWARD_DESCRIPTOR_EXT,
+            &[
+                HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DY_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_X_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_SCALE_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DX_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DSCALE_EXT,
+                HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DBIAS_EXT,
+            ],
+            "HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DY_EXT",
+            "HIPDNN_ATTR_BATCHNORM_BACKWARD_COMP_TYPE_EXT",
+        ),
+        (
+            HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+            &[
+                HIPDNN_ATTR_OPERATION_MATMUL_ADESC,
+                HIPDNN_ATTR_OPERATION_MATMUL_BDESC,
+                HIPDNN_ATTR_OPERATION_MATMUL_CDESC,
+            ],
+            "HIPDNN_ATTR_OPERATION_MATMUL_ADESC",
+            "HIPDNN_ATTR_MATMUL_COMP_TYPE",
+        ),
+    ];
+    for &(kind, required, first, after_tensors) in cases {
+        let op = create(kind);
+        let m = fails(finalize(op), HIPDNN_STATUS_BAD_PARAM);
+        assert!(m.contains(first), "{kind}: {m}");
+        let m = fails(
+            set(
+                op,
+                required[0],
+                HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+                &[not_a_tensor],
+            ),
+            HIPDNN_STATUS_BAD_PARAM,
+        );
+        assert!(m.contains("takes a TENSOR descriptor"), "{kind}: {m}");
+        fails(
+            set(
+                op,
+                HIPDNN_ATTR_POINTWISE_MODE,
+                HIPDNN_TYPE_POINTWISE_MODE,
+                &[HIPDNN_POINTWISE_ADD],
+            ),
+            HIPDNN_STATUS_NOT_SUPPORTED,
+        );
+        for &attribute in required {
+            ok(set(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &[a]));
+        }
+        let m = fails(finalize(op), HIPDNN_STATUS_BAD_PARAM);
+        assert!(m.contains(after_tensors), "{kind}: {m}");
+        // Not finalized: nothing reads back.
+        let mut kind_read = [0i32];
+        assert_eq!(
+            get(
+                op,
+                HIPDNN_ATTR_OPERATION_TYPE_EXT,
+                HIPDNN_TYPE_OPERATION_TYPE_EXT,
+                &mut kind_read
+            ),
+            Err(HIPDNN_STATUS_NOT_INITIALIZED)
+        );
+        destroy(op);
+    }
+
+    // Statistics hipDNN takes together: saved mean without inverse variance, one running
+    // statistic without the rest.
+    let bn = create(HIPDNN_BACKEND_OPERATION_BATCHNORM_DESCRIPTOR_EXT);
+    for attribute in [
+        HIPDNN_ATTR_OPERATION_BATCHNORM_X_EXT,
+        HIPDNN_ATTR_OPERATION_BATCHNORM_SCALE_EXT,
+        HIPDNN_ATTR_OPERATION_BATCHNORM_BIAS_EXT,
+        HIPDNN_ATTR_OPERATION_BATCHNORM_EPSILON_EXT,
+        HIPDNN_ATTR_OPERATION_BATCHNORM_Y_EXT,
+        HIPDNN_ATTR_OPERATION_BATCHNORM_MEAN_EXT,
+    ] {
+        ok(set(bn, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &[a]));
+    }
+    ok(set(
+        bn,
+        HIPDNN_ATTR_BATCHNORM_COMP_TYPE_EXT,
+        HIPDNN_TYPE_DATA_TYPE,
+        &[HIPDNN_DATA_FLOAT],
+    ));
+    let m = fails(finalize(bn), HIPDNN_STATUS_BAD_PARAM);
+    assert!(
+        m.contains("HIPDNN_ATTR_OPERATION_BATCHNORM_INV_VARIANCE_EXT"),
+        "{m}"
+    );
+    ok(set(
+        bn,
+        HIPDNN_ATTR_OPERATION_BATCHNORM_INV_VARIANCE_EXT,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[b],
+    ));
+    ok(set(
+        bn,
+        HIPDNN_ATTR_OPERATION_BATCHNORM_MOMENTUM_EXT,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[b],
+    ));
+    let m = fails(finalize(bn), HIPDNN_STATUS_BAD_PARAM);
+    assert!(
+        m.contains("HIPDNN_ATTR_OPERATION_BATCHNORM_NEXT_RUNNING_VARIANCE_EXT"),
+        "{m}"
+    );
+    // Peer statistics are TENSORs too.
+    fails(
+        set(
+            bn,
+            HIPDNN_ATTR_OPERATION_BATCHNORM_PEER_STATS_EXT,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &[a, not_a_tensor],
+        ),
+        HIPDNN_STATUS_BAD_PARAM,
+    );
+    for d in [bn, not_a_tensor, a, b] {
+        destroy(d);
+    }
+}
+
+/// The count an attribute reports when asked with a null array.
+fn count_of(
+    d: hipdnnBackendDescriptor_t,
+    name: hipdnnBackendAttributeName_t,
+    ty: hipdnnBackendAttributeType_t,
+) -> Result<i64, hipdnnStatus_t> {
+    let mut count = -1;
+    // SAFETY: a count-only query: writable count, null array.
+    let status = unsafe { hipdnnBackendGetAttribute(d, name, ty, 0, &mut count, ptr::null_mut()) };
+    if status == HIPDNN_STATUS_SUCCESS {
+        Ok(count)
+    } else {
+        Err(status)
+    }
+}
+
+/// A finalized ReLU graph on `h`.
+fn relu_graph(h: hipdnnHandle_t) -> hipdnnBackendDescriptor_t {
+    let x = tensor(1, "x", &[2, 4], false);
+    let y = tensor(2, "y", &[2, 4], false);
+    let relu = pointwise("relu", HIPDNN_POINTWISE_RELU_FWD, &[x], y);
+    let graph = graph_of_operations(&[relu], "relu");
+    ok(set(
+        graph,
+        HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+        HIPDNN_TYPE_HANDLE,
+        &[h],
+    ));
+    ok(finalize(graph));
+    for d in [x, y, relu] {
+        destroy(d);
+    }
+    graph
+}
+
+/// The text of a CHAR attribute.
+fn text_of(d: hipdnnBackendDescriptor_t, name: hipdnnBackendAttributeName_t) -> String {
+    let mut bytes = [0u8; 256];
+    let n = get(d, name, HIPDNN_TYPE_CHAR, &mut bytes).unwrap() as usize;
+    String::from_utf8(bytes[..n.saturating_sub(1)].to_vec()).unwrap()
+}
+
+/// The knob discovery hipDNN's C callers use: an ENGINE hands out one KNOB_INFO per knob
+/// (caller-owned), each with its id, description, default (and its type), bounds, step,
+/// valid values; an ENGINECFG reports the workspace the plugin asks for.
+#[test]
+fn engines_describe_their_knobs_and_engine_configs_their_workspace() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    support::install(dir.path(), &["counting_plugin"]);
+    use_only(dir.path());
+    let h = handle();
+    let graph = relu_graph(h);
+    let engine = create(HIPDNN_BACKEND_ENGINE_DESCRIPTOR);
+    ok(set(
+        engine,
+        HIPDNN_ATTR_ENGINE_OPERATION_GRAPH,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[graph],
+    ));
+    ok(set(
+        engine,
+        HIPDNN_ATTR_ENGINE_GLOBAL_INDEX,
+        HIPDNN_TYPE_INT64,
+        &[hipdnn_data_sdk::engine_name_to_id("COUNTING_ENGINE")],
+    ));
+    ok(finalize(engine));
+
+    assert_eq!(
+        count_of(
+            engine,
+            HIPDNN_ATTR_ENGINE_KNOB_INFO,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR
+        ),
+        Ok(4)
+    );
+    // Room for every knob or nothing is made.
+    let mut too_few: [hipdnnBackendDescriptor_t; 2] = [ptr::null_mut(); 2];
+    assert_eq!(
+        get(
+            engine,
+            HIPDNN_ATTR_ENGINE_KNOB_INFO,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &mut too_few
+        ),
+        Err(HIPDNN_STATUS_BAD_PARAM)
+    );
+    assert_eq!(too_few, [ptr::null_mut(); 2]);
+    let mut knobs: [hipdnnBackendDescriptor_t; 4] = [ptr::null_mut(); 4];
+    assert_eq!(
+        get(
+            engine,
+            HIPDNN_ATTR_ENGINE_KNOB_INFO,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &mut knobs
+        ),
+        Ok(4)
+    );
+    let by_id = |id: &str| {
+        *knobs
+            .iter()
+            .find(|&&k| text_of(k, HIPDNN_ATTR_KNOB_INFO_TYPE) == id)
+            .unwrap_or_else(|| panic!("no knob {id}"))
+    };
+    let int = |k, name| {
+        let mut v = [0i64; 4];
+        let n = get(k, name, HIPDNN_TYPE_INT64, &mut v).unwrap() as usize;
+        v[..n].to_vec()
+    };
+    let double = |k, name| {
+        let mut v = [0f64; 2];
+        let n = get(k, name, HIPDNN_TYPE_DOUBLE, &mut v).unwrap() as usize;
+        v[..n].to_vec()
+    };
+
+    // An integer knob with a list of values.
+    let deterministic = by_id("global.deterministic");
+    assert_eq!(
+        int(deterministic, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE_TYPE),
+        [i64::from(HIPDNN_TYPE_INT64)]
+    );
+    assert_eq!(int(deterministic, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE), [0]);
+    assert_eq!(
+        int(deterministic, HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_INT),
+        [0, 1]
+    );
+    assert_eq!(
+        int(deterministic, HIPDNN_ATTR_KNOB_INFO_MINIMUM_VALUE),
+        [0i64; 0]
+    );
+    assert!(!text_of(deterministic, HIPDNN_ATTR_KNOB_INFO_DESCRIPTION).is_empty());
+    let mut deprecated = [1u8];
+    get(
+        deterministic,
+        HIPDNN_ATTR_KNOB_INFO_DEPRECATED,
+        HIPDNN_TYPE_BOOLEAN,
+        &mut deprecated,
+    )
+    .unwrap();
+    assert_eq!(deprecated, [0]);
+    // Read-only: a KNOB_INFO is finalized when made.
+    fails(
+        set(
+            deterministic,
+            HIPDNN_ATTR_KNOB_INFO_DEPRECATED,
+            HIPDNN_TYPE_BOOLEAN,
+            &[1u8],
+        ),
+        HIPDNN_STATUS_NOT_INITIALIZED,
+    );
+    // The default is read in its own type.
+    let mut wrong = [0f64];
+    assert_eq!(
+        get(
+            deterministic,
+            HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE,
+            HIPDNN_TYPE_DOUBLE,
+            &mut wrong
+        ),
+        Err(HIPDNN_STATUS_BAD_PARAM)
+    );
+
+    // An integer range.
+    let limit = by_id("global.workspace_size_limit");
+    assert_eq!(int(limit, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE), [-1]);
+    assert_eq!(int(limit, HIPDNN_ATTR_KNOB_INFO_MINIMUM_VALUE), [-1]);
+    assert_eq!(int(limit, HIPDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE), [i64::MAX]);
+    assert_eq!(int(limit, HIPDNN_ATTR_KNOB_INFO_STRIDE), [1]);
+    assert_eq!(
+        int(limit, HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_INT),
+        [0i64; 0]
+    );
+
+    // A float range.
+    let tolerance = by_id("counting.tolerance");
+    assert_eq!(
+        int(tolerance, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE_TYPE),
+        [i64::from(HIPDNN_TYPE_DOUBLE)]
+    );
+    assert_eq!(
+        double(tolerance, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE),
+        [0.5]
+    );
+    assert_eq!(
+        double(tolerance, HIPDNN_ATTR_KNOB_INFO_MINIMUM_VALUE),
+        [0.0]
+    );
+    assert_eq!(
+        double(tolerance, HIPDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE),
+        [1.0]
+    );
+    assert_eq!(
+        int(tolerance, HIPDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE),
+        [0i64; 0]
+    );
+    assert_eq!(
+        text_of(tolerance, HIPDNN_ATTR_KNOB_INFO_DESCRIPTION),
+        "how close is close enough"
+    );
+
+    // A string list: "fast\0exact\0", whole strings only.
+    let mode = by_id("counting.mode");
+    assert_eq!(
+        int(mode, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE_TYPE),
+        [i64::from(HIPDNN_TYPE_CHAR)]
+    );
+    assert_eq!(text_of(mode, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE), "fast");
+    assert_eq!(int(mode, HIPDNN_ATTR_KNOB_INFO_STRING_MAX_LENGTH), [8]);
+    assert_eq!(
+        count_of(
+            mode,
+            HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_STRING,
+            HIPDNN_TYPE_CHAR
+        ),
+        Ok(11)
+    );
+    let mut values = [0xffu8; 16];
+    assert_eq!(
+        get(
+            mode,
+            HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_STRING,
+            HIPDNN_TYPE_CHAR,
+            &mut values
+        ),
+        Ok(11)
+    );
+    assert_eq!(&values[..11], b"fast\0exact\0");
+    let mut short = [0xffu8; 8];
+    assert_eq!(
+        get(
+            mode,
+            HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_STRING,
+            HIPDNN_TYPE_CHAR,
+            &mut short
+        ),
+        Ok(5)
+    );
+    assert_eq!(&short[..6], b"fast\0\xff");
+    // The caller owns them.
+    for k in knobs {
+        destroy(k);
+    }
+
+    // An engine config: the workspace is read-only, read after finalize, one INT64.
+    let config = create(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    fails(
+        set(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            &[0i64],
+        ),
+        HIPDNN_STATUS_NOT_SUPPORTED,
+    );
+    ok(set(
+        config,
+        HIPDNN_ATTR_ENGINECFG_ENGINE,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[engine],
+    ));
+    let mut size = [0i64];
+    assert_eq!(
+        get(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            &mut size
+        ),
+        Err(HIPDNN_STATUS_NOT_INITIALIZED)
+    );
+    ok(finalize(config));
+    assert_eq!(
+        get(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            &mut size
+        ),
+        Ok(1)
+    );
+    assert_eq!(size, [64], "the counting plugin's plans take 64 bytes");
+    assert_eq!(
+        count_of(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64
+        ),
+        Err(HIPDNN_STATUS_BAD_PARAM)
+    );
+    let mut two = [0i64; 2];
+    assert_eq!(
+        get(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            &mut two
+        ),
+        Err(HIPDNN_STATUS_BAD_PARAM)
+    );
+    let mut null_array = 0;
+    // SAFETY: a writable count and a null array.
+    let status = unsafe {
+        hipdnnBackendGetAttribute(
+            config,
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+            HIPDNN_TYPE_INT64,
+            1,
+            &mut null_array,
+            ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, HIPDNN_STATUS_BAD_PARAM_NULL_POINTER);
+
+    // A config the heuristic fills reports the same.
+    let heur = create(HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    ok(set(
+        heur,
+        HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &[graph],
+    ));
+    ok(set(
+        heur,
+        HIPDNN_ATTR_ENGINEHEUR_MODE,
+        HIPDNN_TYPE_HEUR_MODE,
+        &[HIPDNN_HEUR_MODE_FALLBACK],
+    ));
+    ok(finalize(heur));
+    let ranked = create(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    get(
+        heur,
+        HIPDNN_ATTR_ENGINEHEUR_RESULTS,
+        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+        &mut [ranked],
+    )
+    .unwrap();
+    let mut size = [0i64];
+    get(
+        ranked,
+        HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
+        HIPDNN_TYPE_INT64,
+        &mut size,
+    )
+    .unwrap();
+    assert_eq!(size, [64]);
+
+    for d in [ranked, heur, config, engine, graph] {
         destroy(d);
     }
     // SAFETY: a live handle, not used again.

@@ -16,7 +16,8 @@
 //!   `DIR/lib/hipdnn_plugins/engines/` (the way to add a plugin of your own to an
 //!   installed layout).
 //! * `check-install --prefix DIR`: compiles the C examples (`examples/c/list_engines.c`,
-//!   `examples/c/conv_fprop.c`) against `DIR/include` and `DIR/lib` and runs them with no
+//!   `examples/c/conv_fprop.c`, and the descriptor-API `conv_bias_relu.c`,
+//!   `batchnorm_inference.c`, `matmul.c`) against `DIR/include` and `DIR/lib` and runs them with no
 //!   hipDNN environment variable set: they must find the installed plugins' engines
 //!   through the default plugin directory, and the convolution must match its reference.
 //! * `demo [--prefix DIR]`: the main job. Installs into `DIR` (default
@@ -63,7 +64,13 @@ const USAGE: &str = "usage:
   cargo xtask demo [--prefix DIR]";
 
 /// The C examples `check-install` builds and runs against an installed layout.
-const C_EXAMPLES: &[&str] = &["list_engines", "conv_fprop"];
+const C_EXAMPLES: &[&str] = &[
+    "list_engines",
+    "conv_fprop",
+    "conv_bias_relu",
+    "batchnorm_inference",
+    "matmul",
+];
 
 /// The graph the demo runs.
 const DEMO_GRAPH: &str = "examples/graphs/resnet_bottleneck_nhwc.json";

@@ -218,6 +218,37 @@ impl LoadedPlugin {
         Ok(context)
     }
 
+    /// Workspace bytes an engine config needs for a graph, without building a plan
+    /// (`hipdnnEnginePluginGetWorkspaceSize`).
+    ///
+    /// # Safety
+    /// `handle` is a live handle of this plugin.
+    ///
+    /// # Errors
+    /// The plugin's failure.
+    pub(crate) unsafe fn workspace_size(
+        &self,
+        handle: PluginHandle,
+        config: &[u8],
+        graph: &[u8],
+    ) -> Result<usize, PluginCallError> {
+        let config = Span {
+            ptr: config.as_ptr().cast(),
+            size: config.len(),
+        };
+        let graph = Span {
+            ptr: graph.as_ptr().cast(),
+            size: graph.len(),
+        };
+        let mut size = 0usize;
+        // SAFETY: `handle` is live per the contract; spans and out-pointer valid.
+        let status = unsafe { (self.api.get_workspace_size)(handle, &config, &graph, &mut size) };
+        self.check(status, || {
+            "get the workspace size of an engine config".to_owned()
+        })?;
+        Ok(size)
+    }
+
     /// Destroys an execution context (`hipdnnEnginePluginDestroyExecutionContext`).
     ///
     /// # Safety

@@ -319,8 +319,9 @@ fn bad_input_is_refused_with_its_name_and_nothing_runs() {
 }
 
 /// The C examples (`examples/c/`), compiled against the backend's header and library and
-/// run with the CPU plugin as the only plugin: the engine list, and a convolution through
-/// the descriptor API compared with a direct computation in C.
+/// run with the CPU plugin as the only plugin: the engine list, a convolution from a JSON
+/// graph, and graphs built through the descriptor API (convolution + bias + ReLU,
+/// batch-norm inference, matmul), each compared with a direct computation in C.
 #[test]
 fn the_c_examples_run_on_the_cpu_engine() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -330,7 +331,13 @@ fn the_c_examples_run_on_the_cpu_engine() {
     std::fs::create_dir_all(&plugins).unwrap();
     std::fs::copy(built_plugin(), plugins.join("libhipdnn_cpu_provider.so")).unwrap();
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-    for example in ["list_engines", "conv_fprop"] {
+    for example in [
+        "list_engines",
+        "conv_fprop",
+        "conv_bias_relu",
+        "batchnorm_inference",
+        "matmul",
+    ] {
         let program = dir.path().join(example);
         let compiled = Command::new(&compiler)
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])

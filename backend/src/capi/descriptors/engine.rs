@@ -1,20 +1,24 @@
 //! ENGINEHEUR (the engines ranked for a graph), ENGINE (one engine of a graph) and
 //! ENGINECFG (an engine with knob settings).
 
+use std::sync::OnceLock;
+
 use hipdnn_data_sdk::engine_id_to_hex;
-use hipdnn_flatbuffers_sdk::model::KnobSetting;
+use hipdnn_flatbuffers_sdk::model::{Knob, KnobSetting};
 
 use super::attributes::{GetTarget, SetValue};
 use super::graph::GraphRef;
+use super::knob_info::KnobInfoDescriptor;
 use super::{
-    HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE, HIPDNN_ATTR_ENGINE_GLOBAL_INDEX, HIPDNN_ATTR_ENGINE_NAME_EXT,
-    HIPDNN_ATTR_ENGINE_OPERATION_GRAPH, HIPDNN_ATTR_ENGINECFG_ENGINE,
-    HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES, HIPDNN_ATTR_ENGINEHEUR_MODE,
+    HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE, HIPDNN_ATTR_ENGINE_GLOBAL_INDEX,
+    HIPDNN_ATTR_ENGINE_KNOB_INFO, HIPDNN_ATTR_ENGINE_NAME_EXT, HIPDNN_ATTR_ENGINE_OPERATION_GRAPH,
+    HIPDNN_ATTR_ENGINECFG_ENGINE, HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+    HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, HIPDNN_ATTR_ENGINEHEUR_MODE,
     HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
     HIPDNN_TYPE_BACKEND_DESCRIPTOR, HIPDNN_TYPE_BEHAVIOR_NOTE, HIPDNN_TYPE_CHAR,
     HIPDNN_TYPE_HEUR_MODE, HIPDNN_TYPE_INT64,
 };
-use super::{Kind, unsupported_attribute, wrong_kind};
+use super::{Kind, hipdnnBackendDescriptor_t, into_raw, unsupported_attribute, wrong_kind};
 use crate::status::*;
 
 /// An engine heuristic descriptor.
@@ -75,7 +79,7 @@ impl HeuristicDescriptor {
                     }
                     t.kind = Kind::EngineConfig(EngineConfigDescriptor {
                         engine: Some((graph.clone(), id)),
-                        knobs: Vec::new(),
+                        ..EngineConfigDescriptor::default()
                     });
                     t.finalized = true;
                 }
@@ -95,6 +99,8 @@ pub(super) struct EngineDescriptor {
     name: String,
     /// The engine's behavior notes for the graph (set by finalize).
     notes: Vec<i32>,
+    /// The knobs the engine takes for the graph (set by finalize).
+    knobs: Vec<Knob>,
 }
 
 impl EngineDescriptor {
@@ -133,7 +139,9 @@ impl EngineDescriptor {
             )));
         };
         self.name = found.name;
-        self.notes = handle.engine_details(engine, &g.graph)?.behavior_notes;
+        let details = handle.engine_details(engine, &g.graph)?;
+        self.notes = details.behavior_notes;
+        self.knobs = details.knobs;
         Ok(())
     }
 
@@ -161,6 +169,27 @@ impl EngineDescriptor {
                 // SAFETY: the type is checked: chars.
                 unsafe { target.put(&bytes) }
             }
+            (_, HIPDNN_ATTR_ENGINE_KNOB_INFO) => {
+                target.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
+                let n = self.knobs.len();
+                if target.count_only() || target.requested == 0 {
+                    return target.write_count(n);
+                }
+                // As hipDNN: room for every knob, or nothing is made.
+                if target.requested < n {
+                    return Err(BackendError::bad_param(format!(
+                        "attribute {}: the engine has {n} knobs, the array has room for {}",
+                        target.name, target.requested
+                    )));
+                }
+                let made: Vec<hipdnnBackendDescriptor_t> = self
+                    .knobs
+                    .iter()
+                    .map(|k| into_raw(Kind::KnobInfo(KnobInfoDescriptor::new(k.clone())), true))
+                    .collect();
+                // SAFETY: the type is checked: descriptor pointers; room for `n`.
+                unsafe { target.put(&made) }
+            }
             (_, HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE) => {
                 target.expect_type(HIPDNN_TYPE_BEHAVIOR_NOTE)?;
                 // SAFETY: the type is checked: behavior notes (`int32_t`-sized).
@@ -176,6 +205,9 @@ impl EngineDescriptor {
 pub(super) struct EngineConfigDescriptor {
     pub(super) engine: Option<(GraphRef, i64)>,
     pub(super) knobs: Vec<KnobSetting>,
+    /// The workspace bytes the plugin reports for this config, once asked (at finalize,
+    /// or at the first read for a config the heuristic filled).
+    workspace: OnceLock<i64>,
 }
 
 impl EngineConfigDescriptor {
@@ -222,7 +254,64 @@ impl EngineConfigDescriptor {
             )
         })?;
         let details = g.handle.handle().engine_details(*id, &g.graph)?;
-        hipdnn_flatbuffers_sdk::model::knob::check_settings(&details.knobs, &self.knobs)
-            .map_err(|e| BackendError::bad_param(format!("engine {}: {e}", engine_id_to_hex(*id))))
+        hipdnn_flatbuffers_sdk::model::knob::check_settings(&details.knobs, &self.knobs).map_err(
+            |e| BackendError::bad_param(format!("engine {}: {e}", engine_id_to_hex(*id))),
+        )?;
+        // As hipDNN, the workspace is asked for here, so a plugin that cannot size the
+        // config fails the finalize.
+        self.workspace().map(drop)
+    }
+
+    /// The workspace bytes the engine needs for the graph with these settings.
+    fn workspace(&self) -> BackendResult<i64> {
+        if let Some(&size) = self.workspace.get() {
+            return Ok(size);
+        }
+        let (g, id) = self.engine.as_ref().ok_or_else(|| {
+            BackendError::bad_param(
+                "the ENGINECFG descriptor has no engine (HIPDNN_ATTR_ENGINECFG_ENGINE)",
+            )
+        })?;
+        let size = g
+            .handle
+            .handle()
+            .workspace_size(&g.graph, *id, &self.knobs)?;
+        let size = i64::try_from(size).map_err(|_| {
+            BackendError::new(
+                HIPDNN_STATUS_INTERNAL_ERROR,
+                format!(
+                    "engine {}: a workspace of {size} bytes does not fit an int64_t",
+                    engine_id_to_hex(*id)
+                ),
+            )
+        })?;
+        Ok(*self.workspace.get_or_init(|| size))
+    }
+
+    /// `HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE` (read-only): one `INT64`, the bytes of
+    /// workspace a plan of this config needs; as in hipDNN the caller asks for exactly
+    /// one element into a non-null array.
+    pub(super) fn get(&self, target: GetTarget) -> BackendResult<()> {
+        match target.name {
+            HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE => {
+                target.expect_type(HIPDNN_TYPE_INT64)?;
+                if target.requested != 1 {
+                    return Err(BackendError::bad_param(format!(
+                        "attribute {}: the workspace size is read as exactly 1 element",
+                        target.name
+                    )));
+                }
+                if target.count_only() {
+                    return Err(BackendError::new(
+                        HIPDNN_STATUS_BAD_PARAM_NULL_POINTER,
+                        format!("attribute {}: the array is null", target.name),
+                    ));
+                }
+                let size = self.workspace()?;
+                // SAFETY: the type is checked: int64s.
+                unsafe { target.put(&[size]) }
+            }
+            other => Err(unsupported_attribute(Self::TYPE_NAME, other)),
+        }
     }
 }

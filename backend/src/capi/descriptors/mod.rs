@@ -3,16 +3,22 @@
 //!
 //! ```text
 //! TENSOR       set UNIQUE_ID, DATA_TYPE, DIMENSIONS, STRIDES (…); finalize
-//! OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE
+//! OPERATION_CONVOLUTION_FORWARD / _BACKWARD_DATA / _BACKWARD_FILTER, OPERATION_POINTWISE,
+//! OPERATION_BATCHNORM_INFERENCE_EXT (and _VARIANCE_), OPERATION_BATCHNORM_EXT,
+//! OPERATION_BATCHNORM_BACKWARD_EXT, OPERATION_MATMUL
 //!              set the TENSORs and parameters, OPERATION_NAME_EXT; finalize
 //! OPERATIONGRAPH set OPS (and data types, name, preferred engine), HANDLE; finalize
 //!              builds and validates the graph
 //! hipdnnBackendCreateAndDeserializeGraph_ext  → OPERATIONGRAPH (set HANDLE, finalize)
 //! ENGINEHEUR   set OPERATION_GRAPH, MODE; finalize ranks the engines;
 //!              get RESULTS fills caller-created ENGINECFG descriptors, best first
-//! ENGINE       set OPERATION_GRAPH, GLOBAL_INDEX (the engine id); get NAME_EXT, BEHAVIOR_NOTE
+//! ENGINE       set OPERATION_GRAPH, GLOBAL_INDEX (the engine id); get NAME_EXT, BEHAVIOR_NOTE,
+//!              KNOB_INFO
+//! KNOB_INFO    made by ENGINE's get KNOB_INFO (caller-owned, finalized); get TYPE,
+//!              DEFAULT_VALUE(_TYPE), MINIMUM/MAXIMUM_VALUE, STRIDE, VALID_VALUES_*, …
 //! KNOB_CHOICE  set KNOB_TYPE (the knob id, CHAR), KNOB_VALUE (INT64, DOUBLE or CHAR)
 //! ENGINECFG    set ENGINE, KNOB_CHOICES; finalize checks the settings against the engine
+//!              and asks the plugin for the workspace; get WORKSPACE_SIZE
 //! EXECUTION_PLAN set ENGINE_CONFIG (and HANDLE); finalize builds the plugin's plan;
 //!              get WORKSPACE_SIZE, TENSOR_UIDS_EXT
 //! VARIANT_PACK set UNIQUE_IDS, DATA_POINTERS, WORKSPACE
@@ -50,6 +56,7 @@ mod attributes;
 mod engine;
 mod graph;
 mod knob_choice;
+mod knob_info;
 mod operation;
 mod plan;
 mod tensor;
@@ -59,6 +66,7 @@ use attributes::{GetTarget, SetValue};
 use engine::{EngineConfigDescriptor, EngineDescriptor, HeuristicDescriptor};
 use graph::GraphDescriptor;
 use knob_choice::KnobChoiceDescriptor;
+use knob_info::KnobInfoDescriptor;
 use operation::OperationDescriptor;
 use plan::PlanDescriptor;
 use tensor::TensorDescriptor;
@@ -89,6 +97,7 @@ enum Kind {
     Engine(EngineDescriptor),
     EngineConfig(EngineConfigDescriptor),
     KnobChoice(KnobChoiceDescriptor),
+    KnobInfo(KnobInfoDescriptor),
     Plan(PlanDescriptor),
     VariantPack(VariantPackDescriptor),
     Tensor(TensorDescriptor),
@@ -110,6 +119,7 @@ impl Kind {
             Kind::Engine(_) => EngineDescriptor::TYPE_NAME,
             Kind::EngineConfig(_) => EngineConfigDescriptor::TYPE_NAME,
             Kind::KnobChoice(_) => KnobChoiceDescriptor::TYPE_NAME,
+            Kind::KnobInfo(_) => KnobInfoDescriptor::TYPE_NAME,
             Kind::Plan(_) => PlanDescriptor::TYPE_NAME,
             Kind::VariantPack(_) => VariantPackDescriptor::TYPE_NAME,
             Kind::Tensor(_) => TensorDescriptor::TYPE_NAME,
@@ -197,9 +207,12 @@ fn wrong_kind(name: i32, want: &str, got: &Kind) -> BackendError {
 
 /// Creates an empty descriptor of `descriptor_type`; free it with
 /// [`hipdnnBackendDestroyDescriptor`]. Implemented: ENGINEHEUR, ENGINE, ENGINECFG,
-/// KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR,
-/// OPERATION_CONVOLUTION_FORWARD, OPERATION_POINTWISE and OPERATIONGRAPH (from
-/// `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any other kind is `NOT_SUPPORTED`. An operation
+/// KNOB_CHOICE, EXECUTION_PLAN, VARIANT_PACK, and for building a graph TENSOR, the
+/// operations (OPERATION_CONVOLUTION_FORWARD, _BACKWARD_DATA and _BACKWARD_FILTER,
+/// OPERATION_POINTWISE, OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT and its _VARIANCE_
+/// form, OPERATION_BATCHNORM_DESCRIPTOR_EXT, OPERATION_BATCHNORM_BACKWARD_DESCRIPTOR_EXT,
+/// OPERATION_MATMUL) and OPERATIONGRAPH (from `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any
+/// other kind is `NOT_SUPPORTED`. An operation
 /// graph can also be made from bytes ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
 ///
 /// # Safety
@@ -309,6 +322,8 @@ pub unsafe extern "C" fn hipdnnBackendSetAttribute(
             Kind::Engine(e) => e.set(value),
             Kind::EngineConfig(c) => c.set(value),
             Kind::KnobChoice(k) => k.set(value),
+            // Made finalized (by an ENGINE descriptor), so never reached.
+            Kind::KnobInfo(_) => Err(unsupported_attribute(KnobInfoDescriptor::TYPE_NAME, name)),
             Kind::Plan(p) => p.set(value),
             Kind::VariantPack(v) => v.set(value),
             Kind::Tensor(t) => t.set(value),
@@ -341,6 +356,7 @@ pub unsafe extern "C" fn hipdnnBackendFinalize(
             Kind::Engine(e) => e.finalize(),
             Kind::EngineConfig(c) => c.finalize(),
             Kind::KnobChoice(k) => k.finalize(),
+            Kind::KnobInfo(_) => Ok(()),
             Kind::Plan(p) => p.finalize(),
             Kind::VariantPack(v) => v.finalize(),
             Kind::Tensor(t) => t.finalize(),
@@ -356,7 +372,12 @@ pub unsafe extern "C" fn hipdnnBackendFinalize(
 /// `*count`. A null `array` (or `requested` 0) asks for the count only. For
 /// `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
 /// descriptors, which are filled and finalized (each checked against the live
-/// descriptors, and of kind ENGINECFG, else `BAD_PARAM`).
+/// descriptors, and of kind ENGINECFG, else `BAD_PARAM`). For
+/// `HIPDNN_ATTR_ENGINE_KNOB_INFO` (as in hipDNN) the backend makes one new, finalized
+/// KNOB_INFO descriptor per knob and writes it to `array`, which must have room for all
+/// of them (else `BAD_PARAM` and nothing is made): the caller owns each and frees it
+/// with [`hipdnnBackendDestroyDescriptor`]. `HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE` is
+/// read as exactly one `INT64` into a non-null array.
 ///
 /// # Safety
 /// `descriptor` is null or any pointer (checked against the live descriptors); `count`
@@ -391,7 +412,9 @@ pub unsafe extern "C" fn hipdnnBackendGetAttribute(
             Kind::Plan(p) => p.get(target),
             Kind::Tensor(t) => t.get(target),
             Kind::Operation(o) => o.get(target),
-            other @ (Kind::EngineConfig(_) | Kind::KnobChoice(_) | Kind::VariantPack(_)) => {
+            Kind::EngineConfig(c) => c.get(target),
+            Kind::KnobInfo(k) => k.get(target),
+            other @ (Kind::KnobChoice(_) | Kind::VariantPack(_)) => {
                 Err(unsupported_attribute(other.type_name(), name))
             }
         }

@@ -81,6 +81,7 @@ impl PlanDescriptor {
                 let Kind::EngineConfig(EngineConfigDescriptor {
                     engine: Some((graph, id)),
                     knobs,
+                    ..
                 }) = &d.kind
                 else {
                     return Err(wrong_kind(value.name, "ENGINECFG", &d.kind));
