@@ -22,13 +22,38 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 
 use hipdnn_data_sdk::{DataType, MemoryKind, engine_id_to_hex, engine_name_or_id_to_id};
-use hipdnn_flatbuffers_sdk::model::{EngineConfig, EngineDetails, Graph, KnobSetting};
+use hipdnn_flatbuffers_sdk::model::{
+    EngineApiVersion, EngineConfig, EngineDetails, Graph, KnobSetting,
+};
 use hipdnn_flatbuffers_sdk::{EngineDetailsView, GraphAndPlanView, GraphView, VerifyLimits};
-use hipdnn_plugin_abi::{hipdnnEnginePluginExecutionContext_t, hipdnnPluginDeviceBuffer_t};
+use hipdnn_plugin_abi::{
+    HIPDNN_ENGINE_API_VERSION_MAJOR, HIPDNN_ENGINE_API_VERSION_MINOR,
+    HIPDNN_ENGINE_API_VERSION_PATCH, hipdnnEnginePluginExecutionContext_t,
+    hipdnnPluginDeviceBuffer_t,
+};
 
 use crate::handle::{Handle, PluginHandle};
 use crate::plugin::LoadedPlugin;
 use crate::status::*;
+
+/// The newest engine plugin API this backend speaks (the plugin ABI's version): graphs
+/// that require a newer one are refused.
+pub const SUPPORTED_ENGINE_API_VERSION: EngineApiVersion = EngineApiVersion::new(
+    HIPDNN_ENGINE_API_VERSION_MAJOR,
+    HIPDNN_ENGINE_API_VERSION_MINOR,
+    HIPDNN_ENGINE_API_VERSION_PATCH,
+);
+
+/// Whether `plugin` reports at least the engine API `graph` requires.
+fn meets_floor(plugin: &LoadedPlugin, required: EngineApiVersion) -> bool {
+    let v = plugin.api_version();
+    (v.major, v.minor, v.patch)
+        >= (
+            u64::from(required.major),
+            u64::from(required.minor),
+            u64::from(required.patch),
+        )
+}
 
 /// Environment variable replacing the static engine order: engine names or ids
 /// (decimal or `0x` hex), comma separated. Engines it does not list are not used.
@@ -47,13 +72,29 @@ impl OperationGraph {
     ///
     /// # Errors
     /// `BAD_PARAM` naming the node or tensor uid at fault (cycle, dangling uid,
-    /// duplicate uid, …).
+    /// duplicate uid, a tensor above the size limits, an aliasing output, an unset
+    /// mode, …); `NOT_SUPPORTED` for a graph that needs a newer engine plugin API than
+    /// this backend speaks ([`SUPPORTED_ENGINE_API_VERSION`]).
     pub fn new(mut graph: Graph) -> BackendResult<Self> {
         graph
             .validate()
             .map_err(|e| BackendError::bad_param(format!("invalid graph '{}': {e}", graph.name)))?;
+        let required = graph.required_engine_api_version();
+        if required > SUPPORTED_ENGINE_API_VERSION {
+            return Err(BackendError::not_supported(format!(
+                "graph '{}' requires engine plugin API {required}, newer than the \
+                 {SUPPORTED_ENGINE_API_VERSION} this backend supports",
+                graph.name
+            )));
+        }
         let bytes = graph.to_bytes();
         Ok(Self { graph, bytes })
+    }
+
+    /// The lowest engine plugin API version a plugin must report to be asked about
+    /// this graph ([`Graph::required_engine_api_version`]).
+    pub fn required_engine_api_version(&self) -> EngineApiVersion {
+        self.graph.required_engine_api_version()
     }
 
     /// Verifies untrusted FlatBuffer bytes, a serialized `Graph` or a graph-and-plan
@@ -206,8 +247,18 @@ impl Handle {
     /// ids routed to the asking plugin (an id another plugin owns is skipped).
     fn applicable_ids(&self, graph: &OperationGraph) -> Vec<i64> {
         let mut ids = Vec::new();
+        let required = graph.required_engine_api_version();
         for (slot, handle) in self.plugin_handles.iter().enumerate() {
             let plugin = self.plugin(handle);
+            if !meets_floor(plugin, required) {
+                tracing::info!(
+                    "plugin '{}' (engine API {}) is not asked about graph '{}', which requires engine API {required}",
+                    plugin.name(),
+                    plugin.api_version(),
+                    graph.graph().name
+                );
+                continue;
+            }
             // SAFETY: `handle.raw` is a live handle of `plugin`, owned by `self`.
             match unsafe { plugin.applicable_engine_ids(handle.raw, graph.bytes()) } {
                 Ok(found) => {
@@ -321,8 +372,29 @@ impl Handle {
             let engine = self.ranked_engine(id);
             format!("{} ({})", engine.name, engine.plugin_name)
         };
+        let required = graph.required_engine_api_version();
+        let below: Vec<String> = self
+            .plugin_handles
+            .iter()
+            .map(|h| self.plugin(h))
+            .filter(|p| !meets_floor(p, required))
+            .map(|p| format!("'{}' ({})", p.name(), p.api_version()))
+            .collect();
+        if below.len() == self.plugin_handles.len() {
+            return BackendError::not_supported(format!(
+                "no engine supports graph '{name}': it requires engine plugin API {required}, and every plugin reports less: {}",
+                below.join(", ")
+            ));
+        }
         let engines = self.engines();
-        let asked: Vec<String> = engines.iter().map(|e| label(e.id)).collect();
+        let asked: Vec<String> = engines
+            .iter()
+            .filter(|e| {
+                self.plugin_for_engine(e.id)
+                    .is_some_and(|p| meets_floor(p, required))
+            })
+            .map(|e| label(e.id))
+            .collect();
         let asked = asked.join(", ");
         // Engines that accept the whole graph were left out by the ranking.
         let accepting = self.applicable_ids(graph);
@@ -409,6 +481,17 @@ impl Handle {
         knobs: &[KnobSetting],
     ) -> BackendResult<Plan<'_>> {
         let (_, handle, plugin) = self.slot_for(id)?;
+        let required = graph.required_engine_api_version();
+        if !meets_floor(plugin, required) {
+            return Err(BackendError::not_supported(format!(
+                "engine {} ({}) cannot run graph '{}': the graph requires engine plugin API {required}, plugin '{}' reports {}",
+                self.engine_name(id),
+                engine_id_to_hex(id),
+                graph.graph().name,
+                plugin.name(),
+                plugin.api_version()
+            )));
+        }
         // SAFETY: `handle.raw` is a live handle of `plugin`, owned by `self`.
         let applicable = unsafe { plugin.applicable_engine_ids(handle.raw, graph.bytes()) }
             .map_err(|e| BackendError::plugin(format!("plugin '{}': {e}", plugin.name())))?;

@@ -96,6 +96,35 @@ fn optional_scalars_are_absent_not_zero() {
     }
 }
 
+/// The floor a graph needs is the highest of what it declares and what its features
+/// need, in both forms; a declared floor above every feature's stands.
+#[test]
+fn the_required_engine_api_version_is_the_highest_floor() {
+    let required = |g: &Graph| {
+        let bytes = g.to_bytes();
+        let from_view = GraphView::from_bytes(&bytes)
+            .unwrap()
+            .required_engine_api_version();
+        assert_eq!(from_view, g.required_engine_api_version());
+        from_view
+    };
+    let mut g = samples::conv_bias_relu();
+    assert_eq!(required(&g), EngineApiVersion::BASELINE);
+    g.is_override_shape_enabled = true;
+    assert_eq!(required(&g), EngineApiVersion::new(1, 1, 0));
+    g.tensors[3].is_runtime_pass_by_value = true;
+    assert_eq!(required(&g), EngineApiVersion::new(1, 2, 0));
+    g.tensors[0].alignment = 64;
+    assert_eq!(required(&g), EngineApiVersion::new(1, 3, 0));
+    g.min_required_engine_api_version = Some(EngineApiVersion::new(1, 1, 0));
+    assert_eq!(required(&g), EngineApiVersion::new(1, 3, 0));
+    g.min_required_engine_api_version = Some(EngineApiVersion::new(99, 0, 0));
+    assert_eq!(required(&g), EngineApiVersion::new(99, 0, 0));
+    let mut ragged = samples::conv_bias_relu();
+    ragged.tensors[0].ragged_offset_tensor_uid = Some(4);
+    assert_eq!(required(&ragged), EngineApiVersion::new(1, 3, 0));
+}
+
 #[test]
 fn graph_level_fields_round_trip() {
     let mut graph = samples::conv_bias_relu();
