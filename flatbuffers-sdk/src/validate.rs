@@ -177,8 +177,9 @@ pub enum GraphError {
     },
     /// A tensor with more logical elements than [`GraphLimits::max_tensor_elements`].
     #[error(
-        "tensor uid {uid} (\"{name}\") has {elements} elements (dims {dims:?}), above the limit \
-         of {limit} per tensor ({MAX_TENSOR_ELEMENTS_ENV})"
+        "tensor uid {uid} (\"{name}\") has {} elements (dims {dims:?}), above the limit of \
+         {limit} per tensor ({MAX_TENSOR_ELEMENTS_ENV})",
+        count_text(*elements)
     )]
     TensorTooLarge {
         /// The uid.
@@ -187,21 +188,22 @@ pub enum GraphError {
         name: String,
         /// Its dims.
         dims: Vec<i64>,
-        /// The product of the dims (`u128`: a product of eight `i64` extents can exceed
-        /// `u64`; saturated at `u128::MAX`).
-        elements: u128,
+        /// The product of the dims; `u64::MAX` when it does not fit a `u64`.
+        elements: u64,
         /// The limit.
         limit: u64,
     },
     /// Tensors holding more logical elements together than
     /// [`GraphLimits::max_graph_elements`].
     #[error(
-        "the graph's tensors hold {elements} elements together, above the limit of {limit} per \
-         graph ({MAX_GRAPH_ELEMENTS_ENV})"
+        "the graph's tensors hold {} elements together, above the limit of {limit} per graph \
+         ({MAX_GRAPH_ELEMENTS_ENV})",
+        count_text(*elements)
     )]
     GraphTooLarge {
-        /// The sum over the tensors, at the first tensor that crossed the limit.
-        elements: u128,
+        /// The sum over the tensors up to the first that crossed the limit; `u64::MAX`
+        /// when it does not fit a `u64`.
+        elements: u64,
         /// The limit.
         limit: u64,
     },
@@ -220,10 +222,10 @@ pub enum GraphError {
     },
     /// A non-virtual tensor a node writes whose strides give two elements one address.
     #[error(
-        "tensor uid {uid} (\"{tensor}\"), written by node \"{node}\", has dims {dims:?} and strides \
-         {strides:?}: dimension {dim} reaches addresses its inner dimensions already use, so two \
-         elements would be written to one place; an output needs an address per element (only \
-         inputs may broadcast with zero strides)"
+        "tensor uid {uid} (\"{tensor}\"), written by node \"{node}\", has {layout}: dimension \
+         {dim} reaches addresses its inner dimensions already use, so two elements would be \
+         written to one place; an output needs an address per element (only inputs may \
+         broadcast with zero strides)"
     )]
     AliasingOutput {
         /// The uid.
@@ -232,10 +234,8 @@ pub enum GraphError {
         tensor: String,
         /// The writer.
         node: String,
-        /// Its dims.
-        dims: Vec<i64>,
-        /// Its strides.
-        strides: Vec<i64>,
+        /// `dims [..] and strides [..]`.
+        layout: String,
         /// The dimension at fault.
         dim: usize,
     },
@@ -265,6 +265,15 @@ pub enum GraphError {
         /// What is wrong.
         reason: String,
     },
+}
+
+/// An element count, `u64::MAX` standing for one that does not fit.
+fn count_text(elements: u64) -> String {
+    if elements == u64::MAX {
+        "more than 2^64".to_owned()
+    } else {
+        elements.to_string()
+    }
 }
 
 fn quoted(names: &[String]) -> String {
@@ -861,7 +870,7 @@ fn check_contents<S: Source>(
     limits: &GraphLimits,
 ) -> Result<(), GraphError> {
     let (mut dims, mut strides) = (Vec::new(), Vec::new());
-    let mut total: u128 = 0;
+    let mut total: u64 = 0;
     for t in 0..src.tensor_count() {
         let alignment = src.tensor_layout(t, &mut dims, &mut strides);
         let (uid, name, is_virtual, _) = src.tensor(t);
@@ -878,13 +887,12 @@ fn check_contents<S: Source>(
             name: name.to_owned(),
             reason: e.to_string(),
         })?;
-        // Extents are positive (checked above) and at most 8 of them: a u128 product of
-        // i64 values can still overflow, so saturate.
+        // Extents are positive (checked above); a product that overflows saturates.
         let elements = dims
             .iter()
-            .try_fold(1u128, |n, &d| n.checked_mul(d.unsigned_abs().into()))
-            .unwrap_or(u128::MAX);
-        if elements > u128::from(limits.max_tensor_elements) {
+            .try_fold(1u64, |n, &d| n.checked_mul(d.unsigned_abs()))
+            .unwrap_or(u64::MAX);
+        if elements > limits.max_tensor_elements {
             return Err(GraphError::TensorTooLarge {
                 uid,
                 name: name.to_owned(),
@@ -894,7 +902,7 @@ fn check_contents<S: Source>(
             });
         }
         total = total.saturating_add(elements);
-        if total > u128::from(limits.max_graph_elements) {
+        if total > limits.max_graph_elements {
             return Err(GraphError::GraphTooLarge {
                 elements: total,
                 limit: limits.max_graph_elements,
@@ -917,8 +925,7 @@ fn check_contents<S: Source>(
                 uid,
                 tensor: name.to_owned(),
                 node: src.node_name(writer as usize).to_owned(),
-                dims: dims.clone(),
-                strides: strides.clone(),
+                layout: format!("dims {dims:?} and strides {strides:?}"),
                 dim,
             });
         }
