@@ -18,6 +18,7 @@
 mod device;
 mod engines;
 mod error;
+mod files;
 mod hip;
 mod knobs;
 mod npy;

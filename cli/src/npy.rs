@@ -7,7 +7,6 @@
 //! when read). Reading goes through npyz's header parser (any byte order, C or Fortran
 //! order); writing produces version 1.0 files, little-endian, C order.
 
-use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
@@ -74,7 +73,17 @@ pub fn unsupported_dtype(dtype: DataType) -> String {
 /// truncated data.
 pub fn read(path: &Path, dims: &[usize], ty: NpyType) -> Result<Vec<f32>, String> {
     let at = path.display();
-    let file = File::open(path).map_err(|e| format!("cannot open {at}: {e}"))?;
+    let (file, file_len) = crate::files::open_regular(path)?;
+    let count: usize = dims.iter().product();
+    // The data alone takes `count` elements: a shorter file is refused before anything
+    // is allocated for it.
+    let needed = count.saturating_mul(ty.size());
+    if file_len < needed as u64 {
+        return Err(format!(
+            "{at}: holds {file_len} bytes, fewer than the {needed} bytes of data of a tensor of dims {}",
+            shape_text(dims)
+        ));
+    }
     let npy = NpyFile::new(BufReader::new(file))
         .map_err(|e| format!("{at}: not a valid .npy file: {e}"))?;
     let header = npy.header().clone();
@@ -100,7 +109,6 @@ pub fn read(path: &Path, dims: &[usize], ty: NpyType) -> Result<Vec<f32>, String
             shape_text(dims)
         ));
     }
-    let count: usize = dims.iter().product();
     let mut bytes = vec![0u8; count * size];
     npy.into_inner()
         .read_exact(&mut bytes)
@@ -135,7 +143,7 @@ pub fn read(path: &Path, dims: &[usize], ty: NpyType) -> Result<Vec<f32>, String
 /// # Errors
 /// The file cannot be written.
 pub fn write(path: &Path, dims: &[usize], ty: NpyType, values: &[f32]) -> std::io::Result<()> {
-    let mut out = BufWriter::new(File::create(path)?);
+    let mut out = BufWriter::new(crate::files::create_regular(path)?);
     out.write_all(&header(dims, ty))?;
     for &v in values {
         match ty {
@@ -190,6 +198,7 @@ fn header(dims: &[usize], ty: NpyType) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
 
     fn temp(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("hipdnn_cli_npy_{}", std::process::id()));

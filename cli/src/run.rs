@@ -10,6 +10,7 @@ use std::time::Instant;
 use hipdnn_backend::status::HIPDNN_STATUS_BAD_PARAM;
 use hipdnn_backend::{Handle, MemoryKind, OperationGraph, Plan, VariantPack};
 use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
+use hipdnn_flatbuffers_sdk::VerifyLimits;
 use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, NodeAttributes};
 use hipdnn_reference::data::{decode, encode};
 use hipdnn_reference::executor::execute_graph;
@@ -72,8 +73,9 @@ fn parse_seed(s: &str) -> Result<u64, String> {
 /// Unreadable file, malformed graph, invalid graph (naming the uid at fault).
 pub fn load_graph(path: &Path) -> CliResult<OperationGraph> {
     let at = path.display();
-    let bytes =
-        std::fs::read(path).map_err(|e| CliError::usage(format!("cannot read {at}: {e}")))?;
+    // The verifier's limit on a binary graph; a JSON graph is not larger in practice.
+    let limit = VerifyLimits::DEFAULT.max_bytes as u64;
+    let bytes = crate::files::read_regular(path, limit).map_err(CliError::usage)?;
     let is_json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     if is_json {
         let text = std::str::from_utf8(&bytes)
@@ -114,6 +116,26 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
         count(g.tensors.len(), "tensor")
     );
 
+    // An engine is asked first: a graph no engine runs costs no buffers and no inputs.
+    // Declared before the handle, so dropped after it: the handle's plugins keep the
+    // device run's stream.
+    let mut device: Option<DeviceRun> = None;
+    let handle = Handle::new();
+    let plan = make_plan(&handle, &graph, args)?;
+    let plugin = handle
+        .plugin_for_engine(plan.engine_id())
+        .map(|p| format!(" from plugin {} {}", p.name(), p.version()))
+        .unwrap_or_default();
+    println!(
+        "engine: {} ({}){plugin}, {} memory",
+        plan.engine_name(),
+        engine_id_to_hex(plan.engine_id()),
+        plan.memory_kind()
+    );
+    if plan.workspace_size() > 0 {
+        println!("workspace: {} bytes", plan.workspace_size());
+    }
+
     // Buffers: inputs filled (from files or generated), outputs poisoned with 0xFF
     // (NaN for the float types) so an output the engine never writes cannot pass.
     let mut buffers = Vec::with_capacity(tensors.len());
@@ -133,25 +155,6 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
     }
     if !sources.is_empty() {
         println!("inputs: {}", sources.join(", "));
-    }
-
-    // Declared before the handle, so dropped after it: the handle's plugins keep the
-    // device run's stream.
-    let mut device: Option<DeviceRun> = None;
-    let handle = Handle::new();
-    let plan = make_plan(&handle, &graph, args)?;
-    let plugin = handle
-        .plugin_for_engine(plan.engine_id())
-        .map(|p| format!(" from plugin {} {}", p.name(), p.version()))
-        .unwrap_or_default();
-    println!(
-        "engine: {} ({}){plugin}, {} memory",
-        plan.engine_name(),
-        engine_id_to_hex(plan.engine_id()),
-        plan.memory_kind()
-    );
-    if plan.workspace_size() > 0 {
-        println!("workspace: {} bytes", plan.workspace_size());
     }
     // Buffers follow the engine's declared memory.
     match plan.memory_kind() {
