@@ -639,7 +639,13 @@ fn accumulation_depth(g: &Graph) -> f64 {
 /// of a sum of `n` products in fp32 grow like `√n·u` times the size of the terms (the
 /// usual statistical estimate; `n·u` is the worst case), so the absolute part is at least
 /// `2·√depth · u · max|expected|` (u = 2⁻²⁴, depth = [`accumulation_depth`]).
+///
+/// An output computed from virtual intermediates of a narrower type (HALF or BFLOAT16
+/// between FLOAT tensors) is held to that type's tolerance: engine and reference both
+/// round the intermediate, and a last-bit difference before the rounding becomes one
+/// unit of the intermediate's precision after it.
 fn output_tolerance(g: &Graph, dtype: DataType, expected: &[f32]) -> (Tolerance, OpFamily, bool) {
+    let dtype = precision_type(g, dtype);
     let fam = loosest_family(g, dtype);
     let mut tol = tolerance(fam, dtype);
     let scale = expected
@@ -651,6 +657,26 @@ fn output_tolerance(g: &Graph, dtype: DataType, expected: &[f32]) -> (Tolerance,
         tol.atol = bound;
     }
     (tol, fam, widened)
+}
+
+/// The type whose tolerance bounds an output of `dtype`: its own, or the loosest of the
+/// graph's virtual tensors' types when that is looser.
+fn precision_type(g: &Graph, dtype: DataType) -> DataType {
+    let looseness = |d: DataType| {
+        let t = tolerance(loosest_family(g, d), d);
+        t.atol + t.rtol
+    };
+    g.tensors
+        .iter()
+        .filter(|t| t.is_virtual)
+        .map(|t| t.data_type)
+        .fold(dtype, |best, d| {
+            if looseness(d) > looseness(best) {
+                d
+            } else {
+                best
+            }
+        })
 }
 
 /// Runs the reference on the same inputs and compares every output.
@@ -681,8 +707,14 @@ fn check(
         let want = logical(t, &expected[&t.uid])?;
         let (tol, fam, widened) = output_tolerance(g, t.dtype, &want);
         let cmp = compare_rounded(&got, &want, tol, t.dtype, 1.0);
+        let precision = precision_type(g, t.dtype);
+        let intermediates = if precision == t.dtype {
+            String::new()
+        } else {
+            format!(" at {} intermediates", precision.name())
+        };
         println!(
-            "  output {} {}: max abs err {:.3e}, max rel err {:.3e} (atol {:.3e}{}, rtol {:e}, {fam:?})  {}",
+            "  output {} {}: max abs err {:.3e}, max rel err {:.3e} (atol {:.3e}{}, rtol {:e}, {fam:?}{intermediates})  {}",
             t.label(),
             t.dtype.name(),
             cmp.max_abs,
@@ -738,6 +770,22 @@ mod tests {
         );
         assert!(s.contains("800.00 GFLOP/s"), "{s}");
         assert!(!timing_summary(&mut [1.0], 0.0).contains("GFLOP"));
+    }
+
+    #[test]
+    fn narrower_virtual_intermediates_set_the_precision() {
+        let spec = ConvSpec::new(&[1, 3, 8, 8], &[4, 3, 3, 3]);
+        let mut g = conv_bias_relu(&spec, &Layout::Nchw, DataType::Float);
+        assert_eq!(precision_type(&g, DataType::Float), DataType::Float);
+        for t in g.tensors.iter_mut().filter(|t| t.is_virtual) {
+            t.data_type = DataType::Half;
+        }
+        assert_eq!(precision_type(&g, DataType::Float), DataType::Half);
+        let (tol, ..) = output_tolerance(&g, DataType::Float, &[1.0]);
+        assert_eq!(
+            tol.rtol,
+            tolerance(OpFamily::ConvFprop, DataType::Half).rtol
+        );
     }
 
     #[test]
