@@ -653,8 +653,64 @@ impl Graph {
     /// Parses the JSON form.
     ///
     /// # Errors
-    /// Malformed JSON, unknown fields, enum names or op types.
+    /// Malformed JSON, unknown fields, enum names or op types, and a number too large
+    /// for its type: JSON numbers are finite, and one that overflows a `float` field
+    /// (`1e300` for a `Float32Value`) is refused rather than read as infinity, which the
+    /// JSON form could not write back.
     pub fn from_json(json: &str) -> Result<Self, Error> {
-        Ok(serde_json::from_str(json)?)
+        let graph: Self = serde_json::from_str(json)?;
+        if let Some(what) = graph.non_finite_value() {
+            return Err(Error::Json(serde::de::Error::custom(format!(
+                "{what} overflows to infinity; the JSON form holds finite values only"
+            ))));
+        }
+        Ok(graph)
+    }
+
+    /// The first floating-point value of the graph that is not finite, named: a
+    /// tensor's pass-by-value scalar or a float attribute of a node (pointwise clips and
+    /// coefficients, attention's dropout and scale). Such values come only from binary
+    /// graphs; the JSON form writes them as `null`.
+    pub fn non_finite_value(&self) -> Option<String> {
+        for t in &self.tensors {
+            let finite = match t.value {
+                Some(
+                    TensorValue::Float32(v) | TensorValue::Float16(v) | TensorValue::BFloat16(v),
+                ) => v.is_finite(),
+                Some(TensorValue::Float64(v)) => v.is_finite(),
+                _ => true,
+            };
+            if !finite {
+                return Some(format!("tensor uid {} (\"{}\"): its value", t.uid, t.name));
+            }
+        }
+        for node in &self.nodes {
+            let fields: Vec<(&str, Option<f32>)> = match &node.attributes {
+                NodeAttributes::PointwiseAttributes(a) => vec![
+                    ("relu_lower_clip", a.relu_lower_clip),
+                    ("relu_upper_clip", a.relu_upper_clip),
+                    ("relu_lower_clip_slope", a.relu_lower_clip_slope),
+                    ("swish_beta", a.swish_beta),
+                    ("elu_alpha", a.elu_alpha),
+                    ("softplus_beta", a.softplus_beta),
+                ],
+                NodeAttributes::SdpaAttributes(a) => vec![
+                    ("dropout_probability", a.dropout_probability),
+                    ("attn_scale_value", a.attn_scale_value),
+                ],
+                NodeAttributes::SdpaBackwardAttributes(a) => vec![
+                    ("dropout_probability", a.dropout_probability),
+                    ("attn_scale_value", a.attn_scale_value),
+                ],
+                _ => Vec::new(),
+            };
+            if let Some((field, _)) = fields
+                .into_iter()
+                .find(|(_, v)| v.is_some_and(|v| !v.is_finite()))
+            {
+                return Some(format!("node \"{}\": {field}", node.name));
+            }
+        }
+        None
     }
 }
