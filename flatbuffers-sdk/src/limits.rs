@@ -24,10 +24,11 @@ pub struct GraphLimits {
     /// Most dimensions a tensor may have.
     pub max_rank: usize,
     /// Most logical elements (the product of the dims, whatever the strides) of one
-    /// tensor.
+    /// tensor, and most elements the strides of a tensor with a buffer may address
+    /// (`1 + Σ (dims[i] - 1) · strides[i]`, the buffer's extent).
     pub max_tensor_elements: u64,
-    /// Most logical elements of all the graph's tensors together, virtual ones
-    /// included.
+    /// Most elements of all the graph's tensors together: each counts its logical
+    /// elements, or its buffer's extent when that is larger; virtual tensors count.
     pub max_graph_elements: u64,
 }
 

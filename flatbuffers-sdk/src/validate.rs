@@ -193,6 +193,23 @@ pub enum GraphError {
         /// The limit.
         limit: u64,
     },
+    /// A tensor with a buffer whose strides address more elements than
+    /// [`GraphLimits::max_tensor_elements`]: its buffer would be that large, whatever
+    /// its element count.
+    #[error(
+        "tensor uid {uid} (\"{name}\") has strides that address {span} elements (its buffer's \
+         extent), above the limit of {limit} per tensor ({MAX_TENSOR_ELEMENTS_ENV})"
+    )]
+    SpanTooLarge {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        name: String,
+        /// `1 + Σ (dims[i] - 1) · strides[i]`.
+        span: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// Tensors holding more logical elements together than
     /// [`GraphLimits::max_graph_elements`].
     #[error(
@@ -873,7 +890,7 @@ fn check_contents<S: Source>(
     let mut total: u64 = 0;
     for t in 0..src.tensor_count() {
         let alignment = src.tensor_layout(t, &mut dims, &mut strides);
-        let (uid, name, is_virtual, _) = src.tensor(t);
+        let (uid, name, is_virtual, is_scalar) = src.tensor(t);
         if dims.len() > limits.max_rank {
             return Err(GraphError::RankTooHigh {
                 uid,
@@ -901,7 +918,24 @@ fn check_contents<S: Source>(
                 limit: limits.max_tensor_elements,
             });
         }
-        total = total.saturating_add(elements);
+        // A tensor with a buffer (neither virtual nor a pass-by-value scalar) also
+        // takes the extent its strides address.
+        let mut footprint = elements;
+        if !is_virtual && !is_scalar {
+            let span = dims.iter().zip(&strides).fold(1u64, |n, (&d, &s)| {
+                n.saturating_add((d - 1).unsigned_abs().saturating_mul(s.unsigned_abs()))
+            });
+            if span > limits.max_tensor_elements {
+                return Err(GraphError::SpanTooLarge {
+                    uid,
+                    name: name.to_owned(),
+                    span,
+                    limit: limits.max_tensor_elements,
+                });
+            }
+            footprint = footprint.max(span);
+        }
+        total = total.saturating_add(footprint);
         if total > limits.max_graph_elements {
             return Err(GraphError::GraphTooLarge {
                 elements: total,

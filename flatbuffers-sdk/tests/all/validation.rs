@@ -936,6 +936,54 @@ fn limits_are_overridable() {
     assert_eq!(validate_with(&nine, &wide), Ok(()));
 }
 
+/// Eight elements whose strides address 2³⁸ (a buffer of 1 TiB as FLOAT) are refused
+/// like 2³⁸ elements: the buffer is what gets allocated. A virtual tensor's strides
+/// address nothing, and count only its elements.
+#[test]
+fn huge_strides_on_a_tensor_with_a_buffer_are_refused() {
+    let g = relu_graph(
+        with_layout(tensor(1, "x", &[1], false), &[2, 4], &[1 << 38, 1]),
+        tensor(2, "y", &[2, 4], false),
+    );
+    expect_error(
+        &g,
+        &GraphError::SpanTooLarge {
+            uid: 1,
+            name: "x".into(),
+            span: (1 << 38) + 4,
+            limit: GraphLimits::DEFAULT.max_tensor_elements,
+        },
+        &[
+            "uid 1",
+            "address 274877906948 elements",
+            MAX_TENSOR_ELEMENTS_ENV,
+        ],
+    );
+    // The extent counts toward the graph's total too.
+    let g = relu_graph(
+        with_layout(tensor(1, "x", &[1], false), &[2, 4], &[100, 1]),
+        tensor(2, "y", &[2, 4], false),
+    );
+    let limits = |graph| GraphLimits {
+        max_graph_elements: graph,
+        ..GraphLimits::DEFAULT
+    };
+    assert_eq!(validate_with(&g, &limits(104 + 8)), Ok(()));
+    assert!(matches!(
+        validate_with(&g, &limits(104 + 7)),
+        Err(GraphError::GraphTooLarge { elements: 112, .. })
+    ));
+    let mut g = graph(
+        vec![
+            tensor(1, "x", &[2, 4], false),
+            with_layout(tensor(2, "t", &[1], true), &[2, 4], &[1 << 40, 1]),
+            tensor(3, "y", &[2, 4], false),
+        ],
+        vec![unary("a", 1, 2), unary("b", 2, 3)],
+    );
+    validate_both(&mut g);
+}
+
 /// `y` strides `[0, 64, 8, 1]`: both batches would be written to the same place.
 #[test]
 fn aliasing_output_strides_are_refused() {
