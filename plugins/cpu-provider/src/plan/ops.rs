@@ -616,12 +616,21 @@ fn normalization(
         ..norm
     };
     for (u, r) in [(norm.scale, "scale"), (norm.bias, "bias")] {
-        if let Some(u) = u
-            && graph.tensor(u).shape.broadcast_strides(xd).is_none()
-        {
+        let Some(u) = u else { continue };
+        let dims = &graph.tensor(u).shape.dims;
+        if graph.tensor(u).shape.broadcast_strides(xd).is_none() {
             refuse!(
                 name,
                 "{r} tensor uid {u} does not broadcast to x dims {xd:?}"
+            );
+        }
+        // The affine parameters vary over the normalized dims only, as in the
+        // reference: one that varies over a statistics dim is not a normalization's.
+        let lead = dims.len().saturating_sub(count);
+        if dims[..lead].iter().any(|&d| d != 1) {
+            refuse!(
+                name,
+                "{r} tensor uid {u} has dims {dims:?}, varying over the leading dims of x {xd:?} that are not normalized"
             );
         }
     }
