@@ -18,16 +18,16 @@
 mod device;
 mod engines;
 mod error;
-mod files;
 mod hip;
 mod knobs;
-mod npy;
 mod run;
 mod samples;
 mod tensors;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use hipdnn_cli::{files, npy};
 
 use clap::{Parser, Subcommand};
 
