@@ -22,13 +22,38 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 
 use hipdnn_data_sdk::{DataType, MemoryKind, engine_id_to_hex, engine_name_or_id_to_id};
-use hipdnn_flatbuffers_sdk::model::{EngineConfig, EngineDetails, Graph, KnobSetting};
+use hipdnn_flatbuffers_sdk::model::{
+    EngineApiVersion, EngineConfig, EngineDetails, Graph, KnobSetting,
+};
 use hipdnn_flatbuffers_sdk::{EngineDetailsView, GraphAndPlanView, GraphView, VerifyLimits};
-use hipdnn_plugin_abi::{hipdnnEnginePluginExecutionContext_t, hipdnnPluginDeviceBuffer_t};
+use hipdnn_plugin_abi::{
+    HIPDNN_ENGINE_API_VERSION_MAJOR, HIPDNN_ENGINE_API_VERSION_MINOR,
+    HIPDNN_ENGINE_API_VERSION_PATCH, hipdnnEnginePluginExecutionContext_t,
+    hipdnnPluginDeviceBuffer_t,
+};
 
 use crate::handle::{Handle, PluginHandle};
 use crate::plugin::LoadedPlugin;
 use crate::status::*;
+
+/// The newest engine plugin API this backend speaks (the plugin ABI's version): graphs
+/// that require a newer one are refused.
+pub const SUPPORTED_ENGINE_API_VERSION: EngineApiVersion = EngineApiVersion::new(
+    HIPDNN_ENGINE_API_VERSION_MAJOR,
+    HIPDNN_ENGINE_API_VERSION_MINOR,
+    HIPDNN_ENGINE_API_VERSION_PATCH,
+);
+
+/// Whether `plugin` reports at least the engine API `graph` requires.
+fn meets_floor(plugin: &LoadedPlugin, required: EngineApiVersion) -> bool {
+    let v = plugin.api_version();
+    (v.major, v.minor, v.patch)
+        >= (
+            u64::from(required.major),
+            u64::from(required.minor),
+            u64::from(required.patch),
+        )
+}
 
 /// Environment variable replacing the static engine order: engine names or ids
 /// (decimal or `0x` hex), comma separated. Engines it does not list are not used.
@@ -47,11 +72,21 @@ impl OperationGraph {
     ///
     /// # Errors
     /// `BAD_PARAM` naming the node or tensor uid at fault (cycle, dangling uid,
-    /// duplicate uid, …).
+    /// duplicate uid, a tensor above the size limits, an aliasing output, an unset
+    /// mode, …); `NOT_SUPPORTED` for a graph that needs a newer engine plugin API than
+    /// this backend speaks ([`SUPPORTED_ENGINE_API_VERSION`]).
     pub fn new(mut graph: Graph) -> BackendResult<Self> {
         graph
             .validate()
             .map_err(|e| BackendError::bad_param(format!("invalid graph '{}': {e}", graph.name)))?;
+        let required = graph.required_engine_api_version();
+        if required > SUPPORTED_ENGINE_API_VERSION {
+            return Err(BackendError::not_supported(format!(
+                "graph '{}' requires engine plugin API {required}, newer than the \
+                 {SUPPORTED_ENGINE_API_VERSION} this backend supports",
+                graph.name
+            )));
+        }
         let bytes = graph.to_bytes();
         Ok(Self { graph, bytes })
     }
@@ -86,24 +121,8 @@ impl OperationGraph {
     /// tensor or a tensor of non-default alignment (the highest that applies), and the
     /// graph's own `min_required_engine_api_version` when that is higher still.
     pub fn required_api_version(&self) -> semver::Version {
-        let g = &self.graph;
-        let by_feature = if g
-            .tensors
-            .iter()
-            .any(|t| t.ragged_offset_tensor_uid.is_some() || t.alignment != 16)
-        {
-            semver::Version::new(1, 3, 0)
-        } else if g.tensors.iter().any(|t| t.is_runtime_pass_by_value) {
-            semver::Version::new(1, 2, 0)
-        } else if g.is_override_shape_enabled {
-            semver::Version::new(1, 1, 0)
-        } else {
-            crate::plugin::DEFAULT_API_VERSION
-        };
-        let stamped = g
-            .min_required_engine_api_version
-            .map(|v| semver::Version::new(v.major.into(), v.minor.into(), v.patch.into()));
-        stamped.map_or(by_feature.clone(), |s| s.max(by_feature))
+        let v = self.graph.required_engine_api_version();
+        semver::Version::new(v.major.into(), v.minor.into(), v.patch.into())
     }
 
     /// Its FlatBuffer serialization, as plugins receive it.
@@ -384,8 +403,29 @@ impl Handle {
             let engine = self.ranked_engine(id);
             format!("{} ({})", engine.name, engine.plugin_name)
         };
+        let required = graph.graph().required_engine_api_version();
+        let below: Vec<String> = self
+            .plugin_handles
+            .iter()
+            .map(|h| self.plugin(h))
+            .filter(|p| !meets_floor(p, required))
+            .map(|p| format!("'{}' ({})", p.name(), p.api_version()))
+            .collect();
+        if below.len() == self.plugin_handles.len() {
+            return BackendError::not_supported(format!(
+                "no engine supports graph '{name}': it requires engine plugin API {required}, and every plugin reports less: {}",
+                below.join(", ")
+            ));
+        }
         let engines = self.engines();
-        let asked: Vec<String> = engines.iter().map(|e| label(e.id)).collect();
+        let asked: Vec<String> = engines
+            .iter()
+            .filter(|e| {
+                self.plugin_for_engine(e.id)
+                    .is_some_and(|p| meets_floor(p, required))
+            })
+            .map(|e| label(e.id))
+            .collect();
         let asked = asked.join(", ");
         // Engines that accept the whole graph were left out by the ranking.
         let accepting = self.applicable_ids(graph);

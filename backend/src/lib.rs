@@ -87,8 +87,9 @@
 //!    (`hipdnnEnginePluginGetApplicableEngineIds`); a plugin lists them in its own order
 //!    (with the plugin SDK, the order of its engines). An id admitted for another plugin
 //!    is skipped. A plugin whose API version is below what the graph needs
-//!    ([`OperationGraph::required_api_version`]: 1.0.0 at least, so a 0.x plugin is never
-//!    asked), or that lacks the override entry point for a graph with shape overrides, is
+//!    ([`OperationGraph::required_api_version`]: the graph's declared
+//!    `min_required_engine_api_version` raised to what its features need, 1.0.0 at least,
+//!    so a 0.x plugin is never asked), or that lacks the override entry point for a graph with shape overrides, is
 //!    not asked at all. [`Handle::applicable_engines`] is this list.
 //! 2. **Ranking** ([`Handle::ranked_engines`]). The static order is the list above. When
 //!    [`ENGINE_ORDER_ENV`](execution::ENGINE_ORDER_ENV)
@@ -127,8 +128,10 @@
 //!   plugin *reports* is checked: statuses, strings, API versions, engine counts, engine
 //!   details (verified FlatBuffers of the right engine). None of it panics.
 //! * **Bad input never reaches a plugin.** Graphs are validated (and, from bytes,
-//!   verified) once where they enter; knob settings and variant packs are checked
-//!   before the plugin sees them; errors name the node, uid or knob.
+//!   verified) once where they enter, size limits included (`docs/robustness.md`), and a
+//!   graph needing a newer engine API than [`SUPPORTED_ENGINE_API_VERSION`] is refused;
+//!   knob settings and variant packs are checked before the plugin sees them; errors
+//!   name the node, uid or knob.
 //! * **Failures are data.** Errors carry the plugin path and what failed; a failed plugin
 //!   call keeps hipDNN's text, `Failed to <action>. Status: <NAME>(<n>), Error: <msg>`
 //!   ([`PluginCallError`]).
@@ -155,7 +158,9 @@ pub use discovery::{
     Discovery, DiscoveryError, LoadingMode, PluginPaths, SearchEnvironment, discover,
 };
 pub use error::{LoadError, PluginCallError};
-pub use execution::{OperationGraph, Plan, RankedEngine, VariantPack};
+pub use execution::{
+    OperationGraph, Plan, RankedEngine, SUPPORTED_ENGINE_API_VERSION, VariantPack,
+};
 pub use handle::{EngineSummary, Handle, UnavailablePlugin};
 pub use hipdnn_data_sdk::MemoryKind;
 pub use loader::load_plugins;

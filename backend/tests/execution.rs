@@ -15,10 +15,10 @@ use hipdnn_backend::{
 };
 use hipdnn_data_sdk::{DataType, engine_name_to_id};
 use hipdnn_flatbuffers_sdk::model::{
-    ConvolutionFwdAttributes, Graph, KnobSetting, KnobValue, Node, PointwiseAttributes,
-    SerializedGraphAndPlan, TensorAttributes,
+    ConvolutionFwdAttributes, EngineApiVersion, Graph, KnobSetting, KnobValue, Node,
+    PointwiseAttributes, SerializedGraphAndPlan, TensorAttributes,
 };
-use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
 mod support;
 use support::install;
@@ -285,6 +285,7 @@ fn unsupported_and_invalid_graphs_say_why() {
                 x_tensor_uid: 1,
                 w_tensor_uid: 3,
                 y_tensor_uid: 4,
+                conv_mode: ConvMode::CROSS_CORRELATION,
                 ..ConvolutionFwdAttributes::default()
             },
         ),
@@ -332,6 +333,78 @@ fn unsupported_and_invalid_graphs_say_why() {
     .to_bytes();
     let from_container = OperationGraph::from_bytes(&container).unwrap();
     assert_eq!(from_container.graph(), graph.graph());
+}
+
+/// A graph declaring `min_required_engine_api_version` 99.0.0 is refused where it
+/// enters, saying what it needs and what the backend speaks.
+#[test]
+fn a_graph_requiring_a_newer_engine_api_than_the_backend_is_refused() {
+    let mut graph = relu_graph();
+    graph.min_required_engine_api_version = Some(EngineApiVersion::new(99, 0, 0));
+    let error = OperationGraph::new(graph.clone()).unwrap_err();
+    assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED, "{error:?}");
+    assert!(
+        error.message.contains("requires engine plugin API 99.0.0")
+            && error
+                .message
+                .contains(&hipdnn_backend::SUPPORTED_ENGINE_API_VERSION.to_string()),
+        "{error:?}"
+    );
+    let error = OperationGraph::from_bytes(&graph.to_bytes()).unwrap_err();
+    assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED, "{error:?}");
+    // The backend's own version is accepted.
+    graph.min_required_engine_api_version = Some(hipdnn_backend::SUPPORTED_ENGINE_API_VERSION);
+    OperationGraph::new(graph).unwrap();
+}
+
+/// A graph whose features need engine API 1.3.0 (a non-default alignment) is not
+/// offered to a plugin reporting 1.2.0 (`old_api_plugin`, whose engine would accept
+/// anything): its engine is neither ranked nor given a plan, and with no other plugin
+/// the refusal says why; the 1.4.0 example plugin still runs it.
+#[test]
+fn plugins_below_the_graphs_engine_api_floor_are_not_asked() {
+    let _serial = serial();
+    let mut graph = relu_graph();
+    graph.tensors[0].alignment = 64;
+    let graph = OperationGraph::new(graph).unwrap();
+    assert_eq!(
+        graph.graph().required_engine_api_version(),
+        EngineApiVersion::new(1, 3, 0)
+    );
+    let old = engine_name_to_id("OLD_API_ENGINE");
+
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &["old_api_plugin"]);
+    use_only(dir.path());
+    let handle = Handle::new();
+    // Without the alignment, its engine takes the graph.
+    let plain = OperationGraph::new(relu_graph()).unwrap();
+    assert_eq!(handle.ranked_engines(&plain).unwrap()[0].id, old);
+    let error = handle.ranked_engines(&graph).unwrap_err();
+    assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED, "{error:?}");
+    assert!(
+        error.message.contains(
+            "it requires engine plugin API 1.3.0, and every plugin reports less: 'old_api_plugin' (1.2.0)"
+        ),
+        "{error:?}"
+    );
+    let error = handle.create_plan(&graph, old, &[]).unwrap_err();
+    assert_eq!(error.status, HIPDNN_STATUS_NOT_SUPPORTED, "{error:?}");
+    assert!(
+        error.message.contains("implements engine plugin api 1.2.0")
+            && error.message.contains("the graph needs at least 1.3.0"),
+        "{error:?}"
+    );
+    drop(handle);
+
+    let dir = tempfile::tempdir().unwrap();
+    install(dir.path(), &["good_plugin", "old_api_plugin"]);
+    use_only(dir.path());
+    let handle = Handle::new();
+    let ranked = handle.ranked_engines(&graph).unwrap();
+    let names: Vec<&str> = ranked.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, [RELU]);
+    assert_eq!(handle.applicable_engines(&graph).len(), 1);
 }
 
 #[test]

@@ -20,13 +20,14 @@ mod engines;
 mod error;
 mod hip;
 mod knobs;
-mod npy;
 mod run;
 mod samples;
 mod tensors;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use hipdnn_cli::{files, npy};
 
 use clap::{Parser, Subcommand};
 

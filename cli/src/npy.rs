@@ -8,7 +8,7 @@
 //! order); writing produces version 1.0 files, little-endian, C order.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use hipdnn_data_sdk::DataType;
@@ -74,7 +74,11 @@ pub fn unsupported_dtype(dtype: DataType) -> String {
 /// truncated data.
 pub fn read(path: &Path, dims: &[usize], ty: NpyType) -> Result<Vec<f32>, String> {
     let at = path.display();
-    let file = File::open(path).map_err(|e| format!("cannot open {at}: {e}"))?;
+    let (mut file, file_len) = crate::files::open_regular(path)?;
+    let data_offset = data_offset(&mut file, file_len)
+        .map_err(|e| format!("{at}: not a valid .npy file: {e}"))?;
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| format!("cannot read {at}: {e}"))?;
     let npy = NpyFile::new(BufReader::new(file))
         .map_err(|e| format!("{at}: not a valid .npy file: {e}"))?;
     let header = npy.header().clone();
@@ -100,7 +104,14 @@ pub fn read(path: &Path, dims: &[usize], ty: NpyType) -> Result<Vec<f32>, String
             shape_text(dims)
         ));
     }
+    // The data must be there before anything is allocated for it.
     let count: usize = dims.iter().product();
+    let available = file_len - data_offset;
+    if available < (count as u64).saturating_mul(size as u64) {
+        return Err(format!(
+            "{at}: truncated data ({count} elements expected, {available} bytes of data)"
+        ));
+    }
     let mut bytes = vec![0u8; count * size];
     npy.into_inner()
         .read_exact(&mut bytes)
@@ -135,7 +146,7 @@ pub fn read(path: &Path, dims: &[usize], ty: NpyType) -> Result<Vec<f32>, String
 /// # Errors
 /// The file cannot be written.
 pub fn write(path: &Path, dims: &[usize], ty: NpyType, values: &[f32]) -> std::io::Result<()> {
-    let mut out = BufWriter::new(File::create(path)?);
+    let mut out = BufWriter::new(crate::files::create_regular(path)?);
     out.write_all(&header(dims, ty))?;
     for &v in values {
         match ty {
@@ -144,6 +155,42 @@ pub fn write(path: &Path, dims: &[usize], ty: NpyType, values: &[f32]) -> std::i
         }
     }
     out.flush()
+}
+
+/// Longest header accepted, in bytes: numpy's own format writes headers of a few hundred
+/// bytes, and version 1 cannot exceed 65535; a longer one is refused before it is read
+/// (the parser would allocate whatever the length field says, up to 4 GiB).
+const MAX_HEADER_LEN: u64 = 65536;
+
+/// Checks the magic string, version and header length of the `.npy` file `file` of
+/// `file_len` bytes (read from its start) and returns the offset of its data.
+fn data_offset(file: &mut File, file_len: u64) -> Result<u64, String> {
+    let mut pre = [0u8; 12];
+    let got = file.take(12).read(&mut pre).map_err(|e| e.to_string())?;
+    let pre = &pre[..got];
+    if pre.len() < 10 || &pre[..6] != b"\x93NUMPY" {
+        return Err("no .npy magic string".to_owned());
+    }
+    let (prefix, header_len) = match pre[6] {
+        1 => (10, u64::from(u16::from_le_bytes([pre[8], pre[9]]))),
+        2 | 3 if pre.len() == 12 => (
+            12,
+            u64::from(u32::from_le_bytes([pre[8], pre[9], pre[10], pre[11]])),
+        ),
+        major => return Err(format!("unsupported format version {major}")),
+    };
+    if header_len > MAX_HEADER_LEN {
+        return Err(format!(
+            "a header of {header_len} bytes, longer than the {MAX_HEADER_LEN} accepted"
+        ));
+    }
+    let offset = prefix + header_len;
+    if offset > file_len {
+        return Err(format!(
+            "a header of {header_len} bytes in a file of {file_len} bytes"
+        ));
+    }
+    Ok(offset)
 }
 
 /// `(2, 3)`, `(5,)`, `()`: numpy's tuple syntax.
@@ -233,6 +280,42 @@ mod tests {
             read(&path, &[2, 2], NpyType::F32)
                 .unwrap_err()
                 .contains("not a valid .npy")
+        );
+    }
+
+    /// A header length field of 4 GiB, or longer than the file, is refused before the
+    /// parser allocates for it; data shorter than the tensor is refused before the data
+    /// buffer is allocated.
+    #[test]
+    fn hostile_headers_and_short_data_are_refused_before_allocating() {
+        let path = temp("hostile.npy");
+        let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
+        v2.extend_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&path, &v2).unwrap();
+        let e = read(&path, &[2], NpyType::F32).unwrap_err();
+        assert!(e.contains("4294967295 bytes, longer than"), "{e}");
+        let mut v1 = b"\x93NUMPY\x01\x00".to_vec();
+        v1.extend_from_slice(&1000u16.to_le_bytes());
+        std::fs::write(&path, &v1).unwrap();
+        let e = read(&path, &[2], NpyType::F32).unwrap_err();
+        assert!(
+            e.contains("a header of 1000 bytes in a file of 10 bytes"),
+            "{e}"
+        );
+        std::fs::write(&path, b"\x93NUMPY\x09\x00\x00\x00").unwrap();
+        let e = read(&path, &[2], NpyType::F32).unwrap_err();
+        assert!(e.contains("unsupported format version 9"), "{e}");
+        // A valid header for 2^30 floats followed by 4 bytes.
+        write(&path, &[1], NpyType::F32, &[1.0]).unwrap();
+        let e = read(&path, &[1], NpyType::F32).map(|v| v.len());
+        assert_eq!(e, Ok(1));
+        let mut big = header(&[1 << 30], NpyType::F32);
+        big.extend_from_slice(&[0; 4]);
+        std::fs::write(&path, &big).unwrap();
+        let e = read(&path, &[1 << 30], NpyType::F32).unwrap_err();
+        assert!(
+            e.contains("truncated data (1073741824 elements expected, 4 bytes"),
+            "{e}"
         );
     }
 

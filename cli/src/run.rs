@@ -10,6 +10,7 @@ use std::time::Instant;
 use hipdnn_backend::status::HIPDNN_STATUS_BAD_PARAM;
 use hipdnn_backend::{Handle, MemoryKind, OperationGraph, Plan, VariantPack};
 use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
+use hipdnn_flatbuffers_sdk::VerifyLimits;
 use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, NodeAttributes};
 use hipdnn_reference::data::{decode, encode};
 use hipdnn_reference::executor::execute_graph;
@@ -72,8 +73,9 @@ fn parse_seed(s: &str) -> Result<u64, String> {
 /// Unreadable file, malformed graph, invalid graph (naming the uid at fault).
 pub fn load_graph(path: &Path) -> CliResult<OperationGraph> {
     let at = path.display();
-    let bytes =
-        std::fs::read(path).map_err(|e| CliError::usage(format!("cannot read {at}: {e}")))?;
+    // The verifier's limit on a binary graph; a JSON graph is not larger in practice.
+    let limit = VerifyLimits::DEFAULT.max_bytes as u64;
+    let bytes = crate::files::read_regular(path, limit).map_err(CliError::usage)?;
     let is_json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     if is_json {
         let text = std::str::from_utf8(&bytes)
@@ -114,6 +116,26 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
         count(g.tensors.len(), "tensor")
     );
 
+    // An engine is asked first: a graph no engine runs costs no buffers and no inputs.
+    // Declared before the handle, so dropped after it: the handle's plugins keep the
+    // device run's stream.
+    let mut device: Option<DeviceRun> = None;
+    let handle = Handle::new();
+    let plan = make_plan(&handle, &graph, args)?;
+    let plugin = handle
+        .plugin_for_engine(plan.engine_id())
+        .map(|p| format!(" from plugin {} {}", p.name(), p.version()))
+        .unwrap_or_default();
+    println!(
+        "engine: {} ({}){plugin}, {} memory",
+        plan.engine_name(),
+        engine_id_to_hex(plan.engine_id()),
+        plan.memory_kind()
+    );
+    if plan.workspace_size() > 0 {
+        println!("workspace: {} bytes", plan.workspace_size());
+    }
+
     // Buffers: inputs filled (from files or generated), outputs poisoned with 0xFF
     // (NaN for the float types) so an output the engine never writes cannot pass.
     let mut buffers = Vec::with_capacity(tensors.len());
@@ -133,25 +155,6 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
     }
     if !sources.is_empty() {
         println!("inputs: {}", sources.join(", "));
-    }
-
-    // Declared before the handle, so dropped after it: the handle's plugins keep the
-    // device run's stream.
-    let mut device: Option<DeviceRun> = None;
-    let handle = Handle::new();
-    let plan = make_plan(&handle, &graph, args)?;
-    let plugin = handle
-        .plugin_for_engine(plan.engine_id())
-        .map(|p| format!(" from plugin {} {}", p.name(), p.version()))
-        .unwrap_or_default();
-    println!(
-        "engine: {} ({}){plugin}, {} memory",
-        plan.engine_name(),
-        engine_id_to_hex(plan.engine_id()),
-        plan.memory_kind()
-    );
-    if plan.workspace_size() > 0 {
-        println!("workspace: {} bytes", plan.workspace_size());
     }
     // Buffers follow the engine's declared memory.
     match plan.memory_kind() {
@@ -636,7 +639,13 @@ fn accumulation_depth(g: &Graph) -> f64 {
 /// of a sum of `n` products in fp32 grow like `√n·u` times the size of the terms (the
 /// usual statistical estimate; `n·u` is the worst case), so the absolute part is at least
 /// `2·√depth · u · max|expected|` (u = 2⁻²⁴, depth = [`accumulation_depth`]).
+///
+/// An output computed from virtual intermediates of a narrower type (HALF or BFLOAT16
+/// between FLOAT tensors) is held to that type's tolerance: engine and reference both
+/// round the intermediate, and a last-bit difference before the rounding becomes one
+/// unit of the intermediate's precision after it.
 fn output_tolerance(g: &Graph, dtype: DataType, expected: &[f32]) -> (Tolerance, OpFamily, bool) {
+    let dtype = precision_type(g, dtype);
     let fam = loosest_family(g, dtype);
     let mut tol = tolerance(fam, dtype);
     let scale = expected
@@ -648,6 +657,26 @@ fn output_tolerance(g: &Graph, dtype: DataType, expected: &[f32]) -> (Tolerance,
         tol.atol = bound;
     }
     (tol, fam, widened)
+}
+
+/// The type whose tolerance bounds an output of `dtype`: its own, or the loosest of the
+/// graph's virtual tensors' types when that is looser.
+fn precision_type(g: &Graph, dtype: DataType) -> DataType {
+    let looseness = |d: DataType| {
+        let t = tolerance(loosest_family(g, d), d);
+        t.atol + t.rtol
+    };
+    g.tensors
+        .iter()
+        .filter(|t| t.is_virtual)
+        .map(|t| t.data_type)
+        .fold(dtype, |best, d| {
+            if looseness(d) > looseness(best) {
+                d
+            } else {
+                best
+            }
+        })
 }
 
 /// Runs the reference on the same inputs and compares every output.
@@ -678,8 +707,14 @@ fn check(
         let want = logical(t, &expected[&t.uid])?;
         let (tol, fam, widened) = output_tolerance(g, t.dtype, &want);
         let cmp = compare_rounded(&got, &want, tol, t.dtype, 1.0);
+        let precision = precision_type(g, t.dtype);
+        let intermediates = if precision == t.dtype {
+            String::new()
+        } else {
+            format!(" at {} intermediates", precision.name())
+        };
         println!(
-            "  output {} {}: max abs err {:.3e}, max rel err {:.3e} (atol {:.3e}{}, rtol {:e}, {fam:?})  {}",
+            "  output {} {}: max abs err {:.3e}, max rel err {:.3e} (atol {:.3e}{}, rtol {:e}, {fam:?}{intermediates})  {}",
             t.label(),
             t.dtype.name(),
             cmp.max_abs,
@@ -735,6 +770,22 @@ mod tests {
         );
         assert!(s.contains("800.00 GFLOP/s"), "{s}");
         assert!(!timing_summary(&mut [1.0], 0.0).contains("GFLOP"));
+    }
+
+    #[test]
+    fn narrower_virtual_intermediates_set_the_precision() {
+        let spec = ConvSpec::new(&[1, 3, 8, 8], &[4, 3, 3, 3]);
+        let mut g = conv_bias_relu(&spec, &Layout::Nchw, DataType::Float);
+        assert_eq!(precision_type(&g, DataType::Float), DataType::Float);
+        for t in g.tensors.iter_mut().filter(|t| t.is_virtual) {
+            t.data_type = DataType::Half;
+        }
+        assert_eq!(precision_type(&g, DataType::Float), DataType::Half);
+        let (tol, ..) = output_tolerance(&g, DataType::Float, &[1.0]);
+        assert_eq!(
+            tol.rtol,
+            tolerance(OpFamily::ConvFprop, DataType::Half).rtol
+        );
     }
 
     #[test]

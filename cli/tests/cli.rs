@@ -12,9 +12,10 @@
 //! runs).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use hipdnn_flatbuffers_sdk::model::Graph;
 use npyz::WriterBuilder;
@@ -178,6 +179,38 @@ impl Scratch {
     /// Runs `hipdnn args…` with `plugins` and the variables in `env` (the log and
     /// engine-order variables are unset unless given).
     fn hipdnn_with_env(&self, args: &[&str], plugins: &Path, env: &[(&str, &str)]) -> Run {
+        Run::from(
+            self.command(args, plugins, env)
+                .output()
+                .expect("run hipdnn"),
+        )
+    }
+
+    /// [`Scratch::hipdnn_with_env`] that kills the command if it runs longer than
+    /// `limit`, and fails the test then (a blocked command must not hang the suite).
+    fn hipdnn_within(&self, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
+        let mut child = self
+            .command(args, &self.path("plugins"), env)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run hipdnn");
+        let start = Instant::now();
+        while child.try_wait().expect("wait for hipdnn").is_none() {
+            if start.elapsed() > limit {
+                let _ = child.kill();
+                let output = child.wait_with_output().expect("reap hipdnn");
+                panic!(
+                    "hipdnn {args:?} still ran after {limit:?}: {:#?}",
+                    Run::from(output)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Run::from(child.wait_with_output().expect("hipdnn's output"))
+    }
+
+    fn command(&self, args: &[&str], plugins: &Path, env: &[(&str, &str)]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_hipdnn"));
         command
             .args(args)
@@ -189,7 +222,7 @@ impl Scratch {
         for (name, value) in env {
             command.env(name, value);
         }
-        Run::from(command.output().expect("run hipdnn"))
+        command
     }
 }
 
@@ -841,6 +874,111 @@ fn a_single_plugins_refusal_names_the_engines_asked() {
         ),
         "{run:#?}"
     );
+}
+
+/// `y = relu(x)` between tensors of `dims`, `x` with `x_strides` and `y` packed.
+fn relu_json(dims: &[i64], x_strides: &[i64]) -> String {
+    let mut packed = vec![1i64; dims.len()];
+    for i in (0..dims.len() - 1).rev() {
+        packed[i] = packed[i + 1] * dims[i + 1];
+    }
+    format!(
+        r#"{{
+  "name": "big_relu", "compute_data_type": "FLOAT", "intermediate_data_type": "FLOAT",
+  "io_data_type": "FLOAT",
+  "tensors": [
+    {{ "uid": 1, "name": "x", "data_type": "FLOAT", "strides": {x_strides:?}, "dims": {dims:?} }},
+    {{ "uid": 2, "name": "y", "data_type": "FLOAT", "strides": {packed:?}, "dims": {dims:?} }}
+  ],
+  "nodes": [ {{ "name": "relu", "compute_data_type": "FLOAT",
+    "attributes_type": "PointwiseAttributes",
+    "attributes": {{ "operation": "RELU_FWD", "in_0_tensor_uid": 1, "out_0_tensor_uid": 2 }} }} ]
+}}"#
+    )
+}
+
+/// A 2²⁰ × 2²⁰ tensor with zero strides (a few hundred bytes of graph) is refused by
+/// validation at once, naming the limit and the variable that raises it; the same
+/// variable lowered refuses a small graph.
+#[test]
+fn a_huge_zero_stride_tensor_is_refused_before_any_allocation() {
+    let s = Scratch::new();
+    std::fs::write(s.path("huge.json"), relu_json(&[1 << 20, 1 << 20], &[0, 0])).unwrap();
+    let run = s.hipdnn_within(&["run", "huge.json"], &[], Duration::from_secs(10));
+    run.expect_code(2);
+    let line = run.error_line();
+    assert!(
+        line.contains("uid 1 (\"x\") has 1099511627776 elements")
+            && line.contains("HIPDNN_MAX_TENSOR_ELEMENTS"),
+        "{line}"
+    );
+    let run = s.hipdnn_within(
+        &["run", "relu.json"],
+        &[("HIPDNN_MAX_TENSOR_ELEMENTS", "16")],
+        Duration::from_secs(10),
+    );
+    run.expect_code(2);
+    assert!(
+        run.error_line().contains("above the limit of 16"),
+        "{run:#?}"
+    );
+}
+
+/// A graph no engine runs is refused before its buffers are allocated and its inputs
+/// generated: here 2³⁰ elements (a 4 GiB output) that the example engine refuses (its
+/// input broadcasts).
+#[test]
+fn a_graph_no_engine_accepts_is_refused_before_inputs_are_made() {
+    let s = Scratch::new();
+    let dims = [1 << 10, 1 << 10, 1 << 10];
+    std::fs::write(s.path("big.json"), relu_json(&dims, &[0, 0, 1])).unwrap();
+    let run = s.hipdnn_within(&["run", "big.json"], &[], Duration::from_secs(10));
+    run.expect_code(2);
+    assert!(
+        run.error_line()
+            .contains("no engine supports graph 'big_relu'"),
+        "{run:#?}"
+    );
+    assert!(!run.stdout.contains("inputs:"), "{run:#?}");
+}
+
+/// A FIFO where an `.npy` input (or the graph) is expected is refused from its
+/// metadata, never opened for a read that would block until someone writes to it.
+#[test]
+fn npy_fifo_input_is_refused_without_blocking() {
+    let s = Scratch::new();
+    std::fs::create_dir(s.path("in")).unwrap();
+    let mkfifo = |path: &Path| {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    };
+    mkfifo(&s.path("in/1.npy"));
+    let run = s.hipdnn_within(
+        &["run", "relu.json", "--inputs", "in"],
+        &[],
+        Duration::from_secs(10),
+    );
+    run.expect_code(2);
+    let line = run.error_line();
+    assert!(
+        line.contains("in/1.npy is a FIFO, not a regular file"),
+        "{line}"
+    );
+    mkfifo(&s.path("fifo.json"));
+    let run = s.hipdnn_within(&["run", "fifo.json"], &[], Duration::from_secs(10));
+    run.expect_code(2);
+    assert!(run.error_line().contains("fifo.json is a FIFO"), "{run:#?}");
+    // An output path that is a FIFO is refused too, not opened to block on a reader.
+    std::fs::create_dir(s.path("out")).unwrap();
+    mkfifo(&s.path("out/2.npy"));
+    let run = s.hipdnn_within(
+        &["run", "relu.json", "--outputs", "out"],
+        &[],
+        Duration::from_secs(10),
+    );
+    run.expect_code(1);
+    assert!(run.error_line().contains("is a FIFO"), "{run:#?}");
 }
 
 /// The lines of standard error written at `level` (`hipdnn <level>: [target] text`).

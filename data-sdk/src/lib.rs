@@ -79,4 +79,6 @@ pub use error::DataSdkError;
 pub use fp8::{F8E4M3, F8E4M3Fnuz, F8E5M2, F8E5M2Fnuz, F8E8M0};
 pub use memory::{HOST_MEMORY_BEHAVIOR_NOTE_EXT, MemoryKind};
 pub use panic::panic_message;
-pub use tensor::{TensorDesc, TensorLayout, check_dims_strides, element_count, packed_strides};
+pub use tensor::{
+    TensorDesc, TensorLayout, check_dims_strides, element_count, overlapping_dim, packed_strides,
+};

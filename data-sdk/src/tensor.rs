@@ -175,6 +175,34 @@ pub fn check_dims_strides(dims: &[i64], strides: &[i64]) -> Result<(), DataSdkEr
     span_elements(dims, strides).map(|_| ())
 }
 
+/// The dimension through which two different indices of a tensor reach the same
+/// element, if any: `None` when every index of `dims` has an address of its own.
+///
+/// The test is the usual one for strided layouts, exact for every layout made of
+/// nested dimensions (packed, permuted, padded): ignoring extents of 1, sort the
+/// dimensions by stride; each stride must exceed the largest offset the dimensions
+/// inside it reach, `Σ (dims[j] - 1) · strides[j]` over the smaller strides. A stride
+/// of 0 on an extent above 1 (a broadcast) always fails it. Interleaved layouts that
+/// happen not to collide (dims `[3, 2]`, strides `[2, 3]`) fail it too: no library
+/// produces them, and an output laid out so is refused rather than guessed at.
+///
+/// Expects dims and strides that pass [`check_dims_strides`] (then no sum overflows);
+/// others give `None` for what it cannot judge.
+pub fn overlapping_dim(dims: &[i64], strides: &[i64]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..dims.len().min(strides.len()))
+        .filter(|&i| dims[i] > 1)
+        .collect();
+    order.sort_by_key(|&i| (strides[i], i));
+    let mut reach: i64 = 0;
+    for i in order {
+        if strides[i] <= reach {
+            return Some(i);
+        }
+        reach = reach.checked_add((dims[i] - 1).checked_mul(strides[i])?)?;
+    }
+    None
+}
+
 /// Validates like [`check_dims_strides`] and returns
 /// `1 + Σ (dims[i] - 1) · strides[i]`, the number of elements from the first
 /// addressed one to the last.
@@ -545,6 +573,26 @@ mod tests {
     }
 
     #[test]
+    fn overlapping_dims_are_found_for_aliasing_strides_only() {
+        // Packed, channels-last, padded, transposed: every index has its own address.
+        assert_eq!(overlapping_dim(&[2, 1, 8, 8], &[64, 64, 8, 1]), None);
+        assert_eq!(overlapping_dim(&[2, 3, 4, 5], &[60, 1, 15, 3]), None);
+        assert_eq!(overlapping_dim(&[3, 4], &[8, 1]), None);
+        assert_eq!(overlapping_dim(&[4, 3], &[1, 4]), None);
+        // Extents of 1 take any stride.
+        assert_eq!(overlapping_dim(&[1, 5], &[0, 1]), None);
+        assert_eq!(overlapping_dim(&[1, 1], &[7, 7]), None);
+        // Both batches written to the same place.
+        assert_eq!(overlapping_dim(&[2, 1, 8, 8], &[0, 64, 8, 1]), Some(0));
+        // Rows overlapping by one element.
+        assert_eq!(overlapping_dim(&[3, 4], &[3, 1]), Some(0));
+        // Equal strides on two dimensions.
+        assert_eq!(overlapping_dim(&[2, 2], &[1, 1]), Some(1));
+        // Interleaved, collision-free but not nested: refused too.
+        assert_eq!(overlapping_dim(&[3, 2], &[2, 3]), Some(1));
+    }
+
+    #[test]
     fn descriptor_basics() {
         let t = TensorDesc::packed([2, 3, 4, 5], TensorLayout::Nhwc, DataType::Half).unwrap();
         assert_eq!(t.dims(), [2, 3, 4, 5]);
@@ -652,6 +700,35 @@ mod tests {
                 proptest::sample::select(DataType::ALL[1..].to_vec()),
             )
         })
+    }
+
+    proptest! {
+        /// Whatever `overlapping_dim` accepts has no two indices at one address, and
+        /// every layout it refuses either collides or interleaves its dimensions.
+        #[test]
+        fn accepted_layouts_never_collide(
+            shape in proptest::collection::vec((1i64..4, 0i64..12), 1..4)
+        ) {
+            let (dims, strides): (Vec<i64>, Vec<i64>) = shape.into_iter().unzip();
+            let mut offsets = Vec::new();
+            let mut idx = vec![0i64; dims.len()];
+            'all: loop {
+                offsets.push(idx.iter().zip(&strides).map(|(i, s)| i * s).sum::<i64>());
+                for d in (0..dims.len()).rev() {
+                    idx[d] += 1;
+                    if idx[d] < dims[d] {
+                        continue 'all;
+                    }
+                    idx[d] = 0;
+                }
+                break;
+            }
+            offsets.sort_unstable();
+            let collides = offsets.windows(2).any(|w| w[0] == w[1]);
+            if overlapping_dim(&dims, &strides).is_none() {
+                prop_assert!(!collides, "dims {:?} strides {:?}", dims, strides);
+            }
+        }
     }
 
     proptest! {

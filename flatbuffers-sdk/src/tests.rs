@@ -96,6 +96,65 @@ fn optional_scalars_are_absent_not_zero() {
     }
 }
 
+/// The floor a graph needs is the highest of what it declares and what its features
+/// need, in both forms; a declared floor above every feature's stands.
+#[test]
+fn the_required_engine_api_version_is_the_highest_floor() {
+    let required = |g: &Graph| {
+        let bytes = g.to_bytes();
+        let from_view = GraphView::from_bytes(&bytes)
+            .unwrap()
+            .required_engine_api_version();
+        assert_eq!(from_view, g.required_engine_api_version());
+        from_view
+    };
+    let mut g = samples::conv_bias_relu();
+    assert_eq!(required(&g), EngineApiVersion::BASELINE);
+    g.is_override_shape_enabled = true;
+    assert_eq!(required(&g), EngineApiVersion::new(1, 1, 0));
+    g.tensors[3].is_runtime_pass_by_value = true;
+    assert_eq!(required(&g), EngineApiVersion::new(1, 2, 0));
+    g.tensors[0].alignment = 64;
+    assert_eq!(required(&g), EngineApiVersion::new(1, 3, 0));
+    g.min_required_engine_api_version = Some(EngineApiVersion::new(1, 1, 0));
+    assert_eq!(required(&g), EngineApiVersion::new(1, 3, 0));
+    g.min_required_engine_api_version = Some(EngineApiVersion::new(99, 0, 0));
+    assert_eq!(required(&g), EngineApiVersion::new(99, 0, 0));
+    let mut ragged = samples::conv_bias_relu();
+    ragged.tensors[0].ragged_offset_tensor_uid = Some(4);
+    assert_eq!(required(&ragged), EngineApiVersion::new(1, 3, 0));
+}
+
+/// A JSON number that overflows a float field is refused, naming it, rather than read
+/// as an infinity the JSON form cannot write back; binary graphs may carry one, and say
+/// where.
+#[test]
+fn json_numbers_overflowing_a_float_are_refused() {
+    let mut graph = samples::conv_bias_relu();
+    graph.tensors[3].value = Some(TensorValue::Float32(1.0));
+    let json = graph
+        .to_json()
+        .replace("\"value\": 1.0", "\"value\": 1e300");
+    assert!(json.contains("1e300"), "{json}");
+    let error = Graph::from_json(&json).unwrap_err().to_string();
+    assert!(
+        error.contains("tensor uid 4 (\"bias\"): its value overflows to infinity"),
+        "{error}"
+    );
+    graph.tensors[3].value = Some(TensorValue::Float32(f32::INFINITY));
+    assert!(graph.non_finite_value().is_some());
+    let mut pointwise = samples::conv_bias_relu();
+    if let NodeAttributes::PointwiseAttributes(a) = &mut pointwise.nodes[2].attributes {
+        a.relu_upper_clip = Some(3.0);
+    }
+    let json = pointwise
+        .to_json()
+        .replace("\"relu_upper_clip\": 3.0", "\"relu_upper_clip\": 1e39");
+    let error = Graph::from_json(&json).unwrap_err().to_string();
+    assert!(error.contains("node \"relu\": relu_upper_clip"), "{error}");
+    assert_eq!(samples::conv_bias_relu().non_finite_value(), None);
+}
+
 #[test]
 fn graph_level_fields_round_trip() {
     let mut graph = samples::conv_bias_relu();

@@ -8,10 +8,14 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use hipdnn_data_sdk::{DataType, check_dims_strides};
+use hipdnn_data_sdk::{DataType, check_dims_strides, overlapping_dim};
 
-use crate::model;
+use crate::limits::{
+    GraphLimits, MAX_GRAPH_ELEMENTS_ENV, MAX_TENSOR_ELEMENTS_ENV, MAX_TENSOR_RANK_ENV,
+};
+use crate::model::{self, NodeAttributes, NodeAttributesRef};
 use crate::view::GraphView;
+use crate::wire;
 
 /// Why a graph is not a valid operation graph.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -156,6 +160,137 @@ pub enum GraphError {
         /// What is wrong (rank, extents, strides).
         reason: String,
     },
+    /// A tensor with more dimensions than [`GraphLimits::max_rank`].
+    #[error(
+        "tensor uid {uid} (\"{name}\") has rank {rank}, above the limit of {limit} dimensions \
+         ({MAX_TENSOR_RANK_ENV})"
+    )]
+    RankTooHigh {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        name: String,
+        /// Its rank.
+        rank: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A tensor with more logical elements than [`GraphLimits::max_tensor_elements`].
+    #[error(
+        "tensor uid {uid} (\"{name}\") has {} elements (dims {dims:?}), above the limit of \
+         {limit} per tensor ({MAX_TENSOR_ELEMENTS_ENV})",
+        count_text(*elements)
+    )]
+    TensorTooLarge {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        name: String,
+        /// Its dims.
+        dims: Vec<i64>,
+        /// The product of the dims; `u64::MAX` when it does not fit a `u64`.
+        elements: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A tensor with a buffer whose strides address more elements than
+    /// [`GraphLimits::max_tensor_elements`]: its buffer would be that large, whatever
+    /// its element count.
+    #[error(
+        "tensor uid {uid} (\"{name}\") has strides that address {span} elements (its buffer's \
+         extent), above the limit of {limit} per tensor ({MAX_TENSOR_ELEMENTS_ENV})"
+    )]
+    SpanTooLarge {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        name: String,
+        /// `1 + Σ (dims[i] - 1) · strides[i]`.
+        span: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Tensors holding more logical elements together than
+    /// [`GraphLimits::max_graph_elements`].
+    #[error(
+        "the graph's tensors hold {} elements together, above the limit of {limit} per graph \
+         ({MAX_GRAPH_ELEMENTS_ENV})",
+        count_text(*elements)
+    )]
+    GraphTooLarge {
+        /// The sum over the tensors up to the first that crossed the limit; `u64::MAX`
+        /// when it does not fit a `u64`.
+        elements: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A tensor's `alignment` that is not a positive power of two.
+    #[error(
+        "tensor uid {uid} (\"{name}\") has alignment {alignment}; an alignment is a positive \
+         power of two (bytes)"
+    )]
+    InvalidAlignment {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        name: String,
+        /// The alignment given.
+        alignment: i64,
+    },
+    /// A non-virtual tensor a node writes whose strides give two elements one address.
+    #[error(
+        "tensor uid {uid} (\"{tensor}\"), written by node \"{node}\", has {layout}: dimension \
+         {dim} reaches addresses its inner dimensions already use, so two elements would be \
+         written to one place; an output needs an address per element (only inputs may \
+         broadcast with zero strides)"
+    )]
+    AliasingOutput {
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        tensor: String,
+        /// The writer.
+        node: String,
+        /// `dims [..] and strides [..]`.
+        layout: String,
+        /// The dimension at fault.
+        dim: usize,
+    },
+    /// A node that reads the tensor it writes.
+    #[error(
+        "node {node} (\"{name}\") reads and writes tensor uid {uid} (\"{tensor}\"): an operation \
+         writes a tensor of its own (in-place operation is not part of the graph model)"
+    )]
+    InPlace {
+        /// Index of the node.
+        node: usize,
+        /// Its name.
+        name: String,
+        /// The uid.
+        uid: i64,
+        /// Tensor name.
+        tensor: String,
+    },
+    /// A node whose attributes are unset, unknown, or inconsistent with its operation
+    /// (a mode left UNSET, an operand its mode does not take or lacks).
+    #[error("node {node} (\"{name}\"): {reason}")]
+    InvalidNode {
+        /// Index of the node.
+        node: usize,
+        /// Its name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// An element count, `u64::MAX` standing for one that does not fit.
+fn count_text(elements: u64) -> String {
+    if elements == u64::MAX {
+        "more than 2^64".to_owned()
+    } else {
+        elements.to_string()
+    }
 }
 
 fn quoted(names: &[String]) -> String {
@@ -174,6 +309,9 @@ trait Source {
     fn node_count(&self) -> usize;
     fn node_name(&self, i: usize) -> &str;
     fn node_uids(&self, i: usize, ins: &mut Vec<i64>, outs: &mut Vec<i64>);
+    /// Copies tensor `i`'s dims and strides into the buffers; returns its alignment.
+    fn tensor_layout(&self, i: usize, dims: &mut Vec<i64>, strides: &mut Vec<i64>) -> i64;
+    fn node_modes(&self, i: usize) -> Modes;
 }
 
 impl Source for model::Graph {
@@ -195,6 +333,17 @@ impl Source for model::Graph {
     }
     fn node_uids(&self, i: usize, ins: &mut Vec<i64>, outs: &mut Vec<i64>) {
         self.nodes[i].attributes.tensor_uids(ins, outs);
+    }
+    fn tensor_layout(&self, i: usize, dims: &mut Vec<i64>, strides: &mut Vec<i64>) -> i64 {
+        let t = &self.tensors[i];
+        dims.clear();
+        dims.extend_from_slice(&t.dims);
+        strides.clear();
+        strides.extend_from_slice(&t.strides);
+        t.alignment
+    }
+    fn node_modes(&self, i: usize) -> Modes {
+        Modes::of_model(&self.nodes[i].attributes)
     }
 }
 
@@ -227,6 +376,218 @@ impl Source for ViewSource<'_> {
     }
     fn node_uids(&self, i: usize, ins: &mut Vec<i64>, outs: &mut Vec<i64>) {
         self.nodes[i].attributes().tensor_uids(ins, outs);
+    }
+    fn tensor_layout(&self, i: usize, dims: &mut Vec<i64>, strides: &mut Vec<i64>) -> i64 {
+        let t = &self.tensors[i];
+        dims.clear();
+        dims.extend(t.dims().iter());
+        strides.clear();
+        strides.extend(t.strides().iter());
+        t.alignment()
+    }
+    fn node_modes(&self, i: usize) -> Modes {
+        Modes::of_view(&self.nodes[i].attributes())
+    }
+}
+
+/// The enumerated attributes of a node that select what it computes, and the optional
+/// operands whose presence depends on them.
+enum Modes {
+    Convolution(wire::ConvMode),
+    Pointwise {
+        mode: wire::PointwiseMode,
+        in_1: Option<i64>,
+        in_2: Option<i64>,
+    },
+    Reduction(wire::ReductionMode),
+    NormForward(wire::NormFwdPhase),
+    Resample(wire::ResampleMode, wire::PaddingMode),
+    Attention(
+        wire::DiagonalAlignment,
+        Option<wire::AttentionImplementation>,
+    ),
+    GroupedMatmul(wire::MoeGroupedMatmulMode),
+    Other,
+}
+
+impl Modes {
+    fn of_model(a: &NodeAttributes) -> Self {
+        use NodeAttributes as N;
+        match a {
+            N::ConvolutionFwdAttributes(a) => Self::Convolution(a.conv_mode),
+            N::ConvolutionBwdAttributes(a) => Self::Convolution(a.conv_mode),
+            N::ConvolutionWrwAttributes(a) => Self::Convolution(a.conv_mode),
+            N::PointwiseAttributes(a) => Self::Pointwise {
+                mode: a.operation,
+                in_1: a.in_1_tensor_uid,
+                in_2: a.in_2_tensor_uid,
+            },
+            N::ReductionAttributes(a) => Self::Reduction(a.mode),
+            N::LayernormAttributes(a) => Self::NormForward(a.forward_phase),
+            N::RMSNormAttributes(a) => Self::NormForward(a.forward_phase),
+            N::ResampleFwdAttributes(a) => Self::Resample(a.resample_mode, a.padding_mode),
+            N::ResampleBwdAttributes(a) => Self::Resample(a.resample_mode, a.padding_mode),
+            N::SdpaAttributes(a) => Self::Attention(a.diagonal_alignment, Some(a.implementation)),
+            N::SdpaBackwardAttributes(a) => Self::Attention(a.diagonal_alignment, None),
+            N::MoeGroupedMatmulAttributes(a) => Self::GroupedMatmul(a.mode),
+            _ => Self::Other,
+        }
+    }
+
+    fn of_view(a: &NodeAttributesRef<'_>) -> Self {
+        use NodeAttributesRef as N;
+        match a {
+            N::ConvolutionFwdAttributes(a) => Self::Convolution(a.conv_mode()),
+            N::ConvolutionBwdAttributes(a) => Self::Convolution(a.conv_mode()),
+            N::ConvolutionWrwAttributes(a) => Self::Convolution(a.conv_mode()),
+            N::PointwiseAttributes(a) => Self::Pointwise {
+                mode: a.operation(),
+                in_1: a.in_1_tensor_uid(),
+                in_2: a.in_2_tensor_uid(),
+            },
+            N::ReductionAttributes(a) => Self::Reduction(a.mode()),
+            N::LayernormAttributes(a) => Self::NormForward(a.forward_phase()),
+            N::RMSNormAttributes(a) => Self::NormForward(a.forward_phase()),
+            N::ResampleFwdAttributes(a) => Self::Resample(a.resample_mode(), a.padding_mode()),
+            N::ResampleBwdAttributes(a) => Self::Resample(a.resample_mode(), a.padding_mode()),
+            N::SdpaAttributes(a) => {
+                Self::Attention(a.diagonal_alignment(), Some(a.implementation()))
+            }
+            N::SdpaBackwardAttributes(a) => Self::Attention(a.diagonal_alignment(), None),
+            N::MoeGroupedMatmulAttributes(a) => Self::GroupedMatmul(a.mode()),
+            _ => Self::Other,
+        }
+    }
+
+    /// What is wrong with the modes and operands, if anything.
+    fn check(&self) -> Result<(), String> {
+        /// `Ok` for a named value other than the unset one; else what is wrong.
+        fn named(
+            field: &str,
+            enum_name: &str,
+            value: i8,
+            name: Option<&'static str>,
+            unset: Option<i8>,
+            choices: &str,
+        ) -> Result<(), String> {
+            match name {
+                Some(n) if Some(value) == unset => {
+                    Err(format!("{field} is {n}; set it to one of {choices}"))
+                }
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "{field} is {value}, which is not a {enum_name} value (one of {choices})"
+                )),
+            }
+        }
+        match *self {
+            Self::Convolution(m) => named(
+                "conv_mode",
+                "ConvMode",
+                m.0,
+                m.variant_name(),
+                Some(wire::ConvMode::UNSET.0),
+                "CONVOLUTION, CROSS_CORRELATION",
+            ),
+            Self::Pointwise { mode, in_1, in_2 } => {
+                let Some(arity) = crate::pointwise_arity(mode) else {
+                    return named(
+                        "operation",
+                        "PointwiseMode",
+                        mode.0,
+                        mode.variant_name(),
+                        Some(wire::PointwiseMode::UNSET.0),
+                        "the PointwiseMode values but UNSET",
+                    );
+                };
+                let op = mode.variant_name().unwrap_or("?");
+                let takes = match arity {
+                    1 => "1 input (in_0)",
+                    2 => "2 inputs (in_0, in_1)",
+                    _ => "3 inputs (in_0, in_1, in_2)",
+                };
+                for (slot, uid, wanted) in [("in_1", in_1, arity >= 2), ("in_2", in_2, arity >= 3)]
+                {
+                    match (uid, wanted) {
+                        (Some(uid), false) => {
+                            return Err(format!(
+                                "{op} takes {takes}, but {slot} is set (uid {uid})"
+                            ));
+                        }
+                        (None, true) => {
+                            return Err(format!("{op} takes {takes}, but {slot} is missing"));
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+            Self::Reduction(m) => named(
+                "mode",
+                "ReductionMode",
+                m.0,
+                m.variant_name(),
+                Some(wire::ReductionMode::NOT_SET.0),
+                "ADD, MUL, MIN_OP, MAX_OP, AMAX, AVG, NORM1, NORM2, MUL_NO_ZEROS",
+            ),
+            Self::NormForward(p) => named(
+                "forward_phase",
+                "NormFwdPhase",
+                p.0,
+                p.variant_name(),
+                Some(wire::NormFwdPhase::NOT_SET.0),
+                "INFERENCE, TRAINING",
+            ),
+            Self::Resample(m, p) => {
+                named(
+                    "resample_mode",
+                    "ResampleMode",
+                    m.0,
+                    m.variant_name(),
+                    Some(wire::ResampleMode::NOT_SET.0),
+                    "MAXPOOL, AVGPOOL_EXCLUDE_PADDING, AVGPOOL_INCLUDE_PADDING",
+                )?;
+                // An unset padding mode is how a window without padding is written.
+                named(
+                    "padding_mode",
+                    "PaddingMode",
+                    p.0,
+                    p.variant_name(),
+                    None,
+                    "PADDING_NOT_SET, NEG_INF_PAD, ZERO_PAD",
+                )
+            }
+            Self::Attention(d, i) => {
+                named(
+                    "diagonal_alignment",
+                    "DiagonalAlignment",
+                    d.0,
+                    d.variant_name(),
+                    None,
+                    "TOP_LEFT, BOTTOM_RIGHT",
+                )?;
+                match i {
+                    Some(i) => named(
+                        "implementation",
+                        "AttentionImplementation",
+                        i.0,
+                        i.variant_name(),
+                        None,
+                        "AUTO, COMPOSITE, UNIFIED",
+                    ),
+                    None => Ok(()),
+                }
+            }
+            Self::GroupedMatmul(m) => named(
+                "mode",
+                "MoeGroupedMatmulMode",
+                m.0,
+                m.variant_name(),
+                None,
+                "NONE, GATHER, SCATTER",
+            ),
+            Self::Other => Ok(()),
+        }
     }
 }
 
@@ -323,6 +684,14 @@ fn analyze<S: Source>(src: &S) -> Result<Analysis, GraphError> {
         inputs.end_row();
         for &uid in &outs {
             let t = resolve(uid, "writes")?;
+            if ins.contains(&uid) {
+                return Err(GraphError::InPlace {
+                    node,
+                    name: src.node_name(node).to_owned(),
+                    uid,
+                    tensor: src.tensor(t as usize).1.to_owned(),
+                });
+            }
             let (_, tensor, _, is_scalar) = src.tensor(t as usize);
             if is_scalar {
                 return Err(GraphError::WritesScalar {
@@ -510,12 +879,101 @@ impl Analysis {
     }
 }
 
-fn check_tensor(uid: i64, name: &str, dims: &[i64], strides: &[i64]) -> Result<(), GraphError> {
-    check_dims_strides(dims, strides).map_err(|e| GraphError::InvalidTensor {
-        uid,
-        name: name.to_owned(),
-        reason: e.to_string(),
-    })
+/// Everything about the tensors and nodes that does not depend on the order of the
+/// nodes: shapes and their limits, alignments, outputs that alias, modes and operands.
+fn check_contents<S: Source>(
+    src: &S,
+    analysis: &Analysis,
+    limits: &GraphLimits,
+) -> Result<(), GraphError> {
+    let (mut dims, mut strides) = (Vec::new(), Vec::new());
+    let mut total: u64 = 0;
+    for t in 0..src.tensor_count() {
+        let alignment = src.tensor_layout(t, &mut dims, &mut strides);
+        let (uid, name, is_virtual, is_scalar) = src.tensor(t);
+        if dims.len() > limits.max_rank {
+            return Err(GraphError::RankTooHigh {
+                uid,
+                name: name.to_owned(),
+                rank: dims.len(),
+                limit: limits.max_rank,
+            });
+        }
+        check_dims_strides(&dims, &strides).map_err(|e| GraphError::InvalidTensor {
+            uid,
+            name: name.to_owned(),
+            reason: e.to_string(),
+        })?;
+        // Extents are positive (checked above); a product that overflows saturates.
+        let elements = dims
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d.unsigned_abs()))
+            .unwrap_or(u64::MAX);
+        if elements > limits.max_tensor_elements {
+            return Err(GraphError::TensorTooLarge {
+                uid,
+                name: name.to_owned(),
+                dims: dims.clone(),
+                elements,
+                limit: limits.max_tensor_elements,
+            });
+        }
+        // A tensor with a buffer (neither virtual nor a pass-by-value scalar) also
+        // takes the extent its strides address.
+        let mut footprint = elements;
+        if !is_virtual && !is_scalar {
+            let span = dims.iter().zip(&strides).fold(1u64, |n, (&d, &s)| {
+                n.saturating_add((d - 1).unsigned_abs().saturating_mul(s.unsigned_abs()))
+            });
+            if span > limits.max_tensor_elements {
+                return Err(GraphError::SpanTooLarge {
+                    uid,
+                    name: name.to_owned(),
+                    span,
+                    limit: limits.max_tensor_elements,
+                });
+            }
+            footprint = footprint.max(span);
+        }
+        total = total.saturating_add(footprint);
+        if total > limits.max_graph_elements {
+            return Err(GraphError::GraphTooLarge {
+                elements: total,
+                limit: limits.max_graph_elements,
+            });
+        }
+        if alignment <= 0 || (alignment & (alignment - 1)) != 0 {
+            return Err(GraphError::InvalidAlignment {
+                uid,
+                name: name.to_owned(),
+                alignment,
+            });
+        }
+        let writer = analysis.writer[t];
+        // Virtual tensors have no memory: their strides only describe a layout.
+        if writer != NO_WRITER
+            && !is_virtual
+            && let Some(dim) = overlapping_dim(&dims, &strides)
+        {
+            return Err(GraphError::AliasingOutput {
+                uid,
+                tensor: name.to_owned(),
+                node: src.node_name(writer as usize).to_owned(),
+                layout: format!("dims {dims:?} and strides {strides:?}"),
+                dim,
+            });
+        }
+    }
+    for node in 0..src.node_count() {
+        src.node_modes(node)
+            .check()
+            .map_err(|reason| GraphError::InvalidNode {
+                node,
+                name: src.node_name(node).to_owned(),
+                reason,
+            })?;
+    }
+    Ok(())
 }
 
 fn resolve_data_type(
@@ -549,15 +1007,29 @@ impl model::Graph {
     /// the graph's io/intermediate defaults, unset node compute types from its compute
     /// default.
     ///
+    /// Tensors are bounded by [`GraphLimits::current`] (see [`Graph::validate_with_limits`]).
+    ///
     /// # Errors
     /// The first problem found; see [`GraphError`]. The graph is left unchanged.
+    ///
+    /// [`Graph::validate_with_limits`]: model::Graph::validate_with_limits
     pub fn validate(&mut self) -> Result<(), GraphError> {
+        self.validate_with_limits(GraphLimits::current())
+    }
+
+    /// [`validate`](model::Graph::validate) under explicit limits: every tensor's rank
+    /// and element count, and the elements of all tensors together, are checked against
+    /// `limits` before anything is computed from them.
+    ///
+    /// # Errors
+    /// As `validate`.
+    pub fn validate_with_limits(&mut self, limits: &GraphLimits) -> Result<(), GraphError> {
         let analysis = analyze(self)?;
         let order = analysis.topological_order(self)?;
+        check_contents(self, &analysis, limits)?;
         let defaults = (self.io_data_type, self.intermediate_data_type);
         let mut resolved = Vec::with_capacity(self.tensors.len());
         for t in &self.tensors {
-            check_tensor(t.uid, &t.name, &t.dims, &t.strides)?;
             resolved.push(resolve_data_type(
                 t.data_type,
                 t.is_virtual,
@@ -590,9 +1062,19 @@ impl GraphView<'_> {
     /// the nodes are already in topological order (the wire contract). Unset data types
     /// are accepted where a graph default covers them.
     ///
+    /// Tensors are bounded by [`GraphLimits::current`].
+    ///
     /// # Errors
     /// The first problem found; see [`GraphError`].
     pub fn validate(&self) -> Result<(), GraphError> {
+        self.validate_with_limits(GraphLimits::current())
+    }
+
+    /// [`validate`](GraphView::validate) under explicit limits.
+    ///
+    /// # Errors
+    /// As `validate`.
+    pub fn validate_with_limits(&self, limits: &GraphLimits) -> Result<(), GraphError> {
         let src = ViewSource {
             tensors: self.tensors().collect(),
             nodes: self.nodes().collect(),
@@ -615,14 +1097,9 @@ impl GraphView<'_> {
                 writer_name: src.node_name(writer).to_owned(),
             });
         }
+        check_contents(&src, &analysis, limits)?;
         let defaults = (self.io_data_type(), self.intermediate_data_type());
-        let (mut dims, mut strides) = (Vec::new(), Vec::new());
         for t in &src.tensors {
-            dims.clear();
-            dims.extend(t.dims().iter());
-            strides.clear();
-            strides.extend(t.strides().iter());
-            check_tensor(t.uid(), t.name(), &dims, &strides)?;
             resolve_data_type(t.data_type(), t.is_virtual(), defaults, t.uid(), t.name())?;
         }
         Ok(())

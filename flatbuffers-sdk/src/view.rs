@@ -199,6 +199,22 @@ impl<'a> GraphView<'a> {
             .map_or(model::EngineApiVersion::BASELINE, Into::into)
     }
 
+    /// As [`model::Graph::required_engine_api_version`].
+    pub fn required_engine_api_version(&self) -> model::EngineApiVersion {
+        model::EngineApiVersion::required(
+            self.raw.min_required_engine_api_version().map(Into::into),
+            self.raw.is_override_shape_enabled(),
+            self.tensors().map(|t| {
+                let raw = t.raw();
+                (
+                    raw.is_runtime_pass_by_value(),
+                    raw.ragged_offset_tensor_uid().is_some(),
+                    raw.alignment(),
+                )
+            }),
+        )
+    }
+
     /// Number of tensors.
     pub fn tensor_count(&self) -> usize {
         self.raw.tensors().map_or(0, |t| t.len())

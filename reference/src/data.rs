@@ -164,6 +164,12 @@ pub enum DataError {
         /// Bytes needed.
         expected: usize,
     },
+    /// The host could not allocate the `f32` copy of a tensor.
+    #[error("cannot allocate {elements} f32 values for a tensor")]
+    Allocation {
+        /// Elements asked for.
+        elements: usize,
+    },
 }
 
 /// Bytes per element of `dtype`, if [`encode`]/[`decode`] support it.
@@ -271,7 +277,9 @@ pub fn decode(
             expected,
         });
     }
-    let mut t = HostTensor::zeros(dims, strides);
+    let mut t = HostTensor::try_zeros(dims, strides).map_err(|_| DataError::Allocation {
+        elements: expected / size,
+    })?;
     for (v, chunk) in t.data.iter_mut().zip(bytes.chunks_exact(size)) {
         *v = decode_one(dtype, chunk);
     }

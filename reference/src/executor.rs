@@ -2,10 +2,18 @@
 //! `CpuReferenceGraphExecutor` in miniature.
 //!
 //! Nodes run in order (a validated graph is topologically sorted). Every tensor a node
-//! writes is rounded to its data type (virtual ones to the graph's intermediate type)
-//! before the next node reads it, as a kernel that stores it would. Scalars
-//! (`epsilon`, `momentum`) are read from the tensor's pass-by-value `value`, or else
-//! from the first element of its buffer.
+//! writes is rounded to its data type (virtual ones to their own type, which is the
+//! graph's intermediate type unless the tensor sets one) before the next node reads it,
+//! as a kernel that stores it would: a virtual HALF tensor holds HALF values, and an
+//! engine that keeps the intermediate in registers must round it the same way.
+//! Scalars (`epsilon`, `momentum`) are read from the tensor's pass-by-value `value`, or
+//! else from the first element of its buffer.
+//!
+//! Memory is bounded before anything is allocated: a non-virtual tensor takes the span
+//! of its strides (it is read from or written to a buffer of that size), a virtual one
+//! only its elements (it is held packed, whatever strides the graph gives it), and the
+//! sum, as `f32`, must stay within [`reference_max_bytes`]. Allocations that fail
+//! anyway are errors, not aborts.
 
 use std::collections::BTreeMap;
 
@@ -14,16 +22,99 @@ use hipdnn_flatbuffers_sdk::model::{ConvGeometryRef, Graph, NodeAttributes, Tens
 
 use crate::data::{decode, encode, round_to};
 use crate::kernels::{self, ConvParams, PointwiseParams, RunningStats};
-use crate::tensor::{HostTensor, dims_usize};
+use crate::tensor::{HostTensor, dims_usize, row_major_strides, span};
+
+/// Environment variable bounding the memory [`execute_graph`] may use for a graph's
+/// tensors, in bytes (decimal or `0x` hex).
+pub const REFERENCE_MAX_BYTES_ENV: &str = "HIPDNN_REFERENCE_MAX_BYTES";
+
+/// The bound when [`REFERENCE_MAX_BYTES_ENV`] is unset: 16 GiB, room for the `f32`
+/// copies of graphs far larger than the reference can run in reasonable time.
+pub const DEFAULT_REFERENCE_MAX_BYTES: u64 = 16 << 30;
+
+/// The bound [`execute_graph`] applies: [`REFERENCE_MAX_BYTES_ENV`] when it is set to a
+/// positive integer, else [`DEFAULT_REFERENCE_MAX_BYTES`].
+pub fn reference_max_bytes() -> u64 {
+    std::env::var(REFERENCE_MAX_BYTES_ENV)
+        .ok()
+        .and_then(|v| {
+            let v = v.trim();
+            match v.strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16).ok(),
+                None => v.parse().ok(),
+            }
+        })
+        .filter(|&v| v > 0)
+        .unwrap_or(DEFAULT_REFERENCE_MAX_BYTES)
+}
 
 /// Runs `graph` on the host with the references. `buffers` holds every non-virtual,
 /// non-scalar tensor's bytes (its data type, laid out by its strides); outputs are
 /// overwritten in place.
 ///
 /// # Errors
-/// A missing or mis-sized buffer, a node type or mode the references do not cover, or
-/// inconsistent shapes; the message names the node.
+/// A missing or mis-sized buffer, a node type or mode the references do not cover,
+/// inconsistent shapes (the message names the node), or tensors needing more memory
+/// than [`reference_max_bytes`].
 pub fn execute_graph(graph: &Graph, buffers: &mut BTreeMap<i64, Vec<u8>>) -> Result<(), String> {
+    execute_graph_within(graph, buffers, reference_max_bytes())
+}
+
+/// The `f32` storage the executor holds for tensor `t`: its strides' span when it has a
+/// buffer, its element count when it is virtual (held packed). `None` on overflow.
+fn storage_elements(t: &TensorAttributes) -> Option<usize> {
+    let dims: Vec<usize> = t
+        .dims
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect::<Option<_>>()?;
+    if t.is_virtual {
+        return dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    }
+    let strides: Vec<usize> = t
+        .strides
+        .iter()
+        .map(|&s| usize::try_from(s).ok())
+        .collect::<Option<_>>()?;
+    let reach = dims.iter().zip(&strides).try_fold(0usize, |n, (&d, &s)| {
+        n.checked_add(d.checked_sub(1)?.checked_mul(s)?)
+    })?;
+    reach.checked_add(1)
+}
+
+/// [`execute_graph`] with an explicit memory bound, in bytes.
+///
+/// # Errors
+/// As [`execute_graph`].
+pub fn execute_graph_within(
+    graph: &Graph,
+    buffers: &mut BTreeMap<i64, Vec<u8>>,
+    max_bytes: u64,
+) -> Result<(), String> {
+    // Every tensor once; a written one with a buffer twice (decoded, then computed).
+    let (mut ins, mut written) = (Vec::new(), Vec::new());
+    for node in &graph.nodes {
+        node.attributes.tensor_uids(&mut ins, &mut written);
+    }
+    let mut needed: u64 = 0;
+    for t in graph.tensors.iter().filter(|t| t.value.is_none()) {
+        let copies = if !t.is_virtual && written.contains(&t.uid) {
+            2
+        } else {
+            1
+        };
+        let bytes = storage_elements(t)
+            .and_then(|n| u64::try_from(n).ok())
+            .and_then(|n| n.checked_mul(4 * copies))
+            .unwrap_or(u64::MAX);
+        needed = needed.saturating_add(bytes);
+    }
+    if needed > max_bytes {
+        return Err(format!(
+            "the graph's tensors need {needed} bytes of f32 storage, above the reference's \
+             limit of {max_bytes} ({REFERENCE_MAX_BYTES_ENV})"
+        ));
+    }
     let mut ex = Executor {
         graph,
         values: BTreeMap::new(),
@@ -123,12 +214,24 @@ impl Executor<'_> {
         }
     }
 
+    /// A zeroed tensor for `uid` to be written: laid out by its strides when it has a
+    /// buffer, packed when it is virtual (its strides are only a layout hint, and may
+    /// span far more than its elements).
     fn out(&self, uid: i64) -> Result<HostTensor, String> {
         let t = self.attrs(uid)?;
-        Ok(HostTensor::zeros(
-            dims_usize(&t.dims),
-            dims_usize(&t.strides),
-        ))
+        let dims = dims_usize(&t.dims);
+        let strides = if t.is_virtual {
+            row_major_strides(&dims)
+        } else {
+            dims_usize(&t.strides)
+        };
+        let elements = span(&dims, &strides);
+        HostTensor::try_zeros(dims, strides).map_err(|_| {
+            format!(
+                "tensor \"{}\" (uid {uid}): cannot allocate {elements} f32 values",
+                t.name
+            )
+        })
     }
 
     fn per_channel(&self, uid: i64, values: &[f32]) -> Result<(i64, HostTensor), String> {
@@ -356,5 +459,97 @@ impl Executor<'_> {
                 return Err(format!("no reference for {} nodes", other.type_name()));
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hipdnn_flatbuffers_sdk::model::{Node, PointwiseAttributes};
+    use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
+
+    use super::*;
+    use crate::data::DataGen;
+
+    fn tensor(uid: i64, name: &str, dims: &[i64], strides: &[i64]) -> TensorAttributes {
+        TensorAttributes {
+            uid,
+            name: name.into(),
+            data_type: DataType::Float,
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+            ..TensorAttributes::default()
+        }
+    }
+
+    fn relu(name: &str, x: i64, y: i64) -> Node {
+        Node::new(
+            name,
+            PointwiseAttributes {
+                operation: PointwiseMode::RELU_FWD,
+                in_0_tensor_uid: x,
+                out_0_tensor_uid: y,
+                ..PointwiseAttributes::default()
+            },
+        )
+    }
+
+    /// x → ReLU → t (virtual) → ReLU → y, over `[4, 8]`; `t` has strides `t_strides`.
+    fn two_relus(t_strides: &[i64]) -> Graph {
+        let mut t = tensor(2, "t", &[4, 8], t_strides);
+        t.is_virtual = true;
+        Graph {
+            name: "two_relus".into(),
+            io_data_type: DataType::Float,
+            intermediate_data_type: DataType::Float,
+            compute_data_type: DataType::Float,
+            tensors: vec![
+                tensor(1, "x", &[4, 8], &[8, 1]),
+                t,
+                tensor(3, "y", &[4, 8], &[8, 1]),
+            ],
+            nodes: vec![relu("a", 1, 2), relu("b", 2, 3)],
+            ..Graph::default()
+        }
+    }
+
+    fn inputs(graph: &Graph) -> BTreeMap<i64, Vec<u8>> {
+        let x = DataGen::new(3).values(32, -1.0, 1.0, DataType::Float);
+        let x = HostTensor::from_vec([4, 8], &x);
+        BTreeMap::from([
+            (1, encode(DataType::Float, &x).unwrap()),
+            (3, vec![0; 32 * 4]),
+        ])
+        .into_iter()
+        .filter(|(uid, _)| graph.tensors.iter().any(|t| t.uid == *uid))
+        .collect()
+    }
+
+    /// A virtual tensor whose strides span 2³⁶ elements (256 GiB as f32) is held packed:
+    /// the graph runs, in no time, and gives what packed strides give.
+    #[test]
+    fn a_virtual_tensor_with_huge_strides_is_held_packed() {
+        let packed = two_relus(&[8, 1]);
+        let mut expected = inputs(&packed);
+        execute_graph(&packed, &mut expected).unwrap();
+        let huge = two_relus(&[1 << 33, 1 << 30]);
+        let mut got = inputs(&huge);
+        execute_graph(&huge, &mut got).unwrap();
+        assert_eq!(got, expected);
+        assert!(expected[&3].iter().any(|&b| b != 0));
+    }
+
+    /// Tensors beyond the memory bound are refused before anything is allocated, with
+    /// the bound named; a failed allocation is an error, not an abort.
+    #[test]
+    fn graphs_beyond_the_reference_memory_bound_are_refused() {
+        let g = two_relus(&[8, 1]);
+        // x (128 bytes) + t (128) + y (twice: decoded, then computed).
+        assert!(execute_graph_within(&g, &mut inputs(&g), 512).is_ok());
+        let error = execute_graph_within(&g, &mut inputs(&g), 511).unwrap_err();
+        assert!(
+            error.contains("need 512 bytes") && error.contains(REFERENCE_MAX_BYTES_ENV),
+            "{error}"
+        );
+        assert!(HostTensor::try_zeros([usize::MAX / 8], [1]).is_err());
     }
 }

@@ -104,6 +104,35 @@ impl HostTensor {
         }
     }
 
+    /// [`HostTensor::zeros`] that reports a failed allocation instead of aborting the
+    /// process, for tensors whose size comes from untrusted graphs.
+    ///
+    /// # Errors
+    /// The allocator could not provide [`span`] `f32`s.
+    ///
+    /// # Panics
+    /// If `dims` and `strides` differ in rank.
+    pub fn try_zeros(
+        dims: impl Into<Vec<usize>>,
+        strides: impl Into<Vec<usize>>,
+    ) -> Result<Self, std::collections::TryReserveError> {
+        let (dims, strides) = (dims.into(), strides.into());
+        assert_eq!(
+            dims.len(),
+            strides.len(),
+            "dims {dims:?} and strides {strides:?} differ in rank"
+        );
+        let len = span(&dims, &strides);
+        let mut data = Vec::new();
+        data.try_reserve_exact(len)?;
+        data.resize(len, 0.0);
+        Ok(Self {
+            dims,
+            strides,
+            data,
+        })
+    }
+
     /// A zero-filled tensor with a graph tensor's dims and strides.
     ///
     /// # Panics

@@ -29,6 +29,36 @@ pub struct EngineApiVersion {
 impl EngineApiVersion {
     /// The floor assumed when a graph carries no version: 1.0.0.
     pub const BASELINE: Self = Self::new(1, 0, 0);
+    /// The floor of a graph that enables execute-time shape overrides: 1.1.0.
+    pub const OVERRIDE_SHAPES: Self = Self::new(1, 1, 0);
+    /// The floor of a graph with runtime pass-by-value scalars: 1.2.0.
+    pub const RUNTIME_PASS_BY_VALUE: Self = Self::new(1, 2, 0);
+    /// The floor of a graph with ragged tensors or non-default alignments: 1.3.0.
+    pub const RAGGED_AND_ALIGNMENT: Self = Self::new(1, 3, 0);
+
+    /// The version a graph needs: the floor it declares (absent: [`Self::BASELINE`]),
+    /// raised to the floor of each feature it uses, as hipDNN computes it
+    /// (`PluginVersionConstants`). `tensors` gives, per tensor, whether its scalar is
+    /// bound at run time, whether it is ragged, and its alignment.
+    pub(crate) fn required(
+        declared: Option<Self>,
+        override_shapes: bool,
+        tensors: impl Iterator<Item = (bool, bool, i64)>,
+    ) -> Self {
+        let mut required = declared.unwrap_or(Self::BASELINE).max(Self::BASELINE);
+        if override_shapes {
+            required = required.max(Self::OVERRIDE_SHAPES);
+        }
+        for (runtime_scalar, ragged, alignment) in tensors {
+            if runtime_scalar {
+                required = required.max(Self::RUNTIME_PASS_BY_VALUE);
+            }
+            if ragged || alignment != DEFAULT_ALIGNMENT {
+                required = required.max(Self::RAGGED_AND_ALIGNMENT);
+            }
+        }
+        required
+    }
 
     /// Makes a version.
     pub const fn new(major: u32, minor: u32, patch: u32) -> Self {
@@ -110,8 +140,11 @@ impl<'de> Deserialize<'de> for Uuid {
     }
 }
 
+/// The alignment a tensor has unless it says otherwise (the schema default).
+const DEFAULT_ALIGNMENT: i64 = 16;
+
 fn default_alignment() -> i64 {
-    16
+    DEFAULT_ALIGNMENT
 }
 
 fn default_multiplier() -> i64 {
@@ -501,6 +534,23 @@ pub struct Graph {
 }
 
 impl Graph {
+    /// The lowest engine plugin API version that can run this graph: its
+    /// `min_required_engine_api_version`, raised to the floor of every feature it uses
+    /// (see [`EngineApiVersion`]'s constants).
+    pub fn required_engine_api_version(&self) -> EngineApiVersion {
+        EngineApiVersion::required(
+            self.min_required_engine_api_version,
+            self.is_override_shape_enabled,
+            self.tensors.iter().map(|t| {
+                (
+                    t.is_runtime_pass_by_value,
+                    t.ragged_offset_tensor_uid.is_some(),
+                    t.alignment,
+                )
+            }),
+        )
+    }
+
     /// Writes this graph into `fbb` and returns its offset (call `fbb.finish` after).
     pub fn pack<'b, A: Allocator + 'b>(
         &self,
@@ -603,8 +653,64 @@ impl Graph {
     /// Parses the JSON form.
     ///
     /// # Errors
-    /// Malformed JSON, unknown fields, enum names or op types.
+    /// Malformed JSON, unknown fields, enum names or op types, and a number too large
+    /// for its type: JSON numbers are finite, and one that overflows a `float` field
+    /// (`1e300` for a `Float32Value`) is refused rather than read as infinity, which the
+    /// JSON form could not write back.
     pub fn from_json(json: &str) -> Result<Self, Error> {
-        Ok(serde_json::from_str(json)?)
+        let graph: Self = serde_json::from_str(json)?;
+        if let Some(what) = graph.non_finite_value() {
+            return Err(Error::Json(serde::de::Error::custom(format!(
+                "{what} overflows to infinity; the JSON form holds finite values only"
+            ))));
+        }
+        Ok(graph)
+    }
+
+    /// The first floating-point value of the graph that is not finite, named: a
+    /// tensor's pass-by-value scalar or a float attribute of a node (pointwise clips and
+    /// coefficients, attention's dropout and scale). Such values come only from binary
+    /// graphs; the JSON form writes them as `null`.
+    pub fn non_finite_value(&self) -> Option<String> {
+        for t in &self.tensors {
+            let finite = match t.value {
+                Some(
+                    TensorValue::Float32(v) | TensorValue::Float16(v) | TensorValue::BFloat16(v),
+                ) => v.is_finite(),
+                Some(TensorValue::Float64(v)) => v.is_finite(),
+                _ => true,
+            };
+            if !finite {
+                return Some(format!("tensor uid {} (\"{}\"): its value", t.uid, t.name));
+            }
+        }
+        for node in &self.nodes {
+            let fields: Vec<(&str, Option<f32>)> = match &node.attributes {
+                NodeAttributes::PointwiseAttributes(a) => vec![
+                    ("relu_lower_clip", a.relu_lower_clip),
+                    ("relu_upper_clip", a.relu_upper_clip),
+                    ("relu_lower_clip_slope", a.relu_lower_clip_slope),
+                    ("swish_beta", a.swish_beta),
+                    ("elu_alpha", a.elu_alpha),
+                    ("softplus_beta", a.softplus_beta),
+                ],
+                NodeAttributes::SdpaAttributes(a) => vec![
+                    ("dropout_probability", a.dropout_probability),
+                    ("attn_scale_value", a.attn_scale_value),
+                ],
+                NodeAttributes::SdpaBackwardAttributes(a) => vec![
+                    ("dropout_probability", a.dropout_probability),
+                    ("attn_scale_value", a.attn_scale_value),
+                ],
+                _ => Vec::new(),
+            };
+            if let Some((field, _)) = fields
+                .into_iter()
+                .find(|(_, v)| v.is_some_and(|v| !v.is_finite()))
+            {
+                return Some(format!("node \"{}\": {field}", node.name));
+            }
+        }
+        None
     }
 }

@@ -3,8 +3,14 @@
 //! node and the tensor uid at fault.
 
 use hipdnn_data_sdk::{DataType, TensorLayout, packed_strides};
-use hipdnn_flatbuffers_sdk::model::{Graph, Node, PointwiseAttributes, TensorAttributes};
-use hipdnn_flatbuffers_sdk::{GraphError, GraphView, TensorValue, wire};
+use hipdnn_flatbuffers_sdk::model::{
+    Graph, Node, NodeAttributes, PointwiseAttributes, RMSNormAttributes, ReductionAttributes,
+    TensorAttributes,
+};
+use hipdnn_flatbuffers_sdk::{
+    GraphError, GraphLimits, GraphView, MAX_GRAPH_ELEMENTS_ENV, MAX_TENSOR_ELEMENTS_ENV,
+    MAX_TENSOR_RANK_ENV, TensorValue, wire,
+};
 
 use crate::samples;
 
@@ -499,9 +505,10 @@ fn three_node_cycle() {
     expect_cycle(&g, &["a", "b", "c"]);
 }
 
+/// A self-loop: "loop" reads and writes uid 2 (in-place `x == y`), refused naming the
+/// node and the tensor rather than as a one-node cycle.
 #[test]
-fn self_loop() {
-    // "loop" reads and writes uid 2.
+fn in_place_node_is_refused_naming_the_node_and_tensor() {
     let g = graph(
         vec![
             tensor(1, "x", &[1, 8], false),
@@ -509,7 +516,16 @@ fn self_loop() {
         ],
         vec![binary("loop", 1, 2, 2)],
     );
-    expect_cycle(&g, &["loop"]);
+    expect_error(
+        &g,
+        &GraphError::InPlace {
+            node: 0,
+            name: "loop".into(),
+            uid: 2,
+            tensor: "acc".into(),
+        },
+        &["\"loop\"", "uid 2", "in-place"],
+    );
 }
 
 #[test]
@@ -789,4 +805,420 @@ fn validation_is_idempotent() {
     let once = g.clone();
     g.validate().unwrap();
     assert_eq!(g, once);
+}
+
+// ---------------------------------------------------------------------------------------
+// Limits, aliasing outputs, alignments, modes and operands.
+// ---------------------------------------------------------------------------------------
+
+fn relu_graph(x: TensorAttributes, y: TensorAttributes) -> Graph {
+    graph(vec![x, y], vec![unary("relu", 1, 2)])
+}
+
+fn with_layout(mut t: TensorAttributes, dims: &[i64], strides: &[i64]) -> TensorAttributes {
+    t.dims = dims.to_vec();
+    t.strides = strides.to_vec();
+    t
+}
+
+/// Validates `g` in both forms under `limits`; both must agree.
+fn validate_with(g: &Graph, limits: &GraphLimits) -> Result<(), GraphError> {
+    let bytes = g.to_bytes();
+    let view = GraphView::from_bytes(&bytes)
+        .unwrap()
+        .validate_with_limits(limits);
+    let owned = g.clone().validate_with_limits(limits);
+    assert_eq!(owned, view, "the model and the view disagree");
+    owned
+}
+
+/// A 300-byte graph whose tensors have 2⁴⁰ logical elements (zero strides: one stored
+/// element each) is refused by validation, before anything loops over them.
+#[test]
+fn a_huge_zero_stride_tensor_is_refused_before_any_allocation() {
+    let side = 1 << 20;
+    let g = relu_graph(
+        with_layout(tensor(1, "x", &[1], false), &[side, side], &[0, 0]),
+        with_layout(tensor(2, "y", &[1], false), &[side, side], &[0, 0]),
+    );
+    assert!(g.to_bytes().len() < 400);
+    let start = std::time::Instant::now();
+    expect_error(
+        &g,
+        &GraphError::TensorTooLarge {
+            uid: 1,
+            name: "x".into(),
+            dims: vec![side, side],
+            elements: 1 << 40,
+            limit: GraphLimits::DEFAULT.max_tensor_elements,
+        },
+        &[
+            "uid 1",
+            "\"x\"",
+            "1099511627776 elements",
+            MAX_TENSOR_ELEMENTS_ENV,
+        ],
+    );
+    assert!(start.elapsed().as_secs() < 1);
+}
+
+#[test]
+fn a_tensor_above_the_rank_limit_is_refused() {
+    let dims = vec![2; 40];
+    let strides = packed_strides(&dims, TensorLayout::Packed).unwrap();
+    let g = relu_graph(
+        with_layout(tensor(1, "x", &[1], false), &dims, &strides),
+        with_layout(tensor(2, "y", &[1], false), &dims, &strides),
+    );
+    expect_error(
+        &g,
+        &GraphError::RankTooHigh {
+            uid: 1,
+            name: "x".into(),
+            rank: 40,
+            limit: 8,
+        },
+        &["rank 40", MAX_TENSOR_RANK_ENV],
+    );
+    // Rank 8 is within the limit.
+    let mut g = relu_graph(
+        tensor(1, "x", &[1; 8], false),
+        tensor(2, "y", &[1; 8], false),
+    );
+    validate_both(&mut g);
+}
+
+/// The limits are the caller's: lowered, a small graph is refused per tensor and per
+/// graph; raised, a rank-9 graph passes.
+#[test]
+fn limits_are_overridable() {
+    let g = relu_graph(
+        tensor(1, "x", &[8, 8], false),
+        tensor(2, "y", &[8, 8], false),
+    );
+    let tight = |tensor, graph| GraphLimits {
+        max_rank: 8,
+        max_tensor_elements: tensor,
+        max_graph_elements: graph,
+    };
+    assert_eq!(validate_with(&g, &tight(64, 128)), Ok(()));
+    assert!(matches!(
+        validate_with(&g, &tight(63, 128)),
+        Err(GraphError::TensorTooLarge {
+            uid: 1,
+            elements: 64,
+            limit: 63,
+            ..
+        })
+    ));
+    let err = validate_with(&g, &tight(64, 127)).unwrap_err();
+    assert_eq!(
+        err,
+        GraphError::GraphTooLarge {
+            elements: 128,
+            limit: 127
+        }
+    );
+    assert!(err.to_string().contains(MAX_GRAPH_ELEMENTS_ENV), "{err}");
+
+    let nine = relu_graph(
+        tensor(1, "x", &[1; 9], false),
+        tensor(2, "y", &[1; 9], false),
+    );
+    assert!(matches!(
+        validate_with(&nine, &GraphLimits::DEFAULT),
+        Err(GraphError::RankTooHigh { rank: 9, .. })
+    ));
+    let wide = GraphLimits {
+        max_rank: 9,
+        ..GraphLimits::DEFAULT
+    };
+    assert_eq!(validate_with(&nine, &wide), Ok(()));
+}
+
+/// Eight elements whose strides address 2³⁸ (a buffer of 1 TiB as FLOAT) are refused
+/// like 2³⁸ elements: the buffer is what gets allocated. A virtual tensor's strides
+/// address nothing, and count only its elements.
+#[test]
+fn huge_strides_on_a_tensor_with_a_buffer_are_refused() {
+    let g = relu_graph(
+        with_layout(tensor(1, "x", &[1], false), &[2, 4], &[1 << 38, 1]),
+        tensor(2, "y", &[2, 4], false),
+    );
+    expect_error(
+        &g,
+        &GraphError::SpanTooLarge {
+            uid: 1,
+            name: "x".into(),
+            span: (1 << 38) + 4,
+            limit: GraphLimits::DEFAULT.max_tensor_elements,
+        },
+        &[
+            "uid 1",
+            "address 274877906948 elements",
+            MAX_TENSOR_ELEMENTS_ENV,
+        ],
+    );
+    // The extent counts toward the graph's total too.
+    let g = relu_graph(
+        with_layout(tensor(1, "x", &[1], false), &[2, 4], &[100, 1]),
+        tensor(2, "y", &[2, 4], false),
+    );
+    let limits = |graph| GraphLimits {
+        max_graph_elements: graph,
+        ..GraphLimits::DEFAULT
+    };
+    assert_eq!(validate_with(&g, &limits(104 + 8)), Ok(()));
+    assert!(matches!(
+        validate_with(&g, &limits(104 + 7)),
+        Err(GraphError::GraphTooLarge { elements: 112, .. })
+    ));
+    let mut g = graph(
+        vec![
+            tensor(1, "x", &[2, 4], false),
+            with_layout(tensor(2, "t", &[1], true), &[2, 4], &[1 << 40, 1]),
+            tensor(3, "y", &[2, 4], false),
+        ],
+        vec![unary("a", 1, 2), unary("b", 2, 3)],
+    );
+    validate_both(&mut g);
+}
+
+/// `y` strides `[0, 64, 8, 1]`: both batches would be written to the same place.
+#[test]
+fn aliasing_output_strides_are_refused() {
+    let dims = [2, 1, 8, 8];
+    let g = relu_graph(
+        tensor(1, "x", &dims, false),
+        with_layout(tensor(2, "y", &[1], false), &dims, &[0, 64, 8, 1]),
+    );
+    expect_error(
+        &g,
+        &GraphError::AliasingOutput {
+            uid: 2,
+            tensor: "y".into(),
+            node: "relu".into(),
+            layout: "dims [2, 1, 8, 8] and strides [0, 64, 8, 1]".into(),
+            dim: 0,
+        },
+        &["uid 2", "\"y\"", "\"relu\"", "dimension 0"],
+    );
+    // Overlapping rows (stride 3 for rows of 4).
+    let g = relu_graph(
+        tensor(1, "x", &[3, 4], false),
+        with_layout(tensor(2, "y", &[1], false), &[3, 4], &[3, 1]),
+    );
+    assert!(matches!(
+        validate_with(&g, &GraphLimits::DEFAULT),
+        Err(GraphError::AliasingOutput { uid: 2, dim: 0, .. })
+    ));
+}
+
+/// Inputs may broadcast with zero strides; padded and permuted outputs are fine; a
+/// virtual tensor has no memory, so its strides cannot alias anything.
+#[test]
+fn broadcast_inputs_and_padded_outputs_are_accepted() {
+    let mut g = graph(
+        vec![
+            tensor(1, "x", &[2, 8], false),
+            with_layout(tensor(2, "b", &[1], false), &[2, 8], &[0, 1]),
+            with_layout(tensor(3, "sum", &[1], true), &[2, 8], &[0, 0]),
+            with_layout(tensor(4, "y", &[1], false), &[2, 8], &[16, 1]),
+            with_layout(tensor(5, "z", &[1], false), &[2, 8], &[1, 2]),
+        ],
+        vec![
+            binary("add", 1, 2, 3),
+            unary("relu", 3, 4),
+            unary("relu2", 4, 5),
+        ],
+    );
+    validate_both(&mut g);
+}
+
+#[test]
+fn alignment_must_be_a_positive_power_of_two() {
+    for alignment in [0, -16, 3, 48] {
+        let mut x = tensor(1, "x", &[2, 8], false);
+        x.alignment = alignment;
+        let g = relu_graph(x, tensor(2, "y", &[2, 8], false));
+        expect_error(
+            &g,
+            &GraphError::InvalidAlignment {
+                uid: 1,
+                name: "x".into(),
+                alignment,
+            },
+            &["uid 1", &format!("alignment {alignment}"), "power of two"],
+        );
+    }
+    for alignment in [1, 2, 64, 4096] {
+        let mut x = tensor(1, "x", &[2, 8], false);
+        x.alignment = alignment;
+        let mut g = relu_graph(x, tensor(2, "y", &[2, 8], false));
+        validate_both(&mut g);
+    }
+}
+
+fn conv_mode_error(mode: wire::ConvMode) -> GraphError {
+    let mut g = samples::conv_bias_relu();
+    let NodeAttributes::ConvolutionFwdAttributes(conv) = &mut g.nodes[0].attributes else {
+        panic!("node 0 is the convolution");
+    };
+    conv.conv_mode = mode;
+    let err = validate_with(&g, &GraphLimits::DEFAULT).unwrap_err();
+    let mut owned = g.clone();
+    assert_eq!(owned.validate(), Err(err.clone()));
+    err
+}
+
+/// `conv_mode` absent (UNSET) is refused rather than run as a cross-correlation.
+#[test]
+fn unset_conv_mode_is_refused_with_the_node_named() {
+    let err = conv_mode_error(wire::ConvMode::UNSET);
+    assert!(
+        matches!(&err, GraphError::InvalidNode { node: 0, name, .. } if name == "conv"),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("\"conv\"") && message.contains("conv_mode is UNSET"),
+        "{message}"
+    );
+    let message = conv_mode_error(wire::ConvMode(7)).to_string();
+    assert!(
+        message.contains("\"conv\"") && message.contains("conv_mode is 7"),
+        "{message}"
+    );
+    // Both named modes are accepted.
+    let mut g = samples::conv_bias_relu();
+    if let NodeAttributes::ConvolutionFwdAttributes(conv) = &mut g.nodes[0].attributes {
+        conv.conv_mode = wire::ConvMode::CONVOLUTION;
+    }
+    validate_both(&mut g);
+}
+
+fn pointwise_node(mode: wire::PointwiseMode, in_1: Option<i64>, in_2: Option<i64>) -> Graph {
+    graph(
+        vec![
+            tensor(1, "a", &[2, 8], false),
+            tensor(2, "b", &[2, 8], false),
+            tensor(3, "c", &[2, 8], false),
+            tensor(4, "y", &[2, 8], false),
+        ],
+        vec![Node::new(
+            "pw",
+            PointwiseAttributes {
+                operation: mode,
+                in_0_tensor_uid: 1,
+                in_1_tensor_uid: in_1,
+                in_2_tensor_uid: in_2,
+                out_0_tensor_uid: 4,
+                ..PointwiseAttributes::default()
+            },
+        )],
+    )
+}
+
+/// RELU with an `in_1`, ADD with an `in_2` or without `in_1`, BINARY_SELECT without
+/// its mask, and an UNSET or unknown operation: each refused naming the node.
+#[test]
+fn extra_and_missing_pointwise_operands_are_refused_with_the_node_named() {
+    use wire::PointwiseMode as M;
+    let cases = [
+        (
+            M::RELU_FWD,
+            Some(2),
+            None,
+            "RELU_FWD takes 1 input (in_0), but in_1 is set (uid 2)",
+        ),
+        (
+            M::ADD,
+            Some(2),
+            Some(3),
+            "ADD takes 2 inputs (in_0, in_1), but in_2 is set (uid 3)",
+        ),
+        (
+            M::ADD,
+            None,
+            None,
+            "ADD takes 2 inputs (in_0, in_1), but in_1 is missing",
+        ),
+        (M::BINARY_SELECT, Some(2), None, "but in_2 is missing"),
+        (M::UNSET, None, None, "operation is UNSET"),
+        (M(99), None, None, "operation is 99"),
+    ];
+    for (mode, in_1, in_2, needle) in cases {
+        let mut g = pointwise_node(mode, in_1, in_2);
+        // Keep every declared tensor used, so that the operands are what is wrong.
+        for uid in [2, 3] {
+            if in_1 != Some(uid) && in_2 != Some(uid) {
+                g.tensors.retain(|t| t.uid != uid);
+            }
+        }
+        let err = validate_with(&g, &GraphLimits::DEFAULT).unwrap_err();
+        assert!(
+            matches!(&err, GraphError::InvalidNode { node: 0, name, .. } if name == "pw"),
+            "{mode:?}: {err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.starts_with("node 0 (\"pw\"): ") && message.contains(needle),
+            "{message}"
+        );
+    }
+    let mut g = pointwise_node(M::BINARY_SELECT, Some(2), Some(3));
+    validate_both(&mut g);
+}
+
+/// Reduction modes and normalization phases left NOT_SET are refused like conv modes.
+#[test]
+fn unset_reduction_mode_and_norm_phase_are_refused_with_the_node_named() {
+    let reduction = graph(
+        vec![
+            tensor(1, "x", &[2, 8], false),
+            tensor(2, "y", &[2, 1], false),
+        ],
+        vec![Node::new(
+            "sum",
+            ReductionAttributes {
+                mode: wire::ReductionMode::NOT_SET,
+                in_tensor_uid: 1,
+                out_tensor_uid: 2,
+                ..ReductionAttributes::default()
+            },
+        )],
+    );
+    let message = validate_with(&reduction, &GraphLimits::DEFAULT)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("\"sum\"") && message.contains("mode is NOT_SET"),
+        "{message}"
+    );
+    let rms = graph(
+        vec![
+            tensor(1, "x", &[2, 8], false),
+            tensor(2, "scale", &[1, 8], false),
+            tensor(3, "eps", &[1], false),
+            tensor(4, "y", &[2, 8], false),
+        ],
+        vec![Node::new(
+            "rms",
+            RMSNormAttributes {
+                x_tensor_uid: 1,
+                scale_tensor_uid: 2,
+                epsilon_tensor_uid: 3,
+                y_tensor_uid: 4,
+                forward_phase: wire::NormFwdPhase::NOT_SET,
+                ..RMSNormAttributes::default()
+            },
+        )],
+    );
+    let message = validate_with(&rms, &GraphLimits::DEFAULT)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("\"rms\"") && message.contains("forward_phase is NOT_SET"),
+        "{message}"
+    );
 }

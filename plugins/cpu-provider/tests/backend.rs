@@ -379,3 +379,36 @@ fn the_c_examples_run_on_the_cpu_engine() {
         assert!(stdout.contains(expected), "{example}: {stdout}");
     }
 }
+
+/// The same buffer for a node's input and output (in-place execution, which the engine
+/// does not do) is refused with a message saying so, naming both tensors.
+#[test]
+fn in_place_execution_is_refused_with_the_reason() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let handle = cpu_handle(&dir);
+    let mut g = GraphBuilder::new("relu_in_place")
+        .io_data_type(DataType::Float)
+        .intermediate_data_type(DataType::Float)
+        .compute_data_type(DataType::Float);
+    let x = g.tensor(TensorDescriptor::new("x", [2, 8]).uid(1)).unwrap();
+    let y = g
+        .pointwise(
+            &[x],
+            PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu"),
+        )
+        .unwrap();
+    g.set_output(y, true).unwrap().set_uid(y, 2).unwrap();
+    let op = OperationGraph::new(g.build().unwrap().into_graph()).unwrap();
+    let plan = handle.build_plan(&op, &[]).unwrap();
+    let mut buffer = Buffer::from_bytes(&[0; 64]);
+    let pointer = buffer.0.as_mut_ptr().cast();
+    let pack = VariantPack::new().with(1, pointer).with(2, pointer);
+    // SAFETY: one 64-byte buffer holds either tensor; the plan refuses the overlap.
+    let error = unsafe { plan.execute(&pack, std::ptr::null_mut()) }.unwrap_err();
+    assert_eq!(error.status, HIPDNN_STATUS_EXECUTION_FAILED, "{error:?}");
+    assert!(
+        error.message.contains("overlaps") && error.message.contains("in-place"),
+        "{error:?}"
+    );
+}

@@ -138,6 +138,11 @@ pub enum PwOp {
     TanhFwd,
     /// `a · b + c` (the engine's own scale-and-shift, used for normalizations).
     ScaleShift,
+    /// `a` rounded to the nearest `f16` (the engine's own rounding of a HALF
+    /// intermediate that stays in registers).
+    RoundF16,
+    /// `a` rounded to the nearest `bf16`.
+    RoundBf16,
 }
 
 /// The optional scalar attributes of a pointwise node.
@@ -262,7 +267,9 @@ impl PwOp {
             | Sqrt
             | SwishFwd { .. }
             | Tan
-            | TanhFwd => 1,
+            | TanhFwd
+            | RoundF16
+            | RoundBf16 => 1,
             BinarySelect | ScaleShift => 3,
             _ => 2,
         }
@@ -385,6 +392,8 @@ impl PwOp {
             }
             TanhFwd => a.tanh(),
             ScaleShift => a.mul_add(b, c),
+            RoundF16 => half::f16::from_f32(a).to_f32(),
+            RoundBf16 => half::bf16::from_f32(a).to_f32(),
         }
     }
 

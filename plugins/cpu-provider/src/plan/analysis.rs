@@ -321,6 +321,97 @@ mod tests {
         }
     }
 
+    /// A layer norm over no dims (or a negative count) is refused, as the reference
+    /// executor refuses it, instead of being read as "all but the batch dim".
+    #[test]
+    fn a_layernorm_over_no_dims_is_refused_as_the_reference_refuses_it() {
+        use hipdnn_flatbuffers_sdk::model::LayernormAttributes;
+        use hipdnn_flatbuffers_sdk::wire::NormFwdPhase;
+
+        let tensors: &[(i64, &[i64])] = &[
+            (1, &[2, 8]),
+            (2, &[1, 8]),
+            (3, &[1, 8]),
+            (4, &[1]),
+            (5, &[2, 8]),
+        ];
+        let with_count = |count| {
+            let mut g = graph(
+                tensors,
+                DataType::Float,
+                Node::new(
+                    "ln",
+                    LayernormAttributes {
+                        x_tensor_uid: 1,
+                        scale_tensor_uid: 2,
+                        bias_tensor_uid: 3,
+                        epsilon_tensor_uid: 4,
+                        y_tensor_uid: 5,
+                        normalized_dim_count: count,
+                        forward_phase: NormFwdPhase::INFERENCE,
+                        ..LayernormAttributes::default()
+                    },
+                ),
+            );
+            g.tensors[3].value = Some(TensorValue::Float32(1e-5));
+            g.validate().unwrap();
+            Analysis::new(&g).err()
+        };
+        assert_eq!(with_count(1), None);
+        for count in [0, -1, 3] {
+            let reason = with_count(count).expect("refused");
+            assert!(
+                reason.starts_with("node \"ln\": cannot normalize"),
+                "{reason}"
+            );
+        }
+    }
+
+    /// Layer-norm scale and bias that vary over a dim that is not normalized (here the
+    /// batch dim) are refused, as the reference refuses them.
+    #[test]
+    fn norm_parameters_varying_over_statistics_dims_are_refused() {
+        use hipdnn_flatbuffers_sdk::model::LayernormAttributes;
+        use hipdnn_flatbuffers_sdk::wire::NormFwdPhase;
+
+        let with_scale = |scale: &'static [i64]| {
+            let tensors: &[(i64, &[i64])] = &[
+                (1, &[2, 8]),
+                (2, scale),
+                (3, &[1, 8]),
+                (4, &[1]),
+                (5, &[2, 8]),
+            ];
+            let mut g = graph(
+                tensors,
+                DataType::Float,
+                Node::new(
+                    "ln",
+                    LayernormAttributes {
+                        x_tensor_uid: 1,
+                        scale_tensor_uid: 2,
+                        bias_tensor_uid: 3,
+                        epsilon_tensor_uid: 4,
+                        y_tensor_uid: 5,
+                        normalized_dim_count: 1,
+                        forward_phase: NormFwdPhase::INFERENCE,
+                        ..LayernormAttributes::default()
+                    },
+                ),
+            );
+            g.tensors[3].value = Some(TensorValue::Float32(1e-5));
+            g.validate().unwrap();
+            Analysis::new(&g).err()
+        };
+        assert_eq!(with_scale(&[1, 8]), None);
+        assert_eq!(with_scale(&[8]), None);
+        let reason = with_scale(&[2, 8]).expect("refused");
+        assert!(
+            reason.contains("scale tensor uid 2 has dims [2, 8], varying over the leading dims"),
+            "{reason}"
+        );
+    }
+
     #[test]
     fn each_chain_becomes_one_stage() {
         for g in [samples::conv_bias_relu(), samples::pointwise_chain(5)] {

@@ -5,7 +5,10 @@
 //! an epilogue: the pointwise ops that consume its output (and batch-norm inference,
 //! folded into a scale-and-shift), applied while the producer's values are still in
 //! registers or cache. A virtual tensor inside a chain is never stored; one read by
-//! several nodes is materialised in the workspace as `f32`.
+//! several nodes is materialised in the workspace as `f32`. Either way a HALF or
+//! BFLOAT16 intermediate is rounded to its type (an epilogue step) before anything reads
+//! it, so that its values are the ones the graph declares, as the reference computes
+//! them.
 //!
 //! Building goes in two steps. The analysis (`analysis.rs`, with the per-node checks in
 //! `ops.rs`) settles everything about the graph: which chains fuse (the SDK's chain

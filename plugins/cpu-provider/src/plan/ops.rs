@@ -537,8 +537,8 @@ fn normalization(
     name: &str,
     node: &NodeAttributes,
 ) -> Result<HeadOp, String> {
-    // The fields, the normalized dim count (0: all but the batch dim), the epsilon uid
-    // and the phase.
+    // The fields, the normalized dim count (RMS norm: all but the batch dim), the
+    // epsilon uid and the phase.
     let (norm, count, epsilon, phase) = match node {
         NodeAttributes::LayernormAttributes(a) => (
             Normalization {
@@ -552,7 +552,7 @@ fn normalization(
                 scale: Some(a.scale_tensor_uid),
                 bias: Some(a.bias_tensor_uid),
             },
-            a.normalized_dim_count,
+            Some(a.normalized_dim_count),
             a.epsilon_tensor_uid,
             a.forward_phase,
         ),
@@ -568,7 +568,7 @@ fn normalization(
                 scale: Some(a.scale_tensor_uid),
                 bias: a.bias_tensor_uid,
             },
-            0,
+            None,
             a.epsilon_tensor_uid,
             a.forward_phase,
         ),
@@ -583,10 +583,10 @@ fn normalization(
     if norm.rms && r < 2 {
         refuse!(name, "RMS norm needs rank >= 2");
     }
-    let count = if count > 0 {
-        count as usize
-    } else {
-        r.saturating_sub(1)
+    // A layer norm over no dims (count 0) is refused, as the reference refuses it.
+    let count = match count {
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        None => r.saturating_sub(1),
     };
     if count == 0 || count > r {
         refuse!(name, "cannot normalize {count} of {r} dims");
@@ -616,12 +616,21 @@ fn normalization(
         ..norm
     };
     for (u, r) in [(norm.scale, "scale"), (norm.bias, "bias")] {
-        if let Some(u) = u
-            && graph.tensor(u).shape.broadcast_strides(xd).is_none()
-        {
+        let Some(u) = u else { continue };
+        let dims = &graph.tensor(u).shape.dims;
+        if graph.tensor(u).shape.broadcast_strides(xd).is_none() {
             refuse!(
                 name,
                 "{r} tensor uid {u} does not broadcast to x dims {xd:?}"
+            );
+        }
+        // The affine parameters vary over the normalized dims only, as in the
+        // reference: one that varies over a statistics dim is not a normalization's.
+        let lead = dims.len().saturating_sub(count);
+        if dims[..lead].iter().any(|&d| d != 1) {
+            refuse!(
+                name,
+                "{r} tensor uid {u} has dims {dims:?}, varying over the leading dims of x {xd:?} that are not normalized"
             );
         }
     }

@@ -116,9 +116,27 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         let names: Vec<&str> = chain.nodes().map(|n| analysis.node_name(n)).collect();
         stage.description = format!("{}: {}", stage.description, names.join(" -> "));
         // Store each chain tensor the chain must store, after the operation that
-        // computes it.
+        // computes it. A HALF or BFLOAT16 tensor read on in registers (by the next step,
+        // or materialised as f32 for another stage) is rounded to its type first, as
+        // the graph says its values are.
         let mut ops = checked.steps.iter();
         for uid in chain.chain_tensors() {
+            let t = &tensors[&uid];
+            let round = match t.dtype {
+                DType::F16 => Some(PwOp::RoundF16),
+                DType::BF16 => Some(PwOp::RoundBf16),
+                DType::F32 => None,
+            };
+            if let Some(op) = round
+                && (ops.len() > 0 || t.placement == Placement::Virtual)
+            {
+                stage.steps.push(EpilogueStep {
+                    op,
+                    chain_input: 0,
+                    others: [None, None, None],
+                    store: None,
+                });
+            }
             if chain.is_stored(uid) {
                 let t = tensors.get_mut(&uid).expect("a declared tensor");
                 if t.placement == Placement::Virtual {

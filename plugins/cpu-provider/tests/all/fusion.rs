@@ -160,3 +160,72 @@ fn matmul_chain_and_shared_intermediate() {
         }
     }
 }
+
+/// matmul → bias → GELU with HALF or BFLOAT16 virtual intermediates (FLOAT inputs and
+/// output): the intermediates hold values of their type, so the engine rounds them as
+/// the reference executor does, and the two agree to fp32 accuracy (unrounded, they
+/// differ by the 16-bit type's precision).
+#[test]
+fn virtual_half_and_bf16_intermediates_are_rounded_like_the_reference() {
+    use std::collections::BTreeMap;
+
+    use hipdnn_test_sdk::data::{decode, encode};
+    use hipdnn_test_sdk::executor::execute_graph;
+    use hipdnn_test_sdk::tensor::HostTensor;
+
+    for narrow in [DataType::Half, DataType::Bfloat16] {
+        let f = DataType::Float;
+        let (ad, bd, cd, biasd) = ([1i64, 16, 32], [1i64, 32, 8], [1i64, 16, 8], [1i64, 1, 8]);
+        let packed = |d: &[i64]| strides_in(d, &[0, 1, 2]);
+        let mut g = f32_graph("narrow_intermediates");
+        let a = input(&mut g, 1, &ad, &packed(&ad), f);
+        let b = input(&mut g, 2, &bd, &packed(&bd), f);
+        let bias = input(&mut g, 3, &biasd, &packed(&biasd), f);
+        let c = g.matmul(a, b, MatmulAttrs::new().name("matmul")).unwrap();
+        result(&mut g, c, 4, &packed(&cd), false);
+        g.set_data_type(c, narrow).unwrap();
+        let add = PointwiseAttrs::new(PointwiseMode::ADD).name("bias");
+        let biased = g.pointwise(&[c, bias], add).unwrap();
+        result(&mut g, biased, 5, &packed(&cd), false);
+        g.set_data_type(biased, narrow).unwrap();
+        let gelu = PointwiseAttrs::new(PointwiseMode::GELU_FWD).name("gelu");
+        let y = g.pointwise(&[biased], gelu).unwrap();
+        result(&mut g, y, 6, &packed(&cd), true);
+        let graph = build(&g);
+
+        let inputs: Vec<Vec<f32>> = [(ad, 1), (bd, 2), (biasd, 3)]
+            .iter()
+            .map(|(d, seed)| {
+                values(d.iter().product::<i64>() as usize, *seed)
+                    .iter()
+                    .map(|v| v * 4.0)
+                    .collect()
+            })
+            .collect();
+        let plan = Plan::from_model(&graph, &settings()).unwrap();
+        let mut got = vec![0f32; cd.iter().product::<i64>() as usize];
+        plan.run(
+            &mut HostTensors::new()
+                .input(1, &inputs[0])
+                .input(2, &inputs[1])
+                .input(3, &inputs[2])
+                .output(6, &mut got),
+        )
+        .unwrap();
+
+        let mut buffers: BTreeMap<i64, Vec<u8>> = [(1, &ad), (2, &bd), (3, &biasd)]
+            .iter()
+            .zip(&inputs)
+            .map(|((uid, d), v)| {
+                let dims: Vec<usize> = d.iter().map(|&x| x as usize).collect();
+                (*uid, encode(f, &HostTensor::from_vec(dims, v)).unwrap())
+            })
+            .collect();
+        buffers.insert(6, vec![0; got.len() * 4]);
+        execute_graph(&graph, &mut buffers).unwrap();
+        let want = decode(f, &buffers[&6], &[1, 16, 8], &[128, 8, 1])
+            .unwrap()
+            .logical();
+        assert_close(&got, &want, 1e-5, &format!("{narrow:?} intermediates"));
+    }
+}
