@@ -67,10 +67,7 @@ impl ResampleParams {
         const OP: &str = "resample_fwd";
         let rank = x_dims.len();
         if !(3..=5).contains(&rank) {
-            return Err(shape_err(
-                OP,
-                format!("x {x_dims:?} must have rank 3 to 5"),
-            ));
+            return Err(shape_err(OP, format!("x {x_dims:?} must have rank 3 to 5")));
         }
         let spatial = rank - 2;
         for (name, v) in [
@@ -256,8 +253,10 @@ mod tests {
     fn global_average_over_nhwc_channels() {
         // Two channels stored channels-last: channel c holds c·100 + 1..=4.
         let v: Vec<f32> = [1.0, 2.0, 3.0, 4.0, 101.0, 102.0, 103.0, 104.0].to_vec();
-        let x = HostTensor::from_vec([1, 2, 2, 2], &v)
-            .relayout(crate::tensor::layout_strides(&[1, 2, 2, 2], TensorLayout::Nhwc));
+        let x = HostTensor::from_vec([1, 2, 2, 2], &v).relayout(crate::tensor::layout_strides(
+            &[1, 2, 2, 2],
+            TensorLayout::Nhwc,
+        ));
         let p = ResampleParams::new(ResampleMode::AVGPOOL_EXCLUDE_PADDING, [2, 2]);
         let mut y = HostTensor::with_layout([1, 2, 1, 1], TensorLayout::Nhwc);
         resample_fwd(&x, &mut y, &p).unwrap();
@@ -267,7 +266,9 @@ mod tests {
     #[test]
     fn one_and_three_spatial_dims() {
         let x = HostTensor::from_vec([1, 1, 5], &[3.0, 1.0, 4.0, 1.0, 5.0]);
-        let p = ResampleParams::new(ResampleMode::MAXPOOL, [2]).stride(2).padding(1);
+        let p = ResampleParams::new(ResampleMode::MAXPOOL, [2])
+            .stride(2)
+            .padding(1);
         assert_eq!(pool(&x, &p), [3.0, 4.0, 5.0]);
         let v: Vec<f32> = (0..8).map(|v| v as f32).collect();
         let x = HostTensor::from_vec([1, 1, 2, 2, 2], &v);
