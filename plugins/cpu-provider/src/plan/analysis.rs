@@ -10,8 +10,10 @@ use std::collections::HashMap;
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::TensorValue;
-use hipdnn_flatbuffers_sdk::model::Graph;
-use hipdnn_plugin_sdk::graph::{Chain, ChainStep, FusionPolicy, GraphIndex, partition};
+use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes};
+use hipdnn_plugin_sdk::graph::{
+    Chain, ChainStep, FusionPolicy, GraphIndex, partition, primary_output,
+};
 
 use super::ops::{self, EpilogueOp, HeadOp, ValueSource};
 use super::workspace::Placement;
@@ -117,6 +119,14 @@ struct CpuFusion<'a, 'g> {
 }
 
 impl FusionPolicy for CpuFusion<'_, '_> {
+    /// The SDK's primary outputs, and a pooling's `y` (pooling heads epilogues here).
+    fn chain_output(&self, index: &GraphIndex<'_>, head: usize) -> Option<i64> {
+        match &index.node(head).attributes {
+            NodeAttributes::ResampleFwdAttributes(a) => Some(a.y_tensor_uid),
+            other => primary_output(other),
+        }
+    }
+
     fn accepts(&self, _: &GraphIndex<'_>, _: &Chain, step: &ChainStep) -> bool {
         let Ok(op) = ops::check_step(self.graph, step) else {
             return false;
