@@ -185,19 +185,31 @@ pub fn resnet_bottleneck(
 /// the classifier (a 1×1 convolution 2048 → 1000 plus a bias). 54 convolutions, 53 batch
 /// norms, 49 ReLUs, 17 additions, 2 pools; the one output is `logits` `[n, 1000, 1, 1]`.
 pub fn resnet50(n: i64) -> Graph {
+    resnet50_scaled(n, 224, 64)
+}
+
+/// [`resnet50`] on an `image`×`image` input with `width` stem channels (the network has
+/// 224 and 64; the stage widths scale with `width`): the same nodes and tensor names on
+/// smaller tensors, for tests that run whole graphs on slow references.
+///
+/// # Panics
+/// If `image` is not a positive multiple of 32 or `width` is not positive.
+pub fn resnet50_scaled(n: i64, image: i64, width: i64) -> Graph {
+    assert!(image > 0 && image % 32 == 0 && width > 0, "resnet50 shape");
     let mut g = f32_builder("resnet50");
     let made = (|| {
-        let mut x = g.tensor(TensorDescriptor::new("image", [n, 3, 224, 224]))?;
-        x = conv_bn(&mut g, "stem", x, (3, 64), (7, 2), true)?;
+        let mut x = g.tensor(TensorDescriptor::new("image", [n, 3, image, image]))?;
+        x = conv_bn(&mut g, "stem", x, (3, width), (7, 2), true)?;
         let pool = ResampleAttrs::max_pool([3, 3])
             .stride([2, 2])
             .padding([1, 1])
             .name("stem.pool");
         x = g.resample_fwd(x, pool)?;
         g.set_name(x, "stem.pool")?;
-        let mut channels = 64;
-        let stages = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)];
-        for (stage, &(blocks, width, first_stride)) in stages.iter().enumerate() {
+        let mut channels = width;
+        let stages = [(3, 1, 1), (4, 2, 2), (6, 4, 2), (3, 8, 2)];
+        for (stage, &(blocks, scale, first_stride)) in stages.iter().enumerate() {
+            let width = width * scale;
             for block in 0..blocks {
                 let stride = if block == 0 { first_stride } else { 1 };
                 let tag = format!("s{stage}b{block}");
@@ -218,7 +230,8 @@ pub fn resnet50(n: i64) -> Graph {
                 channels = width * 4;
             }
         }
-        let pool = ResampleAttrs::avg_pool([7, 7], false).name("pool");
+        let last = image / 32;
+        let pool = ResampleAttrs::avg_pool([last, last], false).name("pool");
         let pooled = g.resample_fwd(x, pool)?;
         g.set_name(pooled, "pool")?;
         let w = g.tensor(TensorDescriptor::new("fc.w", [1000, channels, 1, 1]))?;
@@ -317,6 +330,18 @@ mod tests {
         assert_eq!(written, ["logits"]);
         let uids: Vec<i64> = g.tensors.iter().map(|t| t.uid).collect();
         assert_eq!(uids, (1..=g.tensors.len() as i64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn resnet50_scaled_keeps_the_nodes() {
+        let small = resnet50_scaled(1, 64, 4);
+        let full = resnet50(1);
+        let names = |g: &Graph| g.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&small), names(&full));
+        let logits = small.tensors.iter().find(|t| t.name == "logits").unwrap();
+        assert_eq!(logits.dims, [1, 1000, 1, 1]);
+        let pool = small.tensors.iter().find(|t| t.name == "pool").unwrap();
+        assert_eq!(pool.dims, [1, 128, 1, 1]);
     }
 
     #[test]
