@@ -223,11 +223,11 @@ pub(super) fn check_head(graph: &Analysis<'_>, node: usize) -> Result<HeadOp, St
             };
             let (x, y) = (a.x_tensor_uid, a.y_tensor_uid);
             in_memory(graph, name, x, "x")?;
-            let usizes = |v: &[i64]| v.iter().map(|&e| usize::try_from(e).ok()).collect();
+            let usizes = |v: &Vec<i64>| v.iter().map(|&e| usize::try_from(e).ok()).collect();
             let fields: Option<Vec<Vec<usize>>> =
                 [&a.window, &a.stride, &a.pre_padding, &a.post_padding]
                     .into_iter()
-                    .map(|v| usizes(v))
+                    .map(usizes)
                     .collect();
             let Some([window, stride, pre, post]) = fields.and_then(|f| <[_; 4]>::try_from(f).ok())
             else {
