@@ -796,12 +796,14 @@ impl GraphBuilder {
         let post = field("post_padding", &attrs.post_padding, &zeros, 0)?;
         let mut y_dims = self.dims(x)[..2].to_vec();
         for i in 0..spatial {
-            if pre[i] >= window[i] || post[i] >= window[i] {
-                let reason = format!(
-                    "padding {}/{} is not below the window {} in spatial dim {i}",
-                    pre[i], post[i], window[i]
-                );
-                return Err(invalid("pre_padding", reason));
+            for (attribute, pad) in [("pre_padding", pre[i]), ("post_padding", post[i])] {
+                if pad >= window[i] {
+                    let reason = format!(
+                        "{pad} is not below the window {} in spatial dim {i}",
+                        window[i]
+                    );
+                    return Err(invalid(attribute, reason));
+                }
             }
             let padded = self.dims(x)[i + 2] + pre[i] + post[i];
             if padded < window[i] {

@@ -473,6 +473,10 @@ fn resample_fwd_errors_name_the_attribute() {
         .unwrap_err();
     assert_eq!(attribute(e), "pre_padding");
     let e = g
+        .resample_fwd(x, ResampleAttrs::max_pool([2, 2]).post_padding([0, 3]))
+        .unwrap_err();
+    assert_eq!(attribute(e), "post_padding");
+    let e = g
         .resample_fwd(x, ResampleAttrs::max_pool([5, 5]))
         .unwrap_err();
     assert_eq!(attribute(e), "window");

@@ -121,7 +121,7 @@ impl ResampleParams {
 ///
 /// | mode | result |
 /// |---|---|
-/// | `MAXPOOL` | maximum over the in-bounds positions (`NEG_INF_PAD`: padding never wins); with `ZERO_PAD` padded positions count as 0 |
+/// | `MAXPOOL` | maximum over the in-bounds positions (`NEG_INF_PAD` or unset: padding never wins); with `ZERO_PAD` padded positions count as 0 |
 /// | `AVGPOOL_EXCLUDE_PADDING` | sum over the window / number of in-bounds positions |
 /// | `AVGPOOL_INCLUDE_PADDING` | sum over the window / window size (padding adds 0) |
 ///
