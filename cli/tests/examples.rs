@@ -134,7 +134,17 @@ fn examples() -> Vec<Example> {
         Example {
             file: "resnet50.json",
             full: samples::resnet50(1),
-            reduced: Some(samples::resnet50_scaled(1, 32, 2)),
+            reduced: Some(samples::resnet50_scaled(1, 32, 2, TensorLayout::Packed)),
+        },
+        Example {
+            file: "resnet50_nhwc.json",
+            full: samples::resnet50_scaled(1, 224, 64, TensorLayout::ChannelsLast),
+            reduced: Some(samples::resnet50_scaled(
+                1,
+                32,
+                2,
+                TensorLayout::ChannelsLast,
+            )),
         },
         Example {
             file: "matmul_bias_gelu.json",

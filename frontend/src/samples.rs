@@ -7,7 +7,7 @@
 //! packed channels-first, with uids 1, 2, … in the order the tensors are made, and comes
 //! back as built: validated, every data type filled in.
 
-use hipdnn_data_sdk::DataType;
+use hipdnn_data_sdk::{DataType, TensorLayout};
 use hipdnn_flatbuffers_sdk::model::Graph;
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 
@@ -185,21 +185,24 @@ pub fn resnet_bottleneck(
 /// the classifier (a 1×1 convolution 2048 → 1000 plus a bias). 54 convolutions, 53 batch
 /// norms, 49 ReLUs, 17 additions, 2 pools; the one output is `logits` `[n, 1000, 1, 1]`.
 pub fn resnet50(n: i64) -> Graph {
-    resnet50_scaled(n, 224, 64)
+    resnet50_scaled(n, 224, 64, TensorLayout::Packed)
 }
 
 /// [`resnet50`] on an `image`×`image` input with `width` stem channels (the network has
-/// 224 and 64; the stage widths scale with `width`): the same nodes and tensor names on
-/// smaller tensors, for tests that run whole graphs on slow references.
+/// 224 and 64; the stage widths scale with `width`), with the image, the filters, the
+/// classifier's bias and the logits in `layout` (the intermediates follow): the same
+/// nodes and tensor names, e.g. on smaller tensors for tests that run whole graphs on
+/// slow references, or channels-last.
 ///
 /// # Panics
 /// If `image` is not a positive multiple of 32 or `width` is not positive.
-pub fn resnet50_scaled(n: i64, image: i64, width: i64) -> Graph {
+pub fn resnet50_scaled(n: i64, image: i64, width: i64, layout: TensorLayout) -> Graph {
     assert!(image > 0 && image % 32 == 0 && width > 0, "resnet50 shape");
     let mut g = f32_builder("resnet50");
     let made = (|| {
-        let mut x = g.tensor(TensorDescriptor::new("image", [n, 3, image, image]))?;
-        x = conv_bn(&mut g, "stem", x, (3, width), (7, 2), true)?;
+        let input = TensorDescriptor::new("image", [n, 3, image, image]).layout(layout);
+        let mut x = g.tensor(input)?;
+        x = conv_bn(&mut g, "stem", x, (3, width), (7, 2), true, layout)?;
         let pool = ResampleAttrs::max_pool([3, 3])
             .stride([2, 2])
             .padding([1, 1])
@@ -214,12 +217,44 @@ pub fn resnet50_scaled(n: i64, image: i64, width: i64) -> Graph {
                 let stride = if block == 0 { first_stride } else { 1 };
                 let tag = format!("s{stage}b{block}");
                 let g = &mut g;
-                let a = conv_bn(g, &format!("{tag}.a"), x, (channels, width), (1, 1), true)?;
-                let b = conv_bn(g, &format!("{tag}.b"), a, (width, width), (3, stride), true)?;
-                let c = conv_bn(g, &format!("{tag}.c"), b, (width, width * 4), (1, 1), false)?;
+                let a = conv_bn(
+                    g,
+                    &format!("{tag}.a"),
+                    x,
+                    (channels, width),
+                    (1, 1),
+                    true,
+                    layout,
+                )?;
+                let b = conv_bn(
+                    g,
+                    &format!("{tag}.b"),
+                    a,
+                    (width, width),
+                    (3, stride),
+                    true,
+                    layout,
+                )?;
+                let c = conv_bn(
+                    g,
+                    &format!("{tag}.c"),
+                    b,
+                    (width, width * 4),
+                    (1, 1),
+                    false,
+                    layout,
+                )?;
                 let shortcut = if block == 0 {
                     let proj = (channels, width * 4);
-                    conv_bn(g, &format!("{tag}.proj"), x, proj, (1, stride), false)?
+                    conv_bn(
+                        g,
+                        &format!("{tag}.proj"),
+                        x,
+                        proj,
+                        (1, stride),
+                        false,
+                        layout,
+                    )?
                 } else {
                     x
                 };
@@ -234,12 +269,13 @@ pub fn resnet50_scaled(n: i64, image: i64, width: i64) -> Graph {
         let pool = ResampleAttrs::avg_pool([last, last], false).name("pool");
         let pooled = g.resample_fwd(x, pool)?;
         g.set_name(pooled, "pool")?;
-        let w = g.tensor(TensorDescriptor::new("fc.w", [1000, channels, 1, 1]))?;
+        let w = g.tensor(TensorDescriptor::new("fc.w", [1000, channels, 1, 1]).layout(layout))?;
         let fc = g.conv_fprop(pooled, w, ConvAttrs::new().name("fc.conv"))?;
         g.set_name(fc, "fc.conv")?;
-        let bias = g.tensor(TensorDescriptor::new("fc.bias", [1, 1000, 1, 1]))?;
+        let bias = TensorDescriptor::new("fc.bias", [1, 1000, 1, 1]).layout(layout);
+        let bias = g.tensor(bias)?;
         let logits = pointwise(&mut g, "fc.bias", PointwiseMode::ADD, &[fc, bias], "logits")?;
-        g.set_output(logits, true)?;
+        g.set_output(logits, true)?.set_layout(logits, layout)?;
         Ok(())
     })();
     finish(&g, made)
@@ -255,8 +291,10 @@ fn conv_bn(
     (cin, cout): (i64, i64),
     (k, stride): (i64, i64),
     relu: bool,
+    layout: TensorLayout,
 ) -> Result<Tensor> {
-    let w = g.tensor(TensorDescriptor::new(format!("{tag}.w"), [cout, cin, k, k]))?;
+    let w = TensorDescriptor::new(format!("{tag}.w"), [cout, cin, k, k]).layout(layout);
+    let w = g.tensor(w)?;
     let attrs = ConvAttrs::new()
         .name(format!("{tag}.conv"))
         .padding([k / 2, k / 2])
@@ -334,7 +372,7 @@ mod tests {
 
     #[test]
     fn resnet50_scaled_keeps_the_nodes() {
-        let small = resnet50_scaled(1, 64, 4);
+        let small = resnet50_scaled(1, 64, 4, TensorLayout::ChannelsLast);
         let full = resnet50(1);
         let names = |g: &Graph| g.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>();
         assert_eq!(names(&small), names(&full));
@@ -342,6 +380,8 @@ mod tests {
         assert_eq!(logits.dims, [1, 1000, 1, 1]);
         let pool = small.tensors.iter().find(|t| t.name == "pool").unwrap();
         assert_eq!(pool.dims, [1, 128, 1, 1]);
+        assert_eq!(pool.strides, [128, 1, 128, 128]);
+        assert_eq!(logits.strides, [1000, 1, 1000, 1000]);
     }
 
     #[test]

@@ -375,7 +375,8 @@ mod tests {
         let mut g = b.build().unwrap().into_graph();
         let plan = Plan::from_model(&g, &CpuSettings::default()).unwrap();
         assert_eq!(plan.describe(), ["pool: pool -> relu"]);
-        let resnet = samples::resnet50_scaled(1, 32, 2);
+        let resnet =
+            samples::resnet50_scaled(1, 32, 2, hipdnn_frontend::TensorLayout::ChannelsLast);
         let plan = Plan::from_model(&resnet, &CpuSettings::default()).unwrap();
         let described = plan.describe();
         assert!(
