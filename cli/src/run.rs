@@ -579,6 +579,12 @@ fn family(a: &NodeAttributes) -> OpFamily {
         N::ReductionAttributes(_) => OpFamily::Reduction,
         N::LayernormAttributes(_) => OpFamily::Layernorm,
         N::RMSNormAttributes(_) => OpFamily::Rmsnorm,
+        N::ResampleFwdAttributes(a)
+            if a.resample_mode == hipdnn_flatbuffers_sdk::wire::ResampleMode::MAXPOOL =>
+        {
+            OpFamily::MaxPool
+        }
+        N::ResampleFwdAttributes(_) => OpFamily::AvgPool,
         _ => OpFamily::Pointwise,
     }
 }

@@ -140,12 +140,25 @@ fn extent(dims: &[usize], strides: &[usize]) -> Option<usize> {
 
 /// How the values of a generated input are drawn, from the role the graph gives it
 /// (as the conformance suite draws them): variances positive, scales near one, means
-/// small, the domain of `LOG`/`SQRT`/... positive.
+/// small, the domain of `LOG`/`SQRT`/... positive. Forward-convolution filters are
+/// drawn from `±√(6 / fan-in)` (at most ±1), so a deep network's activations keep
+/// their size from layer to layer and stay finite.
 pub fn value_range(graph: &Graph, uid: i64) -> (f32, f32) {
     const VARIANCE: (f32, f32) = (0.5, 2.0);
     const SCALE: (f32, f32) = (0.5, 1.5);
     const MEAN: (f32, f32) = (-0.5, 0.5);
     for node in &graph.nodes {
+        if let NodeAttributes::ConvolutionFwdAttributes(a) = &node.attributes
+            && a.w_tensor_uid == uid
+        {
+            let fan_in: i64 = graph
+                .tensors
+                .iter()
+                .find(|t| t.uid == uid)
+                .map_or(1, |t| t.dims.iter().skip(1).product());
+            let r = (6.0 / fan_in.max(1) as f32).sqrt().min(1.0);
+            return (-r, r);
+        }
         let found = match &node.attributes {
             NodeAttributes::BatchnormInferenceAttributes(a) => role(
                 uid,
@@ -314,6 +327,12 @@ mod tests {
         );
         assert_eq!(value_range(&g, uid_of(&g, "scale")), (0.5, 1.5));
         assert_eq!(value_range(&g, uid_of(&g, "x")), (-1.0, 1.0));
+        // Filters by fan-in: 3·3·3 inputs per output.
+        let spec = hipdnn_test_sdk::graphs::ConvSpec::new(&[1, 3, 8, 8], &[4, 3, 3, 3]);
+        let conv = hipdnn_test_sdk::graphs::conv_fprop(&spec, &GraphLayout::Nchw, DataType::Float);
+        let r = (6.0f32 / 27.0).sqrt();
+        assert_eq!(value_range(&conv, uid_of(&conv, "w")), (-r, r));
+        assert_eq!(value_range(&conv, uid_of(&conv, "x")), (-1.0, 1.0));
     }
 
     #[test]

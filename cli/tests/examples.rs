@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use hipdnn_backend::OperationGraph;
 use hipdnn_backend::frontend::{
     ConvAttrs, DataType, GraphBuilder, PointwiseAttrs, PointwiseMode, Tensor, TensorDescriptor,
-    TensorLayout,
+    TensorLayout, samples,
 };
 use hipdnn_flatbuffers_sdk::model::Graph;
 use hipdnn_reference::data::{DataGen, byte_len, encode};
@@ -130,6 +130,21 @@ fn examples() -> Vec<Example> {
             file: "batchnorm_training.json",
             full: batchnorm_training(&[8, 32, 28, 28]),
             reduced: None,
+        },
+        Example {
+            file: "resnet50.json",
+            full: samples::resnet50(1),
+            reduced: Some(samples::resnet50_scaled(1, 32, 2, TensorLayout::Packed)),
+        },
+        Example {
+            file: "resnet50_nhwc.json",
+            full: samples::resnet50_scaled(1, 224, 64, TensorLayout::ChannelsLast),
+            reduced: Some(samples::resnet50_scaled(
+                1,
+                32,
+                2,
+                TensorLayout::ChannelsLast,
+            )),
         },
         Example {
             file: "matmul_bias_gelu.json",

@@ -2,7 +2,9 @@
 //! handles of multi-output operations.
 
 use hipdnn_data_sdk::DataType;
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode, ReductionMode};
+use hipdnn_flatbuffers_sdk::wire::{
+    ConvMode, NormFwdPhase, PaddingMode, PointwiseMode, ReductionMode, ResampleMode,
+};
 
 use super::tensor::Tensor;
 
@@ -36,6 +38,7 @@ common_setters!(
     PointwiseAttrs,
     MatmulAttrs,
     ReductionAttrs,
+    ResampleAttrs,
     LayernormAttrs,
     RmsnormAttrs,
 );
@@ -385,6 +388,91 @@ impl ReductionAttrs {
     /// Asks for a bit-reproducible result.
     pub fn deterministic(mut self, deterministic: bool) -> Self {
         self.deterministic = deterministic;
+        self
+    }
+}
+
+/// Attributes of a pooling (resample forward): the window function, the window, and
+/// stride and padding (defaults: the window as stride, no padding).
+///
+/// Max pools pad with `NEG_INF_PAD` (padded positions never win), average pools with
+/// `ZERO_PAD`; [`padding_mode`](Self::padding_mode) overrides. Padding must stay below
+/// the window, so every window holds at least one input element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResampleAttrs {
+    pub(crate) name: String,
+    pub(crate) compute_data_type: DataType,
+    pub(crate) mode: ResampleMode,
+    pub(crate) padding_mode: PaddingMode,
+    pub(crate) window: Vec<i64>,
+    pub(crate) stride: Vec<i64>,
+    pub(crate) pre_padding: Vec<i64>,
+    pub(crate) post_padding: Vec<i64>,
+}
+
+impl ResampleAttrs {
+    /// A `mode` pool over windows of `window` (one entry per spatial dim).
+    pub fn new(mode: ResampleMode, window: impl Into<Vec<i64>>) -> Self {
+        let padding_mode = if mode == ResampleMode::MAXPOOL {
+            PaddingMode::NEG_INF_PAD
+        } else {
+            PaddingMode::ZERO_PAD
+        };
+        Self {
+            name: String::new(),
+            compute_data_type: DataType::Unset,
+            mode,
+            padding_mode,
+            window: window.into(),
+            stride: Vec::new(),
+            pre_padding: Vec::new(),
+            post_padding: Vec::new(),
+        }
+    }
+
+    /// Max pooling over `window`.
+    pub fn max_pool(window: impl Into<Vec<i64>>) -> Self {
+        Self::new(ResampleMode::MAXPOOL, window)
+    }
+
+    /// Average pooling over `window`, dividing by the in-bounds count
+    /// (`AVGPOOL_EXCLUDE_PADDING`) or by the window size (`AVGPOOL_INCLUDE_PADDING`).
+    pub fn avg_pool(window: impl Into<Vec<i64>>, include_padding: bool) -> Self {
+        let mode = if include_padding {
+            ResampleMode::AVGPOOL_INCLUDE_PADDING
+        } else {
+            ResampleMode::AVGPOOL_EXCLUDE_PADDING
+        };
+        Self::new(mode, window)
+    }
+
+    /// Stride per spatial dim (default: the window).
+    pub fn stride(mut self, stride: impl Into<Vec<i64>>) -> Self {
+        self.stride = stride.into();
+        self
+    }
+
+    /// Symmetric padding: sets both pre- and post-padding, one entry per spatial dim.
+    pub fn padding(self, padding: impl Into<Vec<i64>>) -> Self {
+        let padding = padding.into();
+        self.pre_padding(padding.clone()).post_padding(padding)
+    }
+
+    /// Padding before each spatial dim.
+    pub fn pre_padding(mut self, padding: impl Into<Vec<i64>>) -> Self {
+        self.pre_padding = padding.into();
+        self
+    }
+
+    /// Padding after each spatial dim.
+    pub fn post_padding(mut self, padding: impl Into<Vec<i64>>) -> Self {
+        self.post_padding = padding.into();
+        self
+    }
+
+    /// What padded positions hold.
+    pub fn padding_mode(mut self, mode: PaddingMode) -> Self {
+        self.padding_mode = mode;
         self
     }
 }

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use hipdnn_data_sdk::{DataType, TensorLayout, check_dims_strides, engine_id_for_name_checked};
 use hipdnn_flatbuffers_sdk::model::{EngineApiVersion, Graph, Node, TensorAttributes};
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode, ReductionMode};
+use hipdnn_flatbuffers_sdk::wire::{
+    ConvMode, NormFwdPhase, PointwiseMode, ReductionMode, ResampleMode,
+};
 
 use super::attrs::*;
 use super::error::FrontendError;
@@ -734,6 +736,95 @@ impl GraphBuilder {
             deterministic,
             x,
             y: o[0],
+        });
+        Ok(out[0])
+    }
+
+    /// Pooling (resample forward) of `x` (`[N, C, spatial…]`, 1 to 3 spatial dims) with
+    /// `attrs`' window function.
+    ///
+    /// Infers `y = [N, C, (in + pre + post − window) / stride + 1 …]`, laid out like
+    /// `x`. Stride defaults to the window, padding to 0.
+    ///
+    /// # Errors
+    /// A rank outside 3..=5, a `NOT_SET` or unknown mode, parameter vectors of the wrong
+    /// length, a window or stride below 1, padding that is negative or not below the
+    /// window, a window larger than the padded input.
+    pub fn resample_fwd(&mut self, x: Tensor, attrs: ResampleAttrs) -> Result<Tensor> {
+        let node = self.node_name(&attrs.name, "resample_fwd");
+        let x = self.input(&node, "x", x)?;
+        let rank = self.dims(x).len();
+        if !(3..=5).contains(&rank) {
+            return Err(FrontendError::RankMismatch {
+                node,
+                tensor: self.tensors[x].label(),
+                expected: "3 to 5".into(),
+                got: rank,
+            });
+        }
+        let invalid = |attribute, reason| FrontendError::InvalidAttribute {
+            node: node.clone(),
+            attribute,
+            reason,
+        };
+        if !matches!(
+            attrs.mode,
+            ResampleMode::MAXPOOL
+                | ResampleMode::AVGPOOL_EXCLUDE_PADDING
+                | ResampleMode::AVGPOOL_INCLUDE_PADDING
+        ) {
+            let reason = format!("{:?} is not a pooling mode", attrs.mode);
+            return Err(invalid("resample_mode", reason));
+        }
+        let spatial = rank - 2;
+        let window = attrs.window.clone();
+        let field = |attribute: &'static str, v: &[i64], default: &[i64], min: i64| {
+            let v = if v.is_empty() { default } else { v };
+            if v.len() != spatial {
+                let reason = format!("{v:?} has {} entries for {spatial} spatial dims", v.len());
+                return Err(invalid(attribute, reason));
+            }
+            if let Some(bad) = v.iter().find(|&&e| e < min) {
+                return Err(invalid(attribute, format!("{v:?}: {bad} is below {min}")));
+            }
+            Ok(v.to_vec())
+        };
+        let zeros = vec![0; spatial];
+        let window = field("window", &window, &[], 1)?;
+        let stride = field("stride", &attrs.stride, &window, 1)?;
+        let pre = field("pre_padding", &attrs.pre_padding, &zeros, 0)?;
+        let post = field("post_padding", &attrs.post_padding, &zeros, 0)?;
+        let mut y_dims = self.dims(x)[..2].to_vec();
+        for i in 0..spatial {
+            for (attribute, pad) in [("pre_padding", pre[i]), ("post_padding", post[i])] {
+                if pad >= window[i] {
+                    let reason = format!(
+                        "{pad} is not below the window {} in spatial dim {i}",
+                        window[i]
+                    );
+                    return Err(invalid(attribute, reason));
+                }
+            }
+            let padded = self.dims(x)[i + 2] + pre[i] + post[i];
+            if padded < window[i] {
+                let reason = format!(
+                    "{} exceeds the padded input {padded} in spatial dim {i}",
+                    window[i]
+                );
+                return Err(invalid("window", reason));
+            }
+            y_dims.push((padded - window[i]) / stride[i] + 1);
+        }
+        let y = self.like(&node, "y", x, y_dims)?;
+        let (mode, padding_mode) = (attrs.mode, attrs.padding_mode);
+        let out = self.commit(node, attrs.compute_data_type, vec![y], |o| {
+            Op::ResampleFwd {
+                mode,
+                padding_mode,
+                geometry: [window, stride, pre, post],
+                x,
+                y: o[0],
+            }
         });
         Ok(out[0])
     }

@@ -51,6 +51,7 @@
 //! | [`pointwise`](GraphBuilder::pointwise) | numpy broadcast of the inputs |
 //! | [`matmul`](GraphBuilder::matmul) | `[broadcast(batch…), m, n]` |
 //! | [`reduction`](GraphBuilder::reduction) | given (`ReductionAttrs::output_dims`), checked |
+//! | [`resample_fwd`](GraphBuilder::resample_fwd) | `[N, C, (in + pre + post − window) / stride + 1 …]` |
 //! | [`layernorm`](GraphBuilder::layernorm) | `y` = `x`'s dims; stats `[leading…, 1, …]` |
 //! | [`rmsnorm`](GraphBuilder::rmsnorm) | `y` = `x`'s dims; `inv_rms` = `x`'s dims, 1 where normalized |
 //!
@@ -116,7 +117,7 @@ mod tensor;
 pub use attrs::{
     BatchnormAttrs, BatchnormBackwardAttrs, BatchnormBackwardOutputs, BatchnormInferenceAttrs,
     BatchnormInferenceVarianceAttrs, BatchnormOutputs, ConvAttrs, LayernormAttrs, LayernormOutputs,
-    MatmulAttrs, PointwiseAttrs, ReductionAttrs, RmsnormAttrs, RmsnormOutputs,
+    MatmulAttrs, PointwiseAttrs, ReductionAttrs, ResampleAttrs, RmsnormAttrs, RmsnormOutputs,
 };
 pub use error::{FrontendError, TensorLabel};
 pub use graph::{BuiltGraph, GraphBuilder};
@@ -127,7 +128,9 @@ pub use hipdnn_data_sdk::{DataType, TensorLayout};
 /// Re-exported so a frontend user needs no other import for the common cases.
 pub use hipdnn_flatbuffers_sdk::TensorValue;
 /// Re-exported so a frontend user needs no other import for the common cases.
-pub use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode, ReductionMode};
+pub use hipdnn_flatbuffers_sdk::wire::{
+    ConvMode, NormFwdPhase, PaddingMode, PointwiseMode, ReductionMode, ResampleMode,
+};
 
 #[cfg(test)]
 mod tests;

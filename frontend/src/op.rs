@@ -6,9 +6,11 @@ use hipdnn_flatbuffers_sdk::model::{
     BatchnormAttributes, BatchnormBackwardAttributes, BatchnormInferenceAttributes,
     BatchnormInferenceAttributesVarianceExt, ConvolutionBwdAttributes, ConvolutionFwdAttributes,
     ConvolutionWrwAttributes, LayernormAttributes, MatmulAttributes, NodeAttributes,
-    PointwiseAttributes, RMSNormAttributes, ReductionAttributes,
+    PointwiseAttributes, RMSNormAttributes, ReductionAttributes, ResampleFwdAttributes,
 };
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, NormFwdPhase, PointwiseMode, ReductionMode};
+use hipdnn_flatbuffers_sdk::wire::{
+    ConvMode, NormFwdPhase, PaddingMode, PointwiseMode, ReductionMode, ResampleMode,
+};
 
 use super::shape::ConvGeometry;
 
@@ -111,6 +113,14 @@ pub(crate) enum Op {
     Reduction {
         mode: ReductionMode,
         deterministic: bool,
+        x: usize,
+        y: usize,
+    },
+    ResampleFwd {
+        mode: ResampleMode,
+        padding_mode: PaddingMode,
+        /// Window, stride, pre- and post-padding, one entry per spatial dim.
+        geometry: [Vec<i64>; 4],
         x: usize,
         y: usize,
     },
@@ -318,6 +328,25 @@ impl Op {
                 in_tensor_uid: uid(*x),
                 out_tensor_uid: uid(*y),
                 is_deterministic: *deterministic,
+            }
+            .into(),
+            Op::ResampleFwd {
+                mode,
+                padding_mode,
+                geometry: [window, stride, pre, post],
+                x,
+                y,
+            } => ResampleFwdAttributes {
+                x_tensor_uid: uid(*x),
+                y_tensor_uid: uid(*y),
+                index_tensor_uid: None,
+                pre_padding: pre.clone(),
+                post_padding: post.clone(),
+                stride: stride.clone(),
+                window: window.clone(),
+                resample_mode: *mode,
+                padding_mode: *padding_mode,
+                generate_index: false,
             }
             .into(),
             Op::Layernorm {

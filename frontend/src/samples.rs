@@ -1,19 +1,19 @@
 //! Sample graphs for tests, benchmarks and documentation, built with the
 //! [`GraphBuilder`]: a conv → bias → ReLU fusion (the golden wire file), a long pointwise
-//! chain, and a ResNet-50-sized inference graph of convolutions, batch norms, ReLUs and
-//! residual additions.
+//! chain, and ResNet-50 inference (convolutions, batch norms, ReLUs, residual
+//! additions, max and average pooling, the classifier).
 //!
 //! Every sample is `FLOAT` throughout (graph defaults: I/O, intermediate and compute),
 //! packed channels-first, with uids 1, 2, … in the order the tensors are made, and comes
 //! back as built: validated, every data type filled in.
 
-use hipdnn_data_sdk::DataType;
+use hipdnn_data_sdk::{DataType, TensorLayout};
 use hipdnn_flatbuffers_sdk::model::Graph;
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 
 use crate::{
-    BatchnormInferenceAttrs, ConvAttrs, FrontendError, GraphBuilder, PointwiseAttrs, Tensor,
-    TensorDescriptor,
+    BatchnormInferenceAttrs, ConvAttrs, FrontendError, GraphBuilder, PointwiseAttrs, ResampleAttrs,
+    Tensor, TensorDescriptor,
 };
 
 type Result<T> = std::result::Result<T, FrontendError>;
@@ -178,31 +178,83 @@ pub fn resnet_bottleneck(
     finish(&g, made)
 }
 
-/// A ResNet-50-shaped inference graph at batch `n` and 224×224 input: the 7×7 stem,
-/// then 3, 4, 6 and 3 bottleneck blocks (1×1, 3×3, 1×1 convolutions, each followed by
-/// batch norm, with a projection shortcut opening each stage, a residual add and a
-/// ReLU). 53 convolutions and batch norms, 49 ReLUs, 16 additions. The stem's max-pool
-/// is folded into its stride (4 instead of 2), so the first stage runs at 56×56 as in
-/// the network.
+/// ResNet-50 inference at batch `n` and 224×224 input: the stem (7×7/2 convolution,
+/// batch norm, ReLU, 3×3/2 max pool with padding 1), then 3, 4, 6 and 3 bottleneck
+/// blocks (1×1, 3×3, 1×1 convolutions, each followed by batch norm, with a projection
+/// shortcut opening each stage, a residual add and a ReLU), a global average pool and
+/// the classifier (a 1×1 convolution 2048 → 1000 plus a bias). 54 convolutions, 53 batch
+/// norms, 49 ReLUs, 17 additions, 2 pools; the one output is `logits` `[n, 1000, 1, 1]`.
 pub fn resnet50(n: i64) -> Graph {
+    resnet50_scaled(n, 224, 64, TensorLayout::Packed)
+}
+
+/// [`resnet50`] on an `image`×`image` input with `width` stem channels (the network has
+/// 224 and 64; the stage widths scale with `width`), with the image, the filters, the
+/// classifier's bias and the logits in `layout` (the intermediates follow): the same
+/// nodes and tensor names, e.g. on smaller tensors for tests that run whole graphs on
+/// slow references, or channels-last.
+///
+/// # Panics
+/// If `image` is not a positive multiple of 32 or `width` is not positive.
+pub fn resnet50_scaled(n: i64, image: i64, width: i64, layout: TensorLayout) -> Graph {
+    assert!(image > 0 && image % 32 == 0 && width > 0, "resnet50 shape");
     let mut g = f32_builder("resnet50");
     let made = (|| {
-        let mut x = g.tensor(TensorDescriptor::new("image", [n, 3, 224, 224]))?;
-        x = conv_bn(&mut g, "stem", x, (3, 64), (7, 4), true)?;
-        let mut channels = 64;
-        let stages = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)];
-        for (stage, &(blocks, width, first_stride)) in stages.iter().enumerate() {
+        let input = TensorDescriptor::new("image", [n, 3, image, image]).layout(layout);
+        let mut x = g.tensor(input)?;
+        x = conv_bn(&mut g, "stem", x, (3, width), (7, 2), true, layout)?;
+        let pool = ResampleAttrs::max_pool([3, 3])
+            .stride([2, 2])
+            .padding([1, 1])
+            .name("stem.pool");
+        x = g.resample_fwd(x, pool)?;
+        g.set_name(x, "stem.pool")?;
+        let mut channels = width;
+        let stages = [(3, 1, 1), (4, 2, 2), (6, 4, 2), (3, 8, 2)];
+        for (stage, &(blocks, scale, first_stride)) in stages.iter().enumerate() {
+            let width = width * scale;
             for block in 0..blocks {
                 let stride = if block == 0 { first_stride } else { 1 };
                 let tag = format!("s{stage}b{block}");
-                let last = stage == stages.len() - 1 && block == blocks - 1;
                 let g = &mut g;
-                let a = conv_bn(g, &format!("{tag}.a"), x, (channels, width), (1, 1), true)?;
-                let b = conv_bn(g, &format!("{tag}.b"), a, (width, width), (3, stride), true)?;
-                let c = conv_bn(g, &format!("{tag}.c"), b, (width, width * 4), (1, 1), false)?;
+                let a = conv_bn(
+                    g,
+                    &format!("{tag}.a"),
+                    x,
+                    (channels, width),
+                    (1, 1),
+                    true,
+                    layout,
+                )?;
+                let b = conv_bn(
+                    g,
+                    &format!("{tag}.b"),
+                    a,
+                    (width, width),
+                    (3, stride),
+                    true,
+                    layout,
+                )?;
+                let c = conv_bn(
+                    g,
+                    &format!("{tag}.c"),
+                    b,
+                    (width, width * 4),
+                    (1, 1),
+                    false,
+                    layout,
+                )?;
                 let shortcut = if block == 0 {
                     let proj = (channels, width * 4);
-                    conv_bn(g, &format!("{tag}.proj"), x, proj, (1, stride), false)?
+                    conv_bn(
+                        g,
+                        &format!("{tag}.proj"),
+                        x,
+                        proj,
+                        (1, stride),
+                        false,
+                        layout,
+                    )?
                 } else {
                     x
                 };
@@ -210,12 +262,20 @@ pub fn resnet50(n: i64) -> Graph {
                 let sum = pointwise(g, &add, PointwiseMode::ADD, &[c, shortcut], &add)?;
                 let out = format!("{tag}.out");
                 x = pointwise(g, &out, PointwiseMode::RELU_FWD, &[sum], &out)?;
-                if last {
-                    g.set_output(x, true)?;
-                }
                 channels = width * 4;
             }
         }
+        let last = image / 32;
+        let pool = ResampleAttrs::avg_pool([last, last], false).name("pool");
+        let pooled = g.resample_fwd(x, pool)?;
+        g.set_name(pooled, "pool")?;
+        let w = g.tensor(TensorDescriptor::new("fc.w", [1000, channels, 1, 1]).layout(layout))?;
+        let fc = g.conv_fprop(pooled, w, ConvAttrs::new().name("fc.conv"))?;
+        g.set_name(fc, "fc.conv")?;
+        let bias = TensorDescriptor::new("fc.bias", [1, 1000, 1, 1]).layout(layout);
+        let bias = g.tensor(bias)?;
+        let logits = pointwise(&mut g, "fc.bias", PointwiseMode::ADD, &[fc, bias], "logits")?;
+        g.set_output(logits, true)?.set_layout(logits, layout)?;
         Ok(())
     })();
     finish(&g, made)
@@ -231,8 +291,10 @@ fn conv_bn(
     (cin, cout): (i64, i64),
     (k, stride): (i64, i64),
     relu: bool,
+    layout: TensorLayout,
 ) -> Result<Tensor> {
-    let w = g.tensor(TensorDescriptor::new(format!("{tag}.w"), [cout, cin, k, k]))?;
+    let w = TensorDescriptor::new(format!("{tag}.w"), [cout, cin, k, k]).layout(layout);
+    let w = g.tensor(w)?;
     let attrs = ConvAttrs::new()
         .name(format!("{tag}.conv"))
         .padding([k / 2, k / 2])
@@ -265,7 +327,11 @@ mod tests {
             |f: fn(&NodeAttributes) -> bool| g.nodes.iter().filter(|n| f(&n.attributes)).count();
         assert_eq!(
             count(|a| matches!(a, NodeAttributes::ConvolutionFwdAttributes(_))),
-            53
+            54
+        );
+        assert_eq!(
+            count(|a| matches!(a, NodeAttributes::ResampleFwdAttributes(_))),
+            2
         );
         assert_eq!(
             count(|a| matches!(a, NodeAttributes::BatchnormInferenceAttributes(_))),
@@ -278,7 +344,7 @@ mod tests {
                 .count()
         };
         assert_eq!(pointwise(PointwiseMode::RELU_FWD), 49);
-        assert_eq!(pointwise(PointwiseMode::ADD), 16);
+        assert_eq!(pointwise(PointwiseMode::ADD), 17);
         let dims = |name: &str| {
             g.tensors
                 .iter()
@@ -287,17 +353,35 @@ mod tests {
                 .dims
                 .clone()
         };
-        assert_eq!(dims("stem.conv"), [2, 64, 56, 56]);
+        assert_eq!(dims("stem.conv"), [2, 64, 112, 112]);
+        assert_eq!(dims("stem.pool"), [2, 64, 56, 56]);
         assert_eq!(dims("s0b0.out"), [2, 256, 56, 56]);
         assert_eq!(dims("s3b2.out"), [2, 2048, 7, 7]);
-        let outputs: Vec<_> = g
+        assert_eq!(dims("pool"), [2, 2048, 1, 1]);
+        assert_eq!(dims("logits"), [2, 1000, 1, 1]);
+        let written: Vec<_> = g
             .tensors
             .iter()
-            .filter(|t| !t.is_virtual && t.name.ends_with(".out"))
+            .filter(|t| !t.is_virtual && (t.name.ends_with(".out") || t.name == "logits"))
+            .map(|t| t.name.as_str())
             .collect();
-        assert_eq!(outputs.len(), 1);
+        assert_eq!(written, ["logits"]);
         let uids: Vec<i64> = g.tensors.iter().map(|t| t.uid).collect();
         assert_eq!(uids, (1..=g.tensors.len() as i64).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn resnet50_scaled_keeps_the_nodes() {
+        let small = resnet50_scaled(1, 64, 4, TensorLayout::ChannelsLast);
+        let full = resnet50(1);
+        let names = |g: &Graph| g.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&small), names(&full));
+        let logits = small.tensors.iter().find(|t| t.name == "logits").unwrap();
+        assert_eq!(logits.dims, [1, 1000, 1, 1]);
+        let pool = small.tensors.iter().find(|t| t.name == "pool").unwrap();
+        assert_eq!(pool.dims, [1, 128, 1, 1]);
+        assert_eq!(pool.strides, [128, 1, 128, 128]);
+        assert_eq!(logits.strides, [1000, 1, 1000, 1000]);
     }
 
     #[test]

@@ -415,6 +415,92 @@ fn matmul_broadcasts_batch_dims() {
 }
 
 #[test]
+fn resample_fwd_infers_pooled_dims_and_writes_the_schema_fields() {
+    let mut g = builder();
+    let x = nhwc(&mut g, "x", &[1, 64, 112, 112]);
+    let attrs = ResampleAttrs::max_pool([3, 3])
+        .stride([2, 2])
+        .padding([1, 1])
+        .name("pool");
+    let y = g.resample_fwd(x, attrs).unwrap();
+    // (112 + 1 + 1 - 3) / 2 + 1 = 56, NHWC like x.
+    assert_eq!(dims(&g, y), [1, 64, 56, 56]);
+    assert_eq!(strides(&g, y), [56 * 56 * 64, 1, 56 * 64, 64]);
+    // Stride defaults to the window: a global average pool.
+    let z = g
+        .resample_fwd(y, ResampleAttrs::avg_pool([56, 56], false))
+        .unwrap();
+    assert_eq!(dims(&g, z), [1, 64, 1, 1]);
+    let w = g
+        .resample_fwd(z, ResampleAttrs::avg_pool([1, 1], true))
+        .unwrap();
+    g.set_output(w, true).unwrap();
+    let built = g.build().unwrap();
+    let NodeAttributes::ResampleFwdAttributes(a) = &built.graph().nodes[0].attributes else {
+        panic!("{:?}", built.graph().nodes[0]);
+    };
+    assert_eq!(
+        (a.window.as_slice(), a.stride.as_slice()),
+        (&[3, 3][..], &[2, 2][..])
+    );
+    assert_eq!(a.pre_padding, [1, 1]);
+    assert_eq!(a.resample_mode, ResampleMode::MAXPOOL);
+    assert_eq!(a.padding_mode, PaddingMode::NEG_INF_PAD);
+    assert!(!a.generate_index && a.index_tensor_uid.is_none());
+    let NodeAttributes::ResampleFwdAttributes(b) = &built.graph().nodes[2].attributes else {
+        panic!()
+    };
+    assert_eq!(b.resample_mode, ResampleMode::AVGPOOL_INCLUDE_PADDING);
+    assert_eq!(b.padding_mode, PaddingMode::ZERO_PAD);
+    // One spatial dim: (10 + 0 + 2 - 4) / 4 + 1 = 3.
+    let mut g = builder();
+    let v = input(&mut g, "v", &[2, 3, 10]);
+    let attrs = ResampleAttrs::avg_pool([4], true).post_padding([2]);
+    let w = g.resample_fwd(v, attrs).unwrap();
+    assert_eq!(dims(&g, w), [2, 3, 3]);
+}
+
+#[test]
+fn resample_fwd_errors_name_the_attribute() {
+    let mut g = builder();
+    let x = input(&mut g, "x", &[1, 2, 4, 4]);
+    let attribute = |e: FrontendError| match e {
+        FrontendError::InvalidAttribute { attribute, .. } => attribute,
+        other => panic!("{other}"),
+    };
+    let e = g
+        .resample_fwd(x, ResampleAttrs::max_pool([2, 2]).padding([2, 0]))
+        .unwrap_err();
+    assert_eq!(attribute(e), "pre_padding");
+    let e = g
+        .resample_fwd(x, ResampleAttrs::max_pool([2, 2]).post_padding([0, 3]))
+        .unwrap_err();
+    assert_eq!(attribute(e), "post_padding");
+    let e = g
+        .resample_fwd(x, ResampleAttrs::max_pool([5, 5]))
+        .unwrap_err();
+    assert_eq!(attribute(e), "window");
+    let e = g.resample_fwd(x, ResampleAttrs::max_pool([2])).unwrap_err();
+    assert_eq!(attribute(e), "window");
+    let e = g
+        .resample_fwd(x, ResampleAttrs::max_pool([2, 2]).stride([0, 1]))
+        .unwrap_err();
+    assert_eq!(attribute(e), "stride");
+    let e = g
+        .resample_fwd(x, ResampleAttrs::new(ResampleMode::NOT_SET, [2, 2]))
+        .unwrap_err();
+    assert_eq!(attribute(e), "resample_mode");
+    let flat = input(&mut g, "f", &[4, 4]);
+    let e = g
+        .resample_fwd(flat, ResampleAttrs::max_pool([2]))
+        .unwrap_err();
+    assert!(
+        matches!(e, FrontendError::RankMismatch { got: 2, .. }),
+        "{e}"
+    );
+}
+
+#[test]
 fn reduction_checks_output_dims() {
     let mut g = builder();
     let x = nhwc(&mut g, "x", &[2, 8, 4, 4]);

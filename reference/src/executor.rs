@@ -21,7 +21,7 @@ use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{ConvGeometryRef, Graph, NodeAttributes, TensorAttributes};
 
 use crate::data::{decode, encode, round_to};
-use crate::kernels::{self, ConvParams, PointwiseParams, RunningStats};
+use crate::kernels::{self, ConvParams, PointwiseParams, ResampleParams, RunningStats};
 use crate::tensor::{HostTensor, dims_usize, row_major_strides, span};
 
 /// Environment variable bounding the memory [`execute_graph`] may use for a graph's
@@ -413,6 +413,28 @@ impl Executor<'_> {
                 let mut out = self.out(a.out_tensor_uid)?;
                 kernels::reduction(a.mode, self.get(a.in_tensor_uid)?, &mut out).map_err(e)?;
                 vec![(a.out_tensor_uid, out)]
+            }
+            NodeAttributes::ResampleFwdAttributes(a) => {
+                if a.generate_index || a.index_tensor_uid.is_some() {
+                    return Err("resample index outputs (generate_index) are not supported".into());
+                }
+                let geometry = |name: &str, v: &[i64]| {
+                    v.iter()
+                        .map(|&e| usize::try_from(e))
+                        .collect::<Result<Vec<usize>, _>>()
+                        .map_err(|_| format!("resample {name} {v:?} has a negative entry"))
+                };
+                let p = ResampleParams {
+                    pre_padding: geometry("pre_padding", &a.pre_padding)?,
+                    post_padding: geometry("post_padding", &a.post_padding)?,
+                    stride: geometry("stride", &a.stride)?,
+                    window: geometry("window", &a.window)?,
+                    mode: a.resample_mode,
+                    padding_mode: a.padding_mode,
+                };
+                let mut y = self.out(a.y_tensor_uid)?;
+                kernels::resample_fwd(self.get(a.x_tensor_uid)?, &mut y, &p).map_err(e)?;
+                vec![(a.y_tensor_uid, y)]
             }
             NodeAttributes::LayernormAttributes(a) => {
                 let n = usize::try_from(a.normalized_dim_count)

@@ -27,7 +27,8 @@
 //!
 //! * [`tensor`]: `HostTensor` and index helpers.
 //! * [`kernels`]: conv fprop/dgrad/wgrad, batch norm (inference, training, backward),
-//!   matmul, every pointwise and reduction mode, layer norm, RMS norm.
+//!   matmul, every pointwise and reduction mode, layer norm, RMS norm, pooling
+//!   (resample forward).
 //! * [`executor`]: a whole-graph interpreter over the kernels.
 //! * [`tolerance`]: hipDNN's tolerance tables and the `atol + rtol·|expected|`
 //!   comparison.

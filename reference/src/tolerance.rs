@@ -19,6 +19,9 @@
 //! `DOUBLE` uses 1e-7 for pointwise (hipDNN's value) and the `FLOAT` entry
 //! otherwise; integer types compare exactly. RMS norm is validated by hipDNN with a
 //! relative-RMS metric; here its numbers are used as element-wise `atol`/`rtol`.
+//! hipDNN has no pooling entry: max pooling selects an input value and is compared
+//! exactly; average pooling gets the reduction's fp32 bound and about one unit of the
+//! narrow types' precision.
 
 use std::fmt;
 
@@ -53,6 +56,10 @@ pub enum OpFamily {
     Layernorm,
     /// RMS norm.
     Rmsnorm,
+    /// Max pooling: a selection of input values, exact in every type.
+    MaxPool,
+    /// Average pooling: one sum and one division per output.
+    AvgPool,
 }
 
 /// An absolute and a relative tolerance (see the [module docs](self)).
@@ -132,6 +139,10 @@ pub fn tolerance(family: OpFamily, dtype: DataType) -> Tolerance {
         (F::Layernorm, W::Bf16) => t(1e-2),
         (F::Rmsnorm, W::F32 | W::F16) => t(4e-3),
         (F::Rmsnorm, W::Bf16) => t(8e-3),
+        (F::MaxPool, _) => Tolerance::EXACT,
+        (F::AvgPool, W::F32) => t(1e-5),
+        (F::AvgPool, W::F16) => t(1e-3),
+        (F::AvgPool, W::Bf16) => t(8e-3),
     }
 }
 
@@ -256,6 +267,8 @@ mod tests {
         assert_eq!(tolerance(F::Matmul, D::Double), Tolerance::both(1e-5));
         assert_eq!(tolerance(F::Rmsnorm, D::Bfloat16), Tolerance::both(8e-3));
         assert_eq!(tolerance(F::Pointwise, D::Int8), Tolerance::EXACT);
+        assert_eq!(tolerance(F::MaxPool, D::Bfloat16), Tolerance::EXACT);
+        assert_eq!(tolerance(F::AvgPool, D::Half), Tolerance::both(1e-3));
         // Narrower types are never stricter than wider ones, except where hipDNN's
         // own table says so (batch norm backward fp16).
         let families = [
@@ -270,6 +283,8 @@ mod tests {
             F::Pointwise,
             F::Layernorm,
             F::Rmsnorm,
+            F::MaxPool,
+            F::AvgPool,
         ];
         for f in families {
             let (a, b, c) = (

@@ -23,11 +23,12 @@
 use hipdnn_data_sdk::{DataType, TensorLayout};
 use hipdnn_flatbuffers_sdk::TensorValue;
 use hipdnn_flatbuffers_sdk::model::Graph;
-use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PointwiseMode, ReductionMode};
+use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PointwiseMode, ReductionMode, ResampleMode};
 use hipdnn_frontend::{
     BatchnormAttrs, BatchnormBackwardAttrs, BatchnormInferenceAttrs,
     BatchnormInferenceVarianceAttrs, ConvAttrs, FrontendError, GraphBuilder, LayernormAttrs,
-    MatmulAttrs, PointwiseAttrs, ReductionAttrs, RmsnormAttrs, Tensor, TensorDescriptor,
+    MatmulAttrs, PointwiseAttrs, ReductionAttrs, ResampleAttrs, RmsnormAttrs, Tensor,
+    TensorDescriptor,
 };
 
 use crate::reference::{ConvParams, PointwiseParams};
@@ -628,6 +629,27 @@ pub fn reduction(
         .output_dims(out_dims.to_vec());
     let o = check(b.name, b.g.reduction(i, attrs));
     b.output(o, "out", DataType::Unset);
+    b.finish()
+}
+
+/// Pooling (resample forward) of `x` with `window`, `stride` and padding (`pad`: pre
+/// and post per spatial dim): tensors `x`, then output `y`.
+pub fn resample_fwd(
+    mode: ResampleMode,
+    x_dims: &[i64],
+    [window, stride, pre, post]: [&[i64]; 4],
+    layout: &Layout,
+    dtype: DataType,
+) -> Graph {
+    let mut b = Builder::new("resample_fwd", layout, dtype);
+    let x = b.input("x", x_dims, DataType::Unset);
+    let attrs = ResampleAttrs::new(mode, window.to_vec())
+        .name("pool")
+        .stride(stride.to_vec())
+        .pre_padding(pre.to_vec())
+        .post_padding(post.to_vec());
+    let y = check(b.name, b.g.resample_fwd(x, attrs));
+    b.output(y, "y", DataType::Unset);
     b.finish()
 }
 

@@ -140,8 +140,9 @@ fn resnet50_is_valid() {
             .filter(|n| n.attributes.type_name() == t)
             .count()
     };
-    assert_eq!(count("ConvolutionFwdAttributes"), 53);
+    assert_eq!(count("ConvolutionFwdAttributes"), 54);
     assert_eq!(count("BatchnormInferenceAttributes"), 53);
+    assert_eq!(count("ResampleFwdAttributes"), 2);
     let pointwise = |mode| {
         g.nodes
             .iter()
@@ -149,7 +150,7 @@ fn resnet50_is_valid() {
             .count()
     };
     assert_eq!(pointwise(wire::PointwiseMode::RELU_FWD), 49);
-    assert_eq!(pointwise(wire::PointwiseMode::ADD), 16);
+    assert_eq!(pointwise(wire::PointwiseMode::ADD), 17);
 }
 
 #[test]

@@ -1,21 +1,20 @@
 //! Graphs written directly in the owned model, for this crate's tests and benchmarks: a
-//! conv → bias → ReLU fusion (the golden wire file), a long pointwise chain, and a
-//! ResNet-50-sized inference graph of convolutions, batch norms, ReLUs and residual
-//! additions.
+//! conv → bias → ReLU fusion (the golden wire file), a long pointwise chain, and
+//! ResNet-50 inference (convolutions, batch norms, ReLUs, residual additions, max and
+//! average pooling, the classifier).
 //!
 //! Applications and other crates build graphs with `hipdnn-frontend` (whose `samples`
 //! are these graphs, built with its builder). This crate sits below the frontend, so its
 //! tests (included with `#[path]`) and benchmarks (which measure the model API itself)
-//! keep this copy. Data types are left unset, as the model allows before validation;
-//! the stem's max-pool is folded into a stride-4 stem convolution.
+//! keep this copy. Data types are left unset, as the model allows before validation.
 
 use hipdnn_data_sdk::{DataType, TensorLayout, packed_strides};
 
 use hipdnn_flatbuffers_sdk::model::{
     BatchnormInferenceAttributes, ConvolutionFwdAttributes, Graph, Node, PointwiseAttributes,
-    TensorAttributes,
+    ResampleFwdAttributes, TensorAttributes,
 };
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, PaddingMode, PointwiseMode, ResampleMode};
 
 /// Accumulates tensors and nodes with fresh uids.
 #[derive(Debug, Default)]
@@ -74,6 +73,37 @@ impl ModelBuilder {
                 in_1_tensor_uid: b,
                 out_0_tensor_uid: out,
                 ..PointwiseAttributes::default()
+            },
+        );
+    }
+
+    /// A 2-D pool with square window `k`, stride `stride` and padding `pad`.
+    fn pool(
+        &mut self,
+        name: &str,
+        mode: ResampleMode,
+        x: i64,
+        y: i64,
+        (k, stride, pad): (i64, i64, i64),
+    ) {
+        let padding_mode = if mode == ResampleMode::MAXPOOL {
+            PaddingMode::NEG_INF_PAD
+        } else {
+            PaddingMode::ZERO_PAD
+        };
+        self.node(
+            name,
+            ResampleFwdAttributes {
+                x_tensor_uid: x,
+                y_tensor_uid: y,
+                index_tensor_uid: None,
+                pre_padding: vec![pad, pad],
+                post_padding: vec![pad, pad],
+                stride: vec![stride, stride],
+                window: vec![k, k],
+                resample_mode: mode,
+                padding_mode,
+                generate_index: false,
             },
         );
     }
@@ -142,10 +172,12 @@ pub fn pointwise_chain(len: usize) -> Graph {
     b.graph
 }
 
-/// A ResNet-50-shaped inference graph at batch `n` and 224×224 input: the 7×7 stem,
-/// then 3, 4, 6 and 3 bottleneck blocks (1×1, 3×3, 1×1 convolutions, each followed by
-/// batch norm, with a projection shortcut opening each stage, a residual add and a
-/// ReLU). 53 convolutions and batch norms, 49 ReLUs, 16 additions.
+/// ResNet-50 inference at batch `n` and 224×224 input: the stem (7×7/2 convolution,
+/// batch norm, ReLU, 3×3/2 max pool with padding 1), then 3, 4, 6 and 3 bottleneck
+/// blocks (1×1, 3×3, 1×1 convolutions, each followed by batch norm, with a projection
+/// shortcut opening each stage, a residual add and a ReLU), a global average pool and
+/// the classifier (1×1 convolution 2048 → 1000 plus a bias). 54 convolutions, 53 batch
+/// norms, 49 ReLUs, 17 additions, 2 pools.
 pub fn resnet50(n: i64) -> Graph {
     let mut b = ModelBuilder::new("resnet50");
     let mut x = b.tensor("image", &[n, 3, 224, 224], false);
@@ -186,8 +218,11 @@ pub fn resnet50(n: i64) -> Graph {
         r
     };
 
-    size /= 4; // the stem's max-pool is folded into its stride
-    x = unit(&mut b, "stem", x, (channels, 64), (7, 4, size), true);
+    x = unit(&mut b, "stem", x, (channels, 64), (7, 2, size / 2), true);
+    size /= 4;
+    let pooled = b.tensor("stem.pool", &[n, 64, size, size], true);
+    b.pool("stem.pool", ResampleMode::MAXPOOL, x, pooled, (3, 2, 1));
+    x = pooled;
     channels = 64;
     let stages = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)];
     for (stage, &(blocks, width, first_stride)) in stages.iter().enumerate() {
@@ -195,7 +230,6 @@ pub fn resnet50(n: i64) -> Graph {
             let stride = if block == 0 { first_stride } else { 1 };
             let size_out = size / stride;
             let tag = format!("s{stage}b{block}");
-            let last = stage == stages.len() - 1 && block == blocks - 1;
             let a = unit(
                 &mut b,
                 &format!("{tag}.a"),
@@ -248,7 +282,7 @@ pub fn resnet50(n: i64) -> Graph {
             let out = b.tensor(
                 &format!("{tag}.out"),
                 &[n, width * 4, size_out, size_out],
-                !last,
+                true,
             );
             b.pointwise(
                 &format!("{tag}.out"),
@@ -262,5 +296,19 @@ pub fn resnet50(n: i64) -> Graph {
             size = size_out;
         }
     }
+    let pooled = b.tensor("pool", &[n, channels, 1, 1], true);
+    b.pool(
+        "pool",
+        ResampleMode::AVGPOOL_EXCLUDE_PADDING,
+        x,
+        pooled,
+        (size, size, 0),
+    );
+    let w = b.tensor("fc.w", &[1000, channels, 1, 1], false);
+    let fc = b.tensor("fc.conv", &[n, 1000, 1, 1], true);
+    b.conv("fc.conv", pooled, w, fc, 0, 1);
+    let bias = b.tensor("fc.bias", &[1, 1000, 1, 1], false);
+    let logits = b.tensor("logits", &[n, 1000, 1, 1], false);
+    b.pointwise("fc.bias", PointwiseMode::ADD, fc, Some(bias), logits);
     b.graph
 }

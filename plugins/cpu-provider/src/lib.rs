@@ -6,8 +6,9 @@
 //! Graphs of convolutions (forward, data and filter gradients; 1–3 spatial dims,
 //! groups, padding, stride, dilation, both modes), matmuls (batched, broadcast batch
 //! dims), pointwise ops (every mode of the schema), batch norm
-//! (inference, training with running statistics, backward), layer norm, RMS norm and
-//! reductions, over `FLOAT`, `HALF` and `BFLOAT16` tensors with any strides, computing
+//! (inference, training with running statistics, backward), layer norm, RMS norm,
+//! reductions and pooling (resample forward: max, average excluding or including the
+//! padding; 1–3 spatial dims; no index output), over `FLOAT`, `HALF` and `BFLOAT16` tensors with any strides, computing
 //! in `FLOAT`. Applicability is exact: [`plan::unsupported_reason`] says why a graph is
 //! refused, naming the node or tensor.
 //!

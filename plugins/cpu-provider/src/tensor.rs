@@ -11,7 +11,7 @@
 
 use std::marker::PhantomData;
 
-use half::{bf16, f16};
+pub(crate) use half::{bf16, f16};
 use hipdnn_data_sdk::DataType;
 
 /// Storage element type of a tensor.

@@ -1,6 +1,6 @@
 //! Naive CPU reference kernels, written to be obviously correct rather than fast: one
 //! file per family (convolution, batch norm, layer and RMS norm, matmul, pointwise,
-//! reduction), everything re-exported here.
+//! reduction, resample), everything re-exported here.
 //!
 //! Every function reads its inputs and writes its outputs through
 //! [`HostTensor`](crate::tensor::HostTensor)s by logical index, so strides are arbitrary
@@ -33,6 +33,11 @@
 //!   for each mode.
 //! * **Reduction**: reduces the dimensions where the output has extent 1 and the
 //!   input does not.
+//! * **Resample forward (pooling)** (`x: [N, C, spatial…]`, 1 to 3 spatial dims):
+//!   output extents are `(in + pre + post − window) / stride + 1`, padding below the
+//!   window. `MAXPOOL` ignores padded positions (`NEG_INF_PAD`; `ZERO_PAD` makes them
+//!   0), `AVGPOOL_EXCLUDE_PADDING` divides by the in-bounds count,
+//!   `AVGPOOL_INCLUDE_PADDING` by the window size. The index output is not produced.
 //! * **Layer norm** normalizes over the trailing `normalized_dims` dimensions
 //!   (`LayernormAttributes.normalized_dim_count`) with the biased variance;
 //!   **RMS norm** likewise with `inv_rms = 1 / sqrt(mean(x²) + epsilon)`. Scale and
@@ -44,6 +49,7 @@ mod layer_and_rms_norm;
 mod matmul;
 mod pointwise;
 mod reduction;
+mod resample;
 
 pub use batch_norm::{
     BatchnormGrads, BatchnormTrainingStats, RunningStats, batchnorm_backward, batchnorm_inference,
@@ -54,6 +60,7 @@ pub use layer_and_rms_norm::{NormStats, layernorm, rmsnorm};
 pub use matmul::matmul;
 pub use pointwise::{PointwiseParams, erf, pointwise, pointwise_arity, pointwise_scalar};
 pub use reduction::reduction;
+pub use resample::{ResampleParams, resample_fwd};
 
 /// Why a reference cannot compute a result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -3,7 +3,7 @@
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::Graph;
-use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode, ReductionMode};
+use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode, ReductionMode, ResampleMode};
 
 use super::Op;
 use crate::graphs::{ConvSpec, Layout};
@@ -64,6 +64,76 @@ fn push_all(cases: &mut Vec<Case>, tag: &str, op: &Op) {
             cases.push(Case::new(tag, op.clone(), layout, dtype));
         }
     }
+}
+
+/// The pooling cases of the suite, by tag: max and both averages with padding at the
+/// borders and stride 2 (the ResNet stem's 3×3/2, pad 1), asymmetric padding, a
+/// global average pool, 1-D and 3-D windows.
+pub fn pool_cases() -> Vec<(&'static str, Op)> {
+    use ResampleMode as R;
+    let pool = |mode, x: &[i64], window: &[i64], stride: &[i64], pre: &[i64], post: &[i64]| {
+        Op::ResampleFwd {
+            mode,
+            x_dims: x.to_vec(),
+            window: window.to_vec(),
+            stride: stride.to_vec(),
+            pre_padding: pre.to_vec(),
+            post_padding: post.to_vec(),
+        }
+    };
+    let x = [2, 3, 7, 8];
+    let (w3, s2, p1) = ([3, 3], [2, 2], [1, 1]);
+    vec![
+        (
+            "max_3x3_stride2_pad1",
+            pool(R::MAXPOOL, &x, &w3, &s2, &p1, &p1),
+        ),
+        (
+            "avg_exclude_3x3_stride2_pad1",
+            pool(R::AVGPOOL_EXCLUDE_PADDING, &x, &w3, &s2, &p1, &p1),
+        ),
+        (
+            "avg_include_3x3_stride2_pad1",
+            pool(R::AVGPOOL_INCLUDE_PADDING, &x, &w3, &s2, &p1, &p1),
+        ),
+        (
+            "max_2x2_asym_pad",
+            pool(
+                R::MAXPOOL,
+                &[1, 4, 5, 6],
+                &[2, 2],
+                &[1, 2],
+                &[1, 0],
+                &[0, 1],
+            ),
+        ),
+        (
+            "avg_global_2x8x5x5",
+            pool(
+                R::AVGPOOL_EXCLUDE_PADDING,
+                &[2, 8, 5, 5],
+                &[5, 5],
+                &[1, 1],
+                &[0, 0],
+                &[0, 0],
+            ),
+        ),
+        (
+            "max_1d_k3_stride2_pad1",
+            pool(R::MAXPOOL, &[2, 3, 10], &[3], &[2], &[1], &[1]),
+        ),
+        (
+            "avg_include_3d_2x2x2_pad1",
+            pool(
+                R::AVGPOOL_INCLUDE_PADDING,
+                &[1, 2, 3, 4, 4],
+                &[2, 2, 2],
+                &[2, 2, 2],
+                &[1, 1, 1],
+                &[0, 1, 1],
+            ),
+        ),
+    ]
 }
 
 /// The convolution shapes of the suite, by tag.
@@ -305,6 +375,9 @@ pub fn standard_cases() -> Vec<Case> {
             out_dims: vec![1, 1, 1, 1],
         },
     );
+    for (tag, op) in pool_cases() {
+        push_all(c, tag, &op);
+    }
     push_all(
         c,
         "2x3x4x4_chw_training",
@@ -510,6 +583,7 @@ mod tests {
             "reduction",
             "layernorm",
             "rmsnorm",
+            "resample_fwd",
         ] {
             assert!(kinds.contains(k), "no {k} case");
             for dt in ["fp32", "fp16", "bf16"] {
@@ -538,6 +612,24 @@ mod tests {
                 .unwrap()
                 .to_ascii_lowercase();
             assert!(names.contains(format!("reduction/{tag}_spatial/fp32/nchw").as_str()));
+        }
+        // Every pooling mode, with padding, in 1 to 3 spatial dims.
+        let pools: Vec<_> = pool_cases().into_iter().map(|(_, op)| op).collect();
+        for mode in 1..=ResampleMode::ENUM_MAX {
+            assert!(
+                pools.iter().any(
+                    |op| matches!(op, Op::ResampleFwd { mode: m, pre_padding, .. }
+                    if m.0 == mode && pre_padding.iter().any(|&p| p > 0))
+                ),
+                "pooling mode {mode}"
+            );
+        }
+        for rank in 3..=5 {
+            assert!(
+                pools
+                    .iter()
+                    .any(|op| matches!(op, Op::ResampleFwd { x_dims, .. } if x_dims.len() == rank))
+            );
         }
     }
 }

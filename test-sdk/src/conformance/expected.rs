@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use hipdnn_flatbuffers_sdk::model::Graph;
-use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
+use hipdnn_flatbuffers_sdk::wire::{PaddingMode, PointwiseMode, ResampleMode};
 
 use super::prepare::tensor_attrs;
 use super::{Case, Op};
@@ -238,6 +238,30 @@ impl Case {
                 let mut o = out("out");
                 reference::reduction(*mode, get("in"), &mut o)?;
                 put("out", o);
+            }
+            Op::ResampleFwd {
+                mode,
+                window,
+                stride,
+                pre_padding,
+                post_padding,
+                ..
+            } => {
+                let params = reference::ResampleParams {
+                    pre_padding: dims_usize(pre_padding),
+                    post_padding: dims_usize(post_padding),
+                    stride: dims_usize(stride),
+                    window: dims_usize(window),
+                    mode: *mode,
+                    padding_mode: if *mode == ResampleMode::MAXPOOL {
+                        PaddingMode::NEG_INF_PAD
+                    } else {
+                        PaddingMode::ZERO_PAD
+                    },
+                };
+                let mut y = out("y");
+                reference::resample_fwd(get("x"), &mut y, &params)?;
+                put("y", y);
             }
             Op::Layernorm {
                 normalized_dims,

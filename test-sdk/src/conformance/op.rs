@@ -3,7 +3,7 @@
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::Graph;
-use hipdnn_flatbuffers_sdk::wire::ReductionMode;
+use hipdnn_flatbuffers_sdk::wire::{ReductionMode, ResampleMode};
 
 use crate::graphs::{self, ConvSpec, Layout};
 use crate::reference::PointwiseParams;
@@ -99,6 +99,21 @@ pub enum Op {
         /// Output dims (1 on reduced dims).
         out_dims: Vec<i64>,
     },
+    /// Pooling (resample forward).
+    ResampleFwd {
+        /// Max or average (excluding or including the padding).
+        mode: ResampleMode,
+        /// Input dims.
+        x_dims: Vec<i64>,
+        /// Window extents.
+        window: Vec<i64>,
+        /// Strides.
+        stride: Vec<i64>,
+        /// Padding before each spatial dim.
+        pre_padding: Vec<i64>,
+        /// Padding after each spatial dim.
+        post_padding: Vec<i64>,
+    },
     /// Layer norm forward.
     Layernorm {
         /// Activation dims.
@@ -143,6 +158,7 @@ impl Op {
             Op::MatmulBiasGelu { .. } => "matmul_bias_gelu",
             Op::Pointwise { .. } => "pointwise",
             Op::Reduction { .. } => "reduction",
+            Op::ResampleFwd { .. } => "resample_fwd",
             Op::Layernorm { .. } => "layernorm",
             Op::Rmsnorm { .. } => "rmsnorm",
         }
@@ -165,6 +181,8 @@ impl Op {
             Op::Matmul { .. } | Op::MatmulBiasGelu { .. } => OpFamily::Matmul,
             Op::Pointwise { .. } => OpFamily::Pointwise,
             Op::Reduction { .. } => OpFamily::Reduction,
+            Op::ResampleFwd { mode, .. } if *mode == ResampleMode::MAXPOOL => OpFamily::MaxPool,
+            Op::ResampleFwd { .. } => OpFamily::AvgPool,
             Op::Layernorm { .. } => OpFamily::Layernorm,
             Op::Rmsnorm { .. } => OpFamily::Rmsnorm,
         }
@@ -215,6 +233,20 @@ impl Op {
                 in_dims,
                 out_dims,
             } => graphs::reduction(*mode, in_dims, out_dims, layout, dtype),
+            Op::ResampleFwd {
+                mode,
+                x_dims,
+                window,
+                stride,
+                pre_padding,
+                post_padding,
+            } => graphs::resample_fwd(
+                *mode,
+                x_dims,
+                [window, stride, pre_padding, post_padding],
+                layout,
+                dtype,
+            ),
             Op::Layernorm {
                 x_dims,
                 normalized_dims,

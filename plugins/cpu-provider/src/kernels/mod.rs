@@ -18,3 +18,4 @@ pub use pointwise::{PwOp, PwParams};
 pub mod conv_bwd;
 pub mod matmul;
 pub mod norm;
+pub mod pool;

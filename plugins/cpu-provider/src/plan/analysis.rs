@@ -10,8 +10,10 @@ use std::collections::HashMap;
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::TensorValue;
-use hipdnn_flatbuffers_sdk::model::Graph;
-use hipdnn_plugin_sdk::graph::{Chain, ChainStep, FusionPolicy, GraphIndex, partition};
+use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes};
+use hipdnn_plugin_sdk::graph::{
+    Chain, ChainStep, FusionPolicy, GraphIndex, partition, primary_output,
+};
 
 use super::ops::{self, EpilogueOp, HeadOp, ValueSource};
 use super::workspace::Placement;
@@ -117,6 +119,14 @@ struct CpuFusion<'a, 'g> {
 }
 
 impl FusionPolicy for CpuFusion<'_, '_> {
+    /// The SDK's primary outputs, and a pooling's `y` (pooling heads epilogues here).
+    fn chain_output(&self, index: &GraphIndex<'_>, head: usize) -> Option<i64> {
+        match &index.node(head).attributes {
+            NodeAttributes::ResampleFwdAttributes(a) => Some(a.y_tensor_uid),
+            other => primary_output(other),
+        }
+    }
+
     fn accepts(&self, _: &GraphIndex<'_>, _: &Chain, step: &ChainStep) -> bool {
         let Ok(op) = ops::check_step(self.graph, step) else {
             return false;
@@ -436,5 +446,44 @@ mod tests {
             super::ops::HeadOp::Convolution { .. }
         ));
         assert_eq!(analysis.chains[0].steps.len(), 2);
+    }
+
+    #[test]
+    fn pools_head_chains_and_index_outputs_are_refused() {
+        use hipdnn_frontend::{GraphBuilder, PointwiseAttrs, ResampleAttrs, TensorDescriptor};
+        let mut b = GraphBuilder::new("pool_relu")
+            .io_data_type(DataType::Half)
+            .compute_data_type(DataType::Float)
+            .intermediate_data_type(DataType::Float);
+        let x = b.tensor(TensorDescriptor::new("x", [1, 4, 6, 6])).unwrap();
+        let attrs = ResampleAttrs::max_pool([3, 3])
+            .stride([2, 2])
+            .padding([1, 1]);
+        let pooled = b.resample_fwd(x, attrs.name("pool")).unwrap();
+        let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+        let y = b.pointwise(&[pooled], relu).unwrap();
+        b.set_output(y, true).unwrap();
+        let mut g = b.build().unwrap().into_graph();
+        let plan = Plan::from_model(&g, &CpuSettings::default()).unwrap();
+        assert_eq!(plan.describe(), ["pool: pool -> relu"]);
+        let resnet =
+            samples::resnet50_scaled(1, 32, 2, hipdnn_frontend::TensorLayout::ChannelsLast);
+        let plan = Plan::from_model(&resnet, &CpuSettings::default()).unwrap();
+        let described = plan.describe();
+        assert!(
+            described.iter().any(|d| d == "pool: stem.pool"),
+            "{described:#?}"
+        );
+        assert!(
+            described.iter().any(|d| d == "pool: pool"),
+            "{described:#?}"
+        );
+        let NodeAttributes::ResampleFwdAttributes(a) = &mut g.nodes[0].attributes else {
+            panic!()
+        };
+        a.generate_index = true;
+        let bytes = g.to_bytes();
+        let reason = unsupported_reason(&GraphView::from_bytes(&bytes).unwrap()).unwrap();
+        assert!(reason.contains("generate_index"), "{reason}");
     }
 }

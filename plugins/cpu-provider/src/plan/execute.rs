@@ -13,6 +13,7 @@ use super::workspace::{ALIGN, Placement};
 use crate::kernels::conv_bwd;
 use crate::kernels::elementwise::{Epilogue, Operand, Step, broadcast, elementwise};
 use crate::kernels::norm;
+use crate::kernels::pool;
 use crate::tensor::{DType, RawIn, RawOut, Shape};
 
 /// A host buffer of a run: its address and length in bytes (`usize::MAX`: unknown, as
@@ -314,6 +315,18 @@ impl StageRunner<'_> {
                 let n: usize = dims.iter().product();
                 norm::reduce(&self.input(*x), dims, *op, self.scratch(*at, n), exec);
                 elementwise(&self.scratch_tensor(*at, dims), &ep, dims, exec);
+            }
+            (HeadOp::Pool { x, geometry }, Kernel::Pool { at, channels_last }) => {
+                let n: usize = dims.iter().product();
+                let x = self.input(*x);
+                pool::pool(&x, geometry, *channels_last, self.scratch(*at, n), exec);
+                let shape = if *channels_last {
+                    Shape::channels_last(dims)
+                } else {
+                    Shape::packed(dims)
+                };
+                let values = ValueSource::Scratch { offset: *at, shape };
+                elementwise(&self.operand(&values, dims), &ep, dims, exec);
             }
             _ => unreachable!("the stage builder pairs each head with its kernel"),
         }

@@ -1,7 +1,7 @@
 //! From a graph to an executable plan.
 //!
 //! A plan is a list of *stages* run in order. A stage is one producer (a convolution,
-//! matmul, normalization, reduction, or the first pointwise op of a chain) followed by
+//! matmul, normalization, reduction, pooling, or the first pointwise op of a chain) followed by
 //! an epilogue: the pointwise ops that consume its output (and batch-norm inference,
 //! folded into a scale-and-shift), applied while the producer's values are still in
 //! registers or cache. A virtual tensor inside a chain is never stored; one read by

@@ -6,7 +6,7 @@
 use hipdnn_flatbuffers_sdk::model::{
     BatchnormAttributes, BatchnormBackwardAttributes, NodeAttributes, PointwiseAttributes,
 };
-use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PointwiseMode};
+use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PaddingMode, PointwiseMode, ResampleMode};
 use hipdnn_plugin_sdk::graph::{ChainStep, StepRole};
 
 use super::analysis::Analysis;
@@ -15,6 +15,7 @@ use crate::kernels::conv::{ConvGeometry, ConvParams};
 use crate::kernels::matmul::MatmulPlan;
 use crate::kernels::norm::ReduceOp;
 use crate::kernels::pointwise::{PwOp, PwParams};
+use crate::kernels::pool::{PoolGeometry, PoolMode};
 use crate::tensor::Shape;
 
 /// Returns the verdict `node "<node>": <why>` from the enclosing check.
@@ -68,6 +69,11 @@ pub(super) enum HeadOp {
     Reduction {
         x: i64,
         op: ReduceOp,
+    },
+    /// Max or average pooling of `x` (resample forward).
+    Pool {
+        x: i64,
+        geometry: Box<PoolGeometry>,
     },
 }
 
@@ -201,6 +207,45 @@ pub(super) fn check_head(graph: &Analysis<'_>, node: usize) -> Result<HeadOp, St
                 refuse!(name, "reduction mode {} is not supported", a.mode.0);
             };
             Ok(HeadOp::Reduction { x, op })
+        }
+        NodeAttributes::ResampleFwdAttributes(a) => {
+            if a.generate_index || a.index_tensor_uid.is_some() {
+                refuse!(
+                    name,
+                    "resample index outputs (generate_index) are not supported"
+                );
+            }
+            let mode = match a.resample_mode {
+                ResampleMode::MAXPOOL => PoolMode::Max,
+                ResampleMode::AVGPOOL_EXCLUDE_PADDING => PoolMode::AvgExcludePadding,
+                ResampleMode::AVGPOOL_INCLUDE_PADDING => PoolMode::AvgIncludePadding,
+                other => refuse!(name, "resample mode {} is not supported", other.0),
+            };
+            let (x, y) = (a.x_tensor_uid, a.y_tensor_uid);
+            in_memory(graph, name, x, "x")?;
+            let usizes = |v: &Vec<i64>| v.iter().map(|&e| usize::try_from(e).ok()).collect();
+            let fields: Option<Vec<Vec<usize>>> =
+                [&a.window, &a.stride, &a.pre_padding, &a.post_padding]
+                    .into_iter()
+                    .map(usizes)
+                    .collect();
+            let Some([window, stride, pre, post]) = fields.and_then(|f| <[_; 4]>::try_from(f).ok())
+            else {
+                refuse!(name, "negative window, stride or padding");
+            };
+            let zero_pad = a.padding_mode == PaddingMode::ZERO_PAD;
+            let geometry = PoolGeometry::new(
+                mode,
+                zero_pad,
+                graph.dims(x),
+                graph.dims(y),
+                [&window, &stride, &pre, &post],
+            )
+            .map_err(|e| format!("node \"{name}\": {e}"))?;
+            Ok(HeadOp::Pool {
+                x,
+                geometry: Box::new(geometry),
+            })
         }
         other => Err(format!(
             "node \"{name}\" is a {}, which CPU_ENGINE does not run",

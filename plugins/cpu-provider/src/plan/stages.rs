@@ -13,6 +13,7 @@ use crate::kernels::conv_bwd::{self, BwdImpl};
 use crate::kernels::exec::Exec;
 use crate::kernels::matmul::MatmulPlan;
 use crate::kernels::pointwise::PwOp;
+use crate::kernels::pool;
 use crate::tensor::{DType, Shape};
 
 /// Scratch offsets of two `f32` arrays `a`, `b` with which a stage computes `x·a + b`
@@ -46,6 +47,12 @@ pub(super) enum Kernel {
     /// Generated indices or a reduction, densely into the scratch at this offset, then
     /// through the epilogue.
     Scratch(usize),
+    /// Pooling densely into the scratch at `at`, channels-last when the input is (the
+    /// channel-vectorised loop), row-major otherwise; then through the epilogue.
+    Pool {
+        at: usize,
+        channels_last: bool,
+    },
 }
 
 /// One fused kernel: a head and its epilogue over one index space.
@@ -249,6 +256,16 @@ fn head_stage(
             };
             let at = stage.arrays.reserve(stage.dims.iter().product());
             (what.into(), Kernel::Scratch(at))
+        }
+        HeadOp::Pool { x, .. } => {
+            let channels_last = pool::is_channels_last(&tensor(*x).shape);
+            let at = stage.arrays.reserve(stage.dims.iter().product());
+            let what = if channels_last {
+                "pool channels-last"
+            } else {
+                "pool"
+            };
+            (what.into(), Kernel::Pool { at, channels_last })
         }
         HeadOp::Elementwise { first, .. } => {
             stage.append(first);
