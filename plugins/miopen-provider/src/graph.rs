@@ -4,7 +4,9 @@
 //! one MIOpen call (or fusion plan). [`Pattern::match_graph`] recognises the whole graph
 //! as one of them and checks every tensor against what MIOpen runs; anything else is
 //! refused with the reason, naming the node or tensor at fault. No MIOpen call is
-//! needed, so the applicability decision (and its unit tests) works on any machine.
+//! needed, so this part of the applicability decision (and its unit tests) works on any
+//! machine; where MIOpen decides per device, the engine then asks it (a convolution
+//! needs a listed solution, a fusion must compile: see the crate docs).
 //!
 //! # What is claimed, exactly
 //! Data types are FLOAT, HALF or BFLOAT16; layouts are packed NCL, NLC, NCHW, NHWC,
@@ -17,8 +19,8 @@
 //! * **Convolution forward + (bias) + activation** through a fusion plan: conv → an ADD
 //!   of a per-channel `[1, K, 1, …]` bias (either operand order) → ReLU (plain, upper
 //!   clip, or lower and upper clip); the intermediates are virtual and FLOAT or the
-//!   input type. MIOpen compiles the fused kernel when the plan is built; where it has
-//!   none, building fails with its `miopenStatusUnsupportedOp`.
+//!   input type. MIOpen compiles the fused kernel when applicability is checked; where
+//!   it has none (`miopenStatusUnsupportedOp`), the graph is not claimed.
 //! * **Batch-norm inference** from an inverse variance or from a variance and an
 //!   epsilon, optionally followed by a ReLU (plain, clipped, clamp) on its output;
 //!   **training** with batch statistics (saved mean and inverse variance optional) and

@@ -16,8 +16,11 @@
 //! inference (inverse variance or variance + epsilon), training (batch statistics,
 //! optional running statistics), backward, each optionally fused with an activation;
 //! standalone ReLU / clipped ReLU / clamp / leaky ReLU / sigmoid / tanh; standalone
-//! ADD, SUB, MUL, MAX, MIN. The decision needs no device. `MIOPEN_ENGINE_DETERMINISTIC`
-//! claims the convolution patterns only and runs them on deterministic kernels.
+//! ADD, SUB, MUL, MAX, MIN. The pattern and tensor checks need no device; where MIOpen
+//! decides per device it has the last word: a convolution is claimed only if MIOpen
+//! lists a solution for it, a fusion only if MIOpen compiles it.
+//! `MIOPEN_ENGINE_DETERMINISTIC` claims the convolution patterns only and runs them on
+//! deterministic kernels.
 //!
 //! # Memory and streams
 //! The engine takes device memory (HIP device pointers) and runs on the stream the host
