@@ -138,6 +138,21 @@ impl Shape {
         Self::new(dims, &strides)
     }
 
+    /// Packed strides in the order this shape stores its dimensions (descending stride,
+    /// ties in dimension order): the dense layout with the same memory order, e.g. dense
+    /// channels-last for a channels-last shape with gaps.
+    pub fn packed_like(&self) -> Self {
+        Self::packed_in_order(&self.dims, &self.memory_order())
+    }
+
+    /// The dimensions from outermost to innermost in memory (descending stride, ties
+    /// in dimension order): `[0, 2, 3, 1]` for channels-last `[N, C, H, W]`.
+    pub fn memory_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.rank()).collect();
+        order.sort_by(|&a, &b| self.strides[b].cmp(&self.strides[a]));
+        order
+    }
+
     /// Channels-last strides for `[N, C, spatial...]` dims.
     pub fn channels_last(dims: &[usize]) -> Self {
         let mut order = vec![0];
@@ -496,6 +511,18 @@ mod tests {
             Some(vec![0, 1])
         );
         assert_eq!(Shape::packed(&[2]).broadcast_strides(&[2, 3]), None);
+    }
+
+    #[test]
+    fn packed_like_keeps_the_memory_order() {
+        // Channels-last with a gap after each pixel's channels: dense channels-last.
+        let gapped = Shape::new(&[2, 3, 4, 5], &[160, 1, 40, 8]);
+        assert_eq!(gapped.packed_like().strides, vec![60, 1, 15, 3]);
+        let nchw = Shape::new(&[2, 3, 4, 5], &[100, 25, 5, 1]);
+        assert_eq!(nchw.packed_like().strides, vec![60, 20, 5, 1]);
+        // Extents of 1 keep their place among equal strides.
+        let bias = Shape::new(&[1, 3, 1, 1], &[3, 1, 3, 3]);
+        assert_eq!(bias.packed_like().strides, vec![3, 1, 3, 3]);
     }
 
     #[test]

@@ -8,6 +8,11 @@
 //! The GEMM kernels run epilogues on their output tiles; everything else runs them
 //! through [`elementwise`].
 
+mod block;
+
+use std::mem::MaybeUninit;
+
+pub(crate) use self::block::{BlockAt, Linear};
 use super::exec::{Exec, split};
 use super::pointwise::PwOp;
 use crate::tensor::{RawIn, RawOut, Shape};
@@ -111,53 +116,190 @@ impl Epilogue {
 /// Longest run the chain evaluates at once.
 pub(crate) const CHUNK: usize = 64;
 
-/// Runs the steps on `vals`, fetching operand `k` (in [`Epilogue::tensors`] input order)
-/// with `fetch(k, buf)` and storing output `k` (in output order) with `store(k, vals)`.
+/// An operand's values along a run: one value for the whole run (a broadcast or a
+/// scalar), or one per element.
+#[derive(Clone, Copy)]
+enum Run<'b> {
+    Splat(f32),
+    Each(&'b [f32]),
+}
+
+impl Run<'_> {
+    #[inline(always)]
+    fn at(&self, i: usize) -> f32 {
+        match self {
+            Run::Splat(v) => *v,
+            Run::Each(s) => s[i],
+        }
+    }
+}
+
+/// The values of `t` along the run of `n` elements at `off` with stride `stride`: read
+/// in place when they are contiguous `f32`s, one value when the stride is 0, else
+/// gathered into `buf`.
+#[inline]
+fn operand_run<'b>(
+    t: &'b RawIn,
+    off: usize,
+    stride: usize,
+    n: usize,
+    buf: &'b mut [MaybeUninit<f32>; CHUNK],
+) -> Run<'b> {
+    assert!(
+        n > 0 && off + (n - 1) * stride < t.shape().span(),
+        "run out of bounds"
+    );
+    if stride == 0 {
+        // SAFETY: `off` is inside the tensor's span (checked above).
+        return Run::Splat(unsafe { t.load(off) });
+    }
+    if stride == 1 && t.dtype() == crate::tensor::DType::F32 {
+        // SAFETY: the run is inside the tensor's span (checked above); inputs are only
+        // read while a plan runs.
+        return Run::Each(unsafe { std::slice::from_raw_parts(t.ptr_as::<f32>().add(off), n) });
+    }
+    for (i, v) in buf[..n].iter_mut().enumerate() {
+        // SAFETY: `off + i * stride` is inside the span (checked above).
+        v.write(unsafe { t.load(off + i * stride) });
+    }
+    // SAFETY: the first `n` elements were written just above.
+    Run::Each(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<f32>(), n) })
+}
+
+/// `v[i] = f(v[i], o[i])` (or `f(o[i], v[i])` when `swapped`), with the common modes
+/// as plain loops over contiguous runs so that they vectorize.
+#[inline]
+fn binary_in_place(op: PwOp, vals: &mut [f32], other: Run<'_>, swapped: bool) {
+    #[inline(always)]
+    fn each(vals: &mut [f32], other: Run<'_>, f: impl Fn(f32, f32) -> f32) {
+        match other {
+            Run::Splat(b) => vals.iter_mut().for_each(|v| *v = f(*v, b)),
+            Run::Each(b) => vals.iter_mut().zip(b).for_each(|(v, &b)| *v = f(*v, b)),
+        }
+    }
+    match (op, swapped) {
+        (PwOp::Add, _) => each(vals, other, |a, b| a + b),
+        (PwOp::Mul, _) => each(vals, other, |a, b| a * b),
+        (PwOp::Max, false) => each(vals, other, f32::max),
+        (PwOp::Min, false) => each(vals, other, f32::min),
+        (PwOp::Sub, false) => each(vals, other, |a, b| a - b),
+        (PwOp::Sub, true) => each(vals, other, |a, b| b - a),
+        (op, false) => each(vals, other, |a, b| op.eval1(a, b, 0.0)),
+        (op, true) => each(vals, other, |a, b| op.eval1(b, a, 0.0)),
+    }
+}
+
+/// Runs the steps on `vals` in place. Operand `k` (in [`Epilogue::tensors`] input
+/// order) is `ins[k]` along the run at `in_at(k) = (offset, stride)`; output `k` (in
+/// output order) is stored to `outs[k]` at `out_at(k)`.
 pub(crate) fn run_chain(
     ep: &Epilogue,
+    ins: &[&RawIn],
+    outs: &[&RawOut],
     vals: &mut [f32],
-    mut fetch: impl FnMut(usize, &mut [f32]),
-    mut store: impl FnMut(usize, &[f32]),
+    in_at: impl Fn(usize) -> (usize, usize),
+    out_at: impl Fn(usize) -> (usize, usize),
 ) {
     let n = vals.len();
     debug_assert!(n <= CHUNK);
     let mut out_k = 0;
+    let store = |out_k: &mut usize, vals: &[f32]| {
+        let (b, s) = out_at(*out_k);
+        store_run(outs[*out_k], b, s, vals);
+        *out_k += 1;
+    };
     if ep.store.is_some() {
-        store(out_k, vals);
-        out_k += 1;
+        store(&mut out_k, vals);
     }
     let mut in_k = 0;
-    let mut bufs = [[0f32; CHUNK]; 3];
-    let mut res = [0f32; CHUNK];
+    // Gather buffers, written before they are read (a zeroed pair would cost more
+    // than the short runs of a GEMM tile).
+    let mut bufs = [[MaybeUninit::<f32>::uninit(); CHUNK]; 2];
     for step in &ep.steps {
         let arity = step.op.arity();
-        for (slot, other) in step.others.iter().enumerate().take(arity) {
-            if slot == step.chain_input {
-                continue;
-            }
+        // The operands besides the running value, in slot order.
+        let [b0, b1] = &mut bufs;
+        let mut spare = [Some(b0), Some(b1)];
+        let mut runs = [Run::Splat(0.0); 3];
+        for (slot, other) in step.others.iter().enumerate() {
             match other {
                 Some(Operand::Tensor(_)) => {
-                    fetch(in_k, &mut bufs[slot][..n]);
+                    // Tensor operands past the arity are still counted so that the
+                    // indices stay aligned.
+                    if slot < arity && slot != step.chain_input {
+                        let buf = spare
+                            .iter_mut()
+                            .find_map(Option::take)
+                            .expect("at most two operands besides the running value");
+                        let (b, s) = in_at(in_k);
+                        runs[slot] = operand_run(ins[in_k], b, s, n, buf);
+                    }
                     in_k += 1;
                 }
-                Some(Operand::Scalar(v)) => bufs[slot][..n].fill(*v),
-                None => bufs[slot][..n].fill(0.0),
+                Some(Operand::Scalar(v)) => runs[slot] = Run::Splat(*v),
+                None => {}
             }
         }
-        // Tensor operands past the arity are still counted so indices stay aligned.
-        for other in step.others.iter().skip(arity).flatten() {
-            if matches!(other, Operand::Tensor(_)) {
-                in_k += 1;
+        match arity {
+            1 => unary_in_place(step.op, vals),
+            2 => {
+                let other = 1 - step.chain_input.min(1);
+                binary_in_place(step.op, vals, runs[other], step.chain_input == 1);
+            }
+            _ if step.op == PwOp::ScaleShift && step.chain_input == 0 => {
+                scale_shift_in_place(vals, runs[1], runs[2]);
+            }
+            _ => {
+                let (op, ci) = (step.op, step.chain_input);
+                for (i, v) in vals.iter_mut().enumerate() {
+                    let mut abc = [runs[0].at(i), runs[1].at(i), runs[2].at(i)];
+                    abc[ci] = *v;
+                    *v = match op {
+                        PwOp::ScaleShift => abc[0].mul_add(abc[1], abc[2]),
+                        op => op.eval1(abc[0], abc[1], abc[2]),
+                    };
+                }
             }
         }
-        bufs[step.chain_input][..n].copy_from_slice(vals);
-        let [a, b, c] = &bufs;
-        step.op.eval(&mut res[..n], &a[..n], &b[..n], &c[..n]);
-        vals.copy_from_slice(&res[..n]);
         if step.store.is_some() {
-            store(out_k, vals);
-            out_k += 1;
+            store(&mut out_k, vals);
         }
+    }
+}
+
+/// `v[i] = v[i] · b[i] + c[i]` (fused multiply-add, as [`PwOp::ScaleShift`]).
+#[inline]
+fn scale_shift_in_place(vals: &mut [f32], b: Run<'_>, c: Run<'_>) {
+    match (b, c) {
+        (Run::Splat(b), Run::Splat(c)) => vals.iter_mut().for_each(|v| *v = v.mul_add(b, c)),
+        (Run::Each(b), Run::Splat(c)) => {
+            vals.iter_mut()
+                .zip(b)
+                .for_each(|(v, &b)| *v = v.mul_add(b, c));
+        }
+        (Run::Splat(b), Run::Each(c)) => {
+            vals.iter_mut()
+                .zip(c)
+                .for_each(|(v, &c)| *v = v.mul_add(b, c));
+        }
+        (Run::Each(b), Run::Each(c)) => vals
+            .iter_mut()
+            .zip(b.iter().zip(c))
+            .for_each(|(v, (&b, &c))| *v = v.mul_add(b, c)),
+    }
+}
+
+/// `v[i] = f(v[i])`, plain ReLU as its own loop.
+#[inline]
+fn unary_in_place(op: PwOp, vals: &mut [f32]) {
+    match op {
+        PwOp::ReluFwd {
+            lower: 0.0,
+            upper: f32::INFINITY,
+            slope: 0.0,
+        } => vals.iter_mut().for_each(|v| *v = v.max(0.0)),
+        PwOp::Identity => {}
+        op => vals.iter_mut().for_each(|v| *v = op.eval1(*v, 0.0, 0.0)),
     }
 }
 
@@ -279,16 +421,14 @@ pub fn elementwise(init: &Operand, ep: &Epilogue, dims: &[usize], exec: &Exec) {
                 let first_in = nouts + usize::from(has_init);
                 run_chain(
                     ep,
+                    &ins,
+                    &outs,
                     vals,
-                    |k, buf| {
+                    |k| {
                         let t = first_in + k;
-                        let (b, s) = (base[t], inner_stride(t));
-                        load_run(ins[k], b + j0 * s, s, buf);
+                        (base[t] + j0 * inner_stride(t), inner_stride(t))
                     },
-                    |k, v| {
-                        let (b, s) = (base[k], inner_stride(k));
-                        store_run(outs[k], b + j0 * s, s, v);
-                    },
+                    |k| (base[k] + j0 * inner_stride(k), inner_stride(k)),
                 );
                 j0 += n;
             }
@@ -373,12 +513,20 @@ pub(crate) struct Prepared<'a> {
     ep: &'a Epilogue,
     ins: Vec<&'a RawIn>,
     outs: Vec<&'a RawOut>,
+    /// Every tensor's pixel-linear view, when all have one (see [`Linear`]).
+    linear: Option<(Vec<Linear>, Vec<Linear>)>,
 }
 
 impl<'a> Prepared<'a> {
     pub(crate) fn new(ep: &'a Epilogue) -> Self {
         let (ins, outs) = ep.tensors();
-        Self { ep, ins, outs }
+        let linear = block::linear_views(&ins, &outs);
+        Self {
+            ep,
+            ins,
+            outs,
+            linear,
+        }
     }
 
     /// The single fp32 output with no steps, if that is all the epilogue is.
@@ -386,6 +534,28 @@ impl<'a> Prepared<'a> {
         match (self.ep.steps.is_empty(), self.outs.as_slice()) {
             (true, [o]) if o.dtype() == crate::tensor::DType::F32 => Some(o),
             _ => None,
+        }
+    }
+
+    /// Hints that the epilogue will soon read and write its tensors at the `len`
+    /// consecutive positions along `axis` of the index space from `idx`.
+    pub(crate) fn prefetch_along(&self, idx: &[usize], axis: usize, len: usize) {
+        let hint = |ptr: *const u8, s: &Shape, size: usize| {
+            let (off, stride) = (s.offset(idx), s.strides[axis]);
+            let at = ptr.wrapping_add(off * size);
+            if stride <= 1 {
+                super::gemm::prefetch_bytes(at, (len - 1) * stride * size + size);
+            } else {
+                for q in 0..len {
+                    super::gemm::prefetch_bytes(at.wrapping_add(q * stride * size), size);
+                }
+            }
+        };
+        for t in &self.ins {
+            hint(t.ptr, t.shape(), t.dtype().size());
+        }
+        for t in &self.outs {
+            hint(t.ptr, t.shape(), t.dtype().size());
         }
     }
 
@@ -397,15 +567,11 @@ impl<'a> Prepared<'a> {
         let at = |s: &Shape| -> (usize, usize) { (s.offset(idx), s.strides[axis]) };
         run_chain(
             self.ep,
+            &self.ins,
+            &self.outs,
             vals,
-            |k, buf| {
-                let (b, s) = at(self.ins[k].shape());
-                load_run(self.ins[k], b, s, buf);
-            },
-            |k, v| {
-                let (b, s) = at(self.outs[k].shape());
-                store_run(self.outs[k], b, s, v);
-            },
+            |k| at(self.ins[k].shape()),
+            |k| at(self.outs[k].shape()),
         );
     }
 }

@@ -113,9 +113,11 @@ impl Plan {
                 )));
             }
         }
-        tracing::debug!(
-            stages = plan.stages.len(),
+        // Once per plan: which kernel runs each stage (HIPDNN_LOG_LEVEL=info shows it).
+        tracing::info!(
+            graph = %g.name,
             workspace = plan.workspace,
+            stages = ?plan.describe(),
             "cpu plan built"
         );
         Ok(plan)

@@ -126,6 +126,7 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         // computes it. A HALF or BFLOAT16 tensor read on in registers (by the next step,
         // or materialised as f32 for another stage) is rounded to its type first, as
         // the graph says its values are.
+        let order = layout_source(&checked.head).map(|uid| tensors[&uid].shape.memory_order());
         let mut ops = checked.steps.iter();
         for uid in chain.chain_tensors() {
             let t = &tensors[&uid];
@@ -148,7 +149,16 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
                 let t = tensors.get_mut(&uid).expect("a declared tensor");
                 if t.placement == Placement::Virtual {
                     t.dtype = DType::F32;
-                    t.shape = Shape::packed(&t.shape.dims);
+                    // Dense, in the memory order of the stage's input: a virtual
+                    // tensor's strides are never observed, and a channels-last network
+                    // should stay channels-last (the next convolution reads NHWC)
+                    // whatever its intermediates declare.
+                    t.shape = match &order {
+                        Some(order) if order.len() == t.shape.rank() => {
+                            Shape::packed_in_order(&t.shape.dims, order)
+                        }
+                        _ => t.shape.packed_like(),
+                    };
                     t.placement =
                         Placement::Workspace(layout.materialised.reserve(t.shape.numel()));
                 }
@@ -173,6 +183,24 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         workspace: layout.size(),
         exec,
         settings: settings.clone(),
+    }
+}
+
+/// The input whose memory order a stage's materialised tensors follow: the activation
+/// a convolution or pooling reads, or an elementwise chain's first tensor.
+fn layout_source(head: &HeadOp) -> Option<i64> {
+    match head {
+        HeadOp::Convolution {
+            pass: ConvPass::Forward,
+            x,
+            ..
+        }
+        | HeadOp::Pool { x, .. } => Some(*x),
+        HeadOp::Elementwise {
+            init: ValueSource::Tensor(uid),
+            ..
+        } => Some(*uid),
+        _ => None,
     }
 }
 

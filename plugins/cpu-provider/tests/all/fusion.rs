@@ -229,3 +229,68 @@ fn virtual_half_and_bf16_intermediates_are_rounded_like_the_reference() {
         assert_close(&got, &want, 1e-5, &format!("{narrow:?} intermediates"));
     }
 }
+
+/// A bottleneck block (three fused conv chains, the last reading the block input again
+/// for the residual add) in both layouts and under each convolution algorithm, against
+/// the whole-graph reference. Channels-last stays channels-last through the two
+/// materialised intermediates (whose declared strides are channels-first), so every
+/// convolution runs the indirect kernel with the whole epilogue in its tile stores.
+#[test]
+fn bottleneck_block_epilogues_match_the_reference_in_both_layouts() {
+    use std::collections::BTreeMap;
+
+    use hipdnn_cpu_provider::kernels::ConvAlgo;
+    use hipdnn_data_sdk::TensorLayout;
+    use hipdnn_frontend::samples;
+    use hipdnn_test_sdk::executor::execute_graph;
+
+    for layout in [TensorLayout::Packed, TensorLayout::ChannelsLast] {
+        // 2 images of 9×9: tiles cross image boundaries.
+        let graph = samples::resnet_bottleneck(2, 32, 9, DataType::Float, layout);
+        let io: Vec<_> = graph.tensors.iter().filter(|t| !t.is_virtual).collect();
+        let out_uid = io.iter().find(|t| t.name == "y").unwrap().uid;
+        let data: BTreeMap<i64, Vec<f32>> = io
+            .iter()
+            .map(|t| {
+                let n = span(&t.dims, &t.strides);
+                let v = if t.uid == out_uid {
+                    vec![0.0; n]
+                } else {
+                    values(n, t.uid as u64)
+                };
+                (t.uid, v)
+            })
+            .collect();
+        let mut buffers: BTreeMap<i64, Vec<u8>> = data
+            .iter()
+            .map(|(&uid, v)| (uid, v.iter().flat_map(|x| x.to_le_bytes()).collect()))
+            .collect();
+        execute_graph(&graph, &mut buffers).unwrap();
+        let want: Vec<f32> = buffers[&out_uid]
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
+        for conv_algo in [ConvAlgo::Auto, ConvAlgo::Gemm, ConvAlgo::Direct] {
+            let settings = CpuSettings {
+                conv_algo,
+                ..settings()
+            };
+            let plan = Plan::from_model(&graph, &settings).unwrap();
+            let stages = plan.describe();
+            assert_eq!(stages.len(), 3, "{stages:?}");
+            if layout == TensorLayout::ChannelsLast && conv_algo == ConvAlgo::Auto {
+                assert!(
+                    stages.iter().all(|s| s.starts_with("conv Indirect")),
+                    "{stages:?}"
+                );
+            }
+            let mut y = vec![0f32; want.len()];
+            let mut tensors = HostTensors::new();
+            for (uid, v) in data.iter().filter(|(u, _)| **u != out_uid) {
+                tensors = tensors.input(*uid, v);
+            }
+            plan.run(&mut tensors.output(out_uid, &mut y)).unwrap();
+            assert_close(&y, &want, 1e-4, &format!("{layout:?} {conv_algo:?}"));
+        }
+    }
+}

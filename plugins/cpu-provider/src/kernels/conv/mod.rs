@@ -22,7 +22,7 @@
 //! Problems of 1 to 3 spatial dimensions are handled as 3-D with size-1 dimensions.
 //! Convolution mode (flipped filter) is handled by reading filter taps in reverse.
 
-use super::elementwise::{CHUNK, Epilogue, Prepared};
+use super::elementwise::{BlockAt, CHUNK, Epilogue, Prepared};
 use super::exec::{Exec, SendPtr, split};
 use super::gemm::{self, Blocking, GemmProblem, MR, NR, TILE};
 use crate::tensor::{DType, Elem, RawIn, Shape};

@@ -1,0 +1,342 @@
+//! Epilogues over whole tile blocks: the fast path of the GEMM tile writers.
+//!
+//! A block is `rows × cols` values of the producer, row `i` at `vals[i * ld..]`. Where
+//! every tensor of the epilogue is *pixel-linear* (its spatial dims step like one flat
+//! pixel index, as packed NCHW and NHWC tensors and per-channel broadcasts are), element
+//! `(i, j)` of a block lies at `base + i * rs + j * cs` in each tensor. Offsets, bounds
+//! and operand kinds are then worked out once per block and step, not once per row: a
+//! fused chain costs one pass over the tile while it is still in cache.
+
+use std::mem::MaybeUninit;
+
+use super::{Operand, Prepared, Run, binary_in_place, scale_shift_in_place, unary_in_place};
+use crate::kernels::gemm::TILE;
+use crate::tensor::{DType, RawIn, RawOut, Shape};
+
+/// A tensor's strides in the `(image, channel, pixel)` view of the index space
+/// `[N, C, spatial...]`, when its spatial dims step like one flat pixel index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Linear {
+    /// Stride between images.
+    pub ns: usize,
+    /// Stride between channels.
+    pub cs: usize,
+    /// Stride between consecutive (flat) pixels.
+    pub ps: usize,
+}
+
+impl Linear {
+    /// The view of `s` (index space `[N, C, spatial...]`, rank >= 3), if its pixels are
+    /// linear.
+    pub(crate) fn of(s: &Shape) -> Option<Self> {
+        let rank = s.rank();
+        if rank < 3 {
+            return None;
+        }
+        // The step of the innermost spatial dim that moves; every outer one must step
+        // by it times the pixels inside it.
+        let inner = (2..rank).rev().find(|&d| s.dims[d] > 1);
+        let ps = inner.map_or(0, |d| s.strides[d]);
+        let mut inside = 1;
+        for d in (2..rank).rev() {
+            if s.dims[d] > 1 && s.strides[d] != ps * inside {
+                return None;
+            }
+            inside *= s.dims[d];
+        }
+        Some(Self {
+            ns: s.strides[0],
+            cs: s.strides[1],
+            ps,
+        })
+    }
+}
+
+/// Where a block's elements are in one tensor: `(i, j)` at `base + i * rs + j * cs`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BlockAt {
+    pub base: usize,
+    pub rs: usize,
+    pub cs: usize,
+}
+
+/// An operand's values over a block.
+#[derive(Clone, Copy)]
+enum BlockRun<'b> {
+    /// One value everywhere.
+    Splat(f32),
+    /// One value per row.
+    PerRow(&'b [f32]),
+    /// Contiguous `f32` rows read in place: row `i` from `ptr + i * rs`.
+    Rows(*const f32, usize),
+    /// Gathered: row `i` at `vals[i * cols..]`.
+    Gathered(&'b [f32]),
+}
+
+impl BlockRun<'_> {
+    #[inline(always)]
+    fn row(&self, i: usize, cols: usize) -> Run<'_> {
+        match *self {
+            BlockRun::Splat(v) => Run::Splat(v),
+            BlockRun::PerRow(v) => Run::Splat(v[i]),
+            // SAFETY: `block_operand` checked that every row lies inside the tensor.
+            BlockRun::Rows(p, rs) => {
+                Run::Each(unsafe { std::slice::from_raw_parts(p.add(i * rs), cols) })
+            }
+            BlockRun::Gathered(v) => Run::Each(&v[i * cols..(i + 1) * cols]),
+        }
+    }
+}
+
+/// The last element a block touches, for the bounds check.
+fn last_offset(at: BlockAt, rows: usize, cols: usize) -> usize {
+    at.base + (rows - 1) * at.rs + (cols - 1) * at.cs
+}
+
+/// `t`'s values over the block at `at`, read in place where possible, else into `buf`.
+fn block_operand<'b>(
+    t: &'b RawIn,
+    at: BlockAt,
+    rows: usize,
+    cols: usize,
+    buf: &'b mut [MaybeUninit<f32>; TILE],
+) -> BlockRun<'b> {
+    assert!(
+        last_offset(at, rows, cols) < t.shape().span(),
+        "block out of bounds"
+    );
+    // SAFETY (all loads below): every offset is at most `last_offset`, inside the span.
+    if at.cs == 0 {
+        if at.rs == 0 {
+            return BlockRun::Splat(unsafe { t.load(at.base) });
+        }
+        for (i, v) in buf[..rows].iter_mut().enumerate() {
+            v.write(unsafe { t.load(at.base + i * at.rs) });
+        }
+        // SAFETY: the first `rows` elements were written just above.
+        return BlockRun::PerRow(unsafe { written(buf, rows) });
+    }
+    if at.cs == 1 && t.dtype() == DType::F32 {
+        return BlockRun::Rows(t.ptr_as::<f32>().wrapping_add(at.base), at.rs);
+    }
+    for i in 0..rows {
+        for j in 0..cols {
+            buf[i * cols + j].write(unsafe { t.load(at.base + i * at.rs + j * at.cs) });
+        }
+    }
+    // SAFETY: the first `rows * cols` elements were written just above.
+    BlockRun::Gathered(unsafe { written(buf, rows * cols) })
+}
+
+/// The first `n` elements of `buf`, which the caller has written.
+///
+/// # Safety
+/// `buf[..n]` is initialised.
+unsafe fn written(buf: &[MaybeUninit<f32>; TILE], n: usize) -> &[f32] {
+    // SAFETY: per the contract; `MaybeUninit<f32>` has the layout of `f32`.
+    unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<f32>(), n) }
+}
+
+/// Stores the block to `t` at `at`.
+fn store_block(t: &RawOut, at: BlockAt, vals: &[f32], ld: usize, rows: usize, cols: usize) {
+    assert!(
+        last_offset(at, rows, cols) < t.shape().span(),
+        "block out of bounds"
+    );
+    for i in 0..rows {
+        let src = &vals[i * ld..i * ld + cols];
+        let base = at.base + i * at.rs;
+        // SAFETY: in bounds (checked above); the caller owns these elements of the
+        // output (tiles are disjoint across threads).
+        unsafe {
+            if t.dtype() == DType::F32 {
+                crate::kernels::gemm::store_strided(t.ptr_as::<f32>().add(base), at.cs, src);
+            } else {
+                for (j, &v) in src.iter().enumerate() {
+                    t.store(base + j * at.cs, v);
+                }
+            }
+        }
+    }
+}
+
+impl Prepared<'_> {
+    /// Whether [`Prepared::apply_block`] can run this epilogue (every tensor
+    /// pixel-linear).
+    pub(crate) fn blockwise(&self) -> bool {
+        self.linear.is_some()
+    }
+
+    /// Hints that [`Prepared::apply_block`] will soon run on the block `at` maps to:
+    /// one hint per cache line of each contiguous row (broadcast rows once).
+    pub(crate) fn prefetch_block(&self, rows: usize, cols: usize, at: impl Fn(&Linear) -> BlockAt) {
+        let (lin_in, lin_out) = self.linear.as_ref().expect("a blockwise epilogue");
+        let hint = |ptr: *const u8, size: usize, at: BlockAt| {
+            // Along whichever axis is contiguous (or broadcast); nothing when neither is.
+            let (lines, step, run, along) = if at.cs <= 1 {
+                (rows, at.rs, cols, at.cs)
+            } else if at.rs <= 1 {
+                (cols, at.cs, rows, at.rs)
+            } else {
+                return;
+            };
+            let lines = if step == 0 { 1 } else { lines };
+            let len = ((run - 1) * along + 1) * size;
+            for i in 0..lines {
+                let p = ptr.wrapping_add((at.base + i * step) * size);
+                crate::kernels::gemm::prefetch_bytes(p, len);
+            }
+        };
+        for (t, l) in self.ins.iter().zip(lin_in) {
+            hint(t.ptr, t.dtype().size(), at(l));
+        }
+        for (t, l) in self.outs.iter().zip(lin_out) {
+            hint(t.ptr, t.dtype().size(), at(l));
+        }
+    }
+
+    /// Applies the epilogue to a block of the producer's values: row `i` at
+    /// `vals[i * ld..i * ld + cols]`; `at` maps each tensor's [`Linear`] view to where
+    /// the block lies in it.
+    ///
+    /// # Panics
+    /// When the epilogue is not [`Prepared::blockwise`], or a block leaves a tensor.
+    pub(crate) fn apply_block(
+        &self,
+        vals: &mut [f32],
+        ld: usize,
+        rows: usize,
+        cols: usize,
+        at: impl Fn(&Linear) -> BlockAt,
+    ) {
+        let (lin_in, lin_out) = self.linear.as_ref().expect("a blockwise epilogue");
+        debug_assert!(rows > 0 && cols > 0 && (rows - 1) * ld + cols <= vals.len());
+        let ep = self.ep;
+        let mut out_k = 0;
+        let store = |k: &mut usize, vals: &[f32]| {
+            store_block(self.outs[*k], at(&lin_out[*k]), vals, ld, rows, cols);
+            *k += 1;
+        };
+        if ep.store.is_some() {
+            store(&mut out_k, vals);
+        }
+        let mut in_k = 0;
+        let mut bufs = [[MaybeUninit::<f32>::uninit(); TILE]; 2];
+        for step in &ep.steps {
+            let arity = step.op.arity();
+            let [b0, b1] = &mut bufs;
+            let mut spare = [Some(b0), Some(b1)];
+            let mut ops = [BlockRun::Splat(0.0); 3];
+            for (slot, other) in step.others.iter().enumerate() {
+                match other {
+                    Some(Operand::Tensor(_)) => {
+                        if slot < arity && slot != step.chain_input {
+                            let buf = spare
+                                .iter_mut()
+                                .find_map(Option::take)
+                                .expect("at most two operands besides the running value");
+                            ops[slot] =
+                                block_operand(self.ins[in_k], at(&lin_in[in_k]), rows, cols, buf);
+                        }
+                        in_k += 1;
+                    }
+                    Some(Operand::Scalar(v)) => ops[slot] = BlockRun::Splat(*v),
+                    None => {}
+                }
+            }
+            let (op, ci) = (step.op, step.chain_input);
+            for i in 0..rows {
+                let v = &mut vals[i * ld..i * ld + cols];
+                match arity {
+                    1 => unary_in_place(op, v),
+                    2 => {
+                        let other = 1 - ci.min(1);
+                        binary_in_place(op, v, ops[other].row(i, cols), ci == 1);
+                    }
+                    _ if op == crate::kernels::pointwise::PwOp::ScaleShift && ci == 0 => {
+                        scale_shift_in_place(v, ops[1].row(i, cols), ops[2].row(i, cols));
+                    }
+                    _ => {
+                        let runs = [
+                            ops[0].row(i, cols),
+                            ops[1].row(i, cols),
+                            ops[2].row(i, cols),
+                        ];
+                        for (j, x) in v.iter_mut().enumerate() {
+                            let mut abc = [runs[0].at(j), runs[1].at(j), runs[2].at(j)];
+                            abc[ci] = *x;
+                            *x = op.eval1(abc[0], abc[1], abc[2]);
+                        }
+                    }
+                }
+            }
+            if step.store.is_some() {
+                store(&mut out_k, vals);
+            }
+        }
+    }
+}
+
+/// The [`Linear`] views of an epilogue's inputs and outputs, if every one has one.
+pub(crate) fn linear_views(ins: &[&RawIn], outs: &[&RawOut]) -> Option<(Vec<Linear>, Vec<Linear>)> {
+    let lin_in = ins
+        .iter()
+        .map(|t| Linear::of(t.shape()))
+        .collect::<Option<_>>()?;
+    let lin_out = outs
+        .iter()
+        .map(|t| Linear::of(t.shape()))
+        .collect::<Option<_>>()?;
+    Some((lin_in, lin_out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_views_of_common_layouts() {
+        let nchw = Shape::packed(&[2, 3, 4, 5]);
+        assert_eq!(
+            Linear::of(&nchw),
+            Some(Linear {
+                ns: 60,
+                cs: 20,
+                ps: 1
+            })
+        );
+        let nhwc = Shape::channels_last(&[2, 3, 4, 5]);
+        assert_eq!(
+            Linear::of(&nhwc),
+            Some(Linear {
+                ns: 60,
+                cs: 1,
+                ps: 3
+            })
+        );
+        // A per-channel bias broadcast into the index space.
+        let bias = Shape::new(&[2, 3, 4, 5], &[0, 1, 0, 0]);
+        assert_eq!(
+            Linear::of(&bias),
+            Some(Linear {
+                ns: 0,
+                cs: 1,
+                ps: 0
+            })
+        );
+        // Width 1: the pixel step is the height's.
+        let tall = Shape::new(&[1, 2, 3, 1], &[6, 3, 1, 7]);
+        assert_eq!(
+            Linear::of(&tall),
+            Some(Linear {
+                ns: 6,
+                cs: 3,
+                ps: 1
+            })
+        );
+        // Rows padded to 8: pixels are not linear.
+        let padded = Shape::new(&[1, 1, 4, 5], &[32, 32, 8, 1]);
+        assert_eq!(Linear::of(&padded), None);
+        assert_eq!(Linear::of(&Shape::packed(&[4, 5])), None);
+    }
+}
