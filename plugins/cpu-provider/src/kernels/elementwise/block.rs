@@ -79,8 +79,9 @@ impl BlockRun<'_> {
         match *self {
             BlockRun::Splat(v) => Run::Splat(v),
             BlockRun::PerRow(v) => Run::Splat(v[i]),
-            // SAFETY: `block_operand` checked that every row lies inside the tensor.
             BlockRun::Rows(p, rs) => {
+                // SAFETY: `block_operand` checked that the block's rows (`i < rows`)
+                // lie inside the tensor, which is only read while the plan runs.
                 Run::Each(unsafe { std::slice::from_raw_parts(p.add(i * rs), cols) })
             }
             BlockRun::Gathered(v) => Run::Each(&v[i * cols..(i + 1) * cols]),
@@ -105,12 +106,13 @@ fn block_operand<'b>(
         last_offset(at, rows, cols) < t.shape().span(),
         "block out of bounds"
     );
-    // SAFETY (all loads below): every offset is at most `last_offset`, inside the span.
     if at.cs == 0 {
         if at.rs == 0 {
+            // SAFETY: `base` is inside the span (checked above).
             return BlockRun::Splat(unsafe { t.load(at.base) });
         }
         for (i, v) in buf[..rows].iter_mut().enumerate() {
+            // SAFETY: at most `last_offset`, inside the span (checked above).
             v.write(unsafe { t.load(at.base + i * at.rs) });
         }
         // SAFETY: the first `rows` elements were written just above.
@@ -121,7 +123,9 @@ fn block_operand<'b>(
     }
     for i in 0..rows {
         for j in 0..cols {
-            buf[i * cols + j].write(unsafe { t.load(at.base + i * at.rs + j * at.cs) });
+            // SAFETY: at most `last_offset`, inside the span (checked above).
+            let v = unsafe { t.load(at.base + i * at.rs + j * at.cs) };
+            buf[i * cols + j].write(v);
         }
     }
     // SAFETY: the first `rows * cols` elements were written just above.
