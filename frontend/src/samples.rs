@@ -178,6 +178,58 @@ pub fn resnet_bottleneck(
     finish(&g, made)
 }
 
+/// ResNet-50 v1.5's 23 distinct convolutions (the stride sits in the 3×3 of each
+/// stage's first block): `(name, input channels, input height = width, output channels,
+/// filter size, stride, padding)`.
+pub const RESNET50_CONVS: &[(&str, i64, i64, i64, i64, i64, i64)] = &[
+    ("conv1_7x7_s2", 3, 224, 64, 7, 2, 3),
+    ("l1_1x1_64_64", 64, 56, 64, 1, 1, 0),
+    ("l1_3x3_64", 64, 56, 64, 3, 1, 1),
+    ("l1_1x1_64_256", 64, 56, 256, 1, 1, 0),
+    ("l1_1x1_256_64", 256, 56, 64, 1, 1, 0),
+    ("l2_1x1_256_128", 256, 56, 128, 1, 1, 0),
+    ("l2_3x3_128_s2", 128, 56, 128, 3, 2, 1),
+    ("l2_1x1_128_512", 128, 28, 512, 1, 1, 0),
+    ("l2_down_256_512_s2", 256, 56, 512, 1, 2, 0),
+    ("l2_1x1_512_128", 512, 28, 128, 1, 1, 0),
+    ("l2_3x3_128", 128, 28, 128, 3, 1, 1),
+    ("l3_1x1_512_256", 512, 28, 256, 1, 1, 0),
+    ("l3_3x3_256_s2", 256, 28, 256, 3, 2, 1),
+    ("l3_1x1_256_1024", 256, 14, 1024, 1, 1, 0),
+    ("l3_down_512_1024_s2", 512, 28, 1024, 1, 2, 0),
+    ("l3_1x1_1024_256", 1024, 14, 256, 1, 1, 0),
+    ("l3_3x3_256", 256, 14, 256, 3, 1, 1),
+    ("l4_1x1_1024_512", 1024, 14, 512, 1, 1, 0),
+    ("l4_3x3_512_s2", 512, 14, 512, 3, 2, 1),
+    ("l4_1x1_512_2048", 512, 7, 2048, 1, 1, 0),
+    ("l4_down_1024_2048_s2", 1024, 14, 2048, 1, 2, 0),
+    ("l4_1x1_2048_512", 2048, 7, 512, 1, 1, 0),
+    ("l4_3x3_512", 512, 7, 512, 3, 1, 1),
+];
+
+/// One convolution of [`RESNET50_CONVS`] alone at batch `n`: `x` `[n, cin, hw, hw]` and
+/// `w` `[cout, cin, f, f]` in `layout`, `y` (the output) in `layout` too.
+pub fn resnet50_conv(
+    n: i64,
+    (name, cin, hw, cout, f, stride, pad): (&str, i64, i64, i64, i64, i64, i64),
+    layout: TensorLayout,
+) -> Graph {
+    let mut g = f32_builder(name);
+    let made = (|| {
+        let x = g.tensor(TensorDescriptor::new("x", [n, cin, hw, hw]).layout(layout))?;
+        let w = g.tensor(TensorDescriptor::new("w", [cout, cin, f, f]).layout(layout))?;
+        let attrs = ConvAttrs::new()
+            .name("conv")
+            .padding([pad, pad])
+            .stride([stride, stride]);
+        let y = g.conv_fprop(x, w, attrs)?;
+        g.set_name(y, "y")?;
+        g.set_output(y, true)?.set_layout(y, layout)?;
+        Ok(())
+    })();
+    finish(&g, made)
+}
+
 /// ResNet-50 inference at batch `n` and 224×224 input: the stem (7×7/2 convolution,
 /// batch norm, ReLU, 3×3/2 max pool with padding 1), then 3, 4, 6 and 3 bottleneck
 /// blocks (1×1, 3×3, 1×1 convolutions, each followed by batch norm, with a projection
