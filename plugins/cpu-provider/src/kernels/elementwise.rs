@@ -537,28 +537,6 @@ impl<'a> Prepared<'a> {
         }
     }
 
-    /// Hints that the epilogue will soon read and write its tensors at the `len`
-    /// consecutive positions along `axis` of the index space from `idx`.
-    pub(crate) fn prefetch_along(&self, idx: &[usize], axis: usize, len: usize) {
-        let hint = |ptr: *const u8, s: &Shape, size: usize| {
-            let (off, stride) = (s.offset(idx), s.strides[axis]);
-            let at = ptr.wrapping_add(off * size);
-            if stride <= 1 {
-                super::gemm::prefetch_bytes(at, (len - 1) * stride * size + size);
-            } else {
-                for q in 0..len {
-                    super::gemm::prefetch_bytes(at.wrapping_add(q * stride * size), size);
-                }
-            }
-        };
-        for t in &self.ins {
-            hint(t.ptr, t.shape(), t.dtype().size());
-        }
-        for t in &self.outs {
-            hint(t.ptr, t.shape(), t.dtype().size());
-        }
-    }
-
     /// Applies the epilogue to `vals`, the producer's values at `vals.len()` consecutive
     /// positions along `axis` of the logical index space starting at `idx` (at most
     /// [`CHUNK`]).

@@ -96,17 +96,8 @@ pub trait GemmProblem: Sync {
     /// `j < nr`.
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]);
 
-    /// Hints that the tile at `(i0, j0)` will be written soon: the driver calls it a few
-    /// tiles ahead of [`GemmProblem::write_tile`], so that the output (and the tensors an
-    /// epilogue reads) arrive in cache while the micro-kernel works. Tiles of a column
-    /// panel are visited down the rows, so without it every row of a channels-last
-    /// output is a cache miss the kernel waits for. No-op by default.
-    fn prefetch_tile(&self, _i0: usize, _mr: usize, _j0: usize, _nr: usize) {}
 }
 
-/// How many tiles ahead (in visiting order) the driver calls
-/// [`GemmProblem::prefetch_tile`].
-const PREFETCH_TILES: usize = 3;
 
 /// Floats between the starts of consecutive packed B panels: `kc × NR` plus one cache
 /// line, so that the panels' rows do not all map to the same L1 set (a `kc × NR`
@@ -168,26 +159,6 @@ pub fn prefetch_run(p: *const f32, len: usize) {
                 );
             }
             q += 16;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, len);
-}
-
-/// Hints that the bytes `p..p + len` will be accessed soon (one hint per cache line).
-#[inline(always)]
-pub(crate) fn prefetch_bytes(p: *const u8, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let skew = p as usize & 63;
-        let start = p.wrapping_sub(skew);
-        for line in 0..(skew + len.max(1)).div_ceil(64) {
-            // SAFETY: prefetching is a hint; it never faults, whatever the address.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    start.wrapping_add(line * 64).cast(),
-                );
-            }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -551,18 +522,6 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                                 tile.fill(0.0);
                             }
                             if last {
-                                // The tile PREFETCH_TILES ahead: further down this
-                                // panel, or at the top of the next one.
-                                let ahead = g + PREFETCH_TILES;
-                                let (ga, qa) = if ahead < group.len() {
-                                    (ahead, q)
-                                } else {
-                                    (ahead - group.len(), q + 1)
-                                };
-                                if qa < np && ga < group.len() {
-                                    let (ia, ja) = (group[ga] * MR, j0 + qa * NR);
-                                    p.prefetch_tile(ia, MR.min(m - ia), ja, NR.min(n - ja));
-                                }
                                 p.write_tile(i0, mr, j0 + q * NR, nr, tile);
                             }
                         }

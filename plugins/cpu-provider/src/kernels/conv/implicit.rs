@@ -50,46 +50,6 @@ impl GemmProblem for Implicit<'_> {
         }
     }
 
-    fn prefetch_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize) {
-        // Rows are output channels, columns pixels: per channel along the pixel rows
-        // (channels-first), else per pixel along the channels.
-        let ch0 = self.grp * self.geo.kg() + i0;
-        if self.ep.blockwise() {
-            let hw: usize = self.geo.out.iter().product();
-            let mut j = j0;
-            while j < j0 + nr {
-                let (n, p) = (j / hw, j % hw);
-                let len = (hw - p).min(j0 + nr - j);
-                self.ep.prefetch_block(mr, len, |l| BlockAt {
-                    base: n * l.ns + ch0 * l.cs + p * l.ps,
-                    rs: l.cs,
-                    cs: l.ps,
-                });
-                j += len;
-            }
-            return;
-        }
-        let mut rs = Vec::with_capacity(4);
-        runs(self.pix, j0, nr, &mut rs);
-        let mut idx = [0usize; 5];
-        let channels_last = self.ylin.is_some_and(|(_, _, cs)| cs == 1);
-        for &(start, len) in &rs {
-            let p = &self.pix.get(start);
-            if channels_last {
-                for q in 0..len {
-                    let p = &self.pix.get(start + q);
-                    let rank = self.geo.out_index(p.n, ch0, p.o, &mut idx);
-                    self.ep.prefetch_along(&idx[..rank], 1, mr);
-                }
-            } else {
-                for i in 0..mr {
-                    let rank = self.geo.out_index(p.n, ch0 + i, p.o, &mut idx);
-                    self.ep.prefetch_along(&idx[..rank], rank - 1, len);
-                }
-            }
-        }
-    }
-
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]) {
         let ch0 = self.grp * self.geo.kg() + i0;
         if let Some(out) = self.ep.plain_f32_out()

@@ -116,33 +116,6 @@ impl GemmProblem for Indirect<'_> {
         }
     }
 
-    fn prefetch_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize) {
-        // Rows are pixels, columns output channels (the contiguous axis when
-        // channels-last).
-        let ch0 = self.grp * self.geo.kg() + j0;
-        if self.ep.blockwise() {
-            let hw: usize = self.geo.out.iter().product();
-            let mut i = 0;
-            while i < mr {
-                let (n, p) = ((i0 + i) / hw, (i0 + i) % hw);
-                let rows = (hw - p).min(mr - i);
-                self.ep.prefetch_block(rows, nr, |l| BlockAt {
-                    base: n * l.ns + p * l.ps + ch0 * l.cs,
-                    rs: l.ps,
-                    cs: l.cs,
-                });
-                i += rows;
-            }
-            return;
-        }
-        let mut idx = [0usize; 5];
-        for i in 0..mr {
-            let p = &self.pix.get(i0 + i);
-            let rank = self.geo.out_index(p.n, ch0, p.o, &mut idx);
-            self.ep.prefetch_along(&idx[..rank], 1, nr);
-        }
-    }
-
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]) {
         let ch0 = self.grp * self.geo.kg() + j0;
         if let Some(out) = self.ep.plain_f32_out()

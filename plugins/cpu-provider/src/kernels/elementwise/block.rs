@@ -171,34 +171,6 @@ impl Prepared<'_> {
         self.linear.is_some()
     }
 
-    /// Hints that [`Prepared::apply_block`] will soon run on the block `at` maps to:
-    /// one hint per cache line of each contiguous row (broadcast rows once).
-    pub(crate) fn prefetch_block(&self, rows: usize, cols: usize, at: impl Fn(&Linear) -> BlockAt) {
-        let (lin_in, lin_out) = self.linear.as_ref().expect("a blockwise epilogue");
-        let hint = |ptr: *const u8, size: usize, at: BlockAt| {
-            // Along whichever axis is contiguous (or broadcast); nothing when neither is.
-            let (lines, step, run, along) = if at.cs <= 1 {
-                (rows, at.rs, cols, at.cs)
-            } else if at.rs <= 1 {
-                (cols, at.cs, rows, at.rs)
-            } else {
-                return;
-            };
-            let lines = if step == 0 { 1 } else { lines };
-            let len = ((run - 1) * along + 1) * size;
-            for i in 0..lines {
-                let p = ptr.wrapping_add((at.base + i * step) * size);
-                crate::kernels::gemm::prefetch_bytes(p, len);
-            }
-        };
-        for (t, l) in self.ins.iter().zip(lin_in) {
-            hint(t.ptr, t.dtype().size(), at(l));
-        }
-        for (t, l) in self.outs.iter().zip(lin_out) {
-            hint(t.ptr, t.dtype().size(), at(l));
-        }
-    }
-
     /// Applies the epilogue to a block of the producer's values: row `i` at
     /// `vals[i * ld..i * ld + cols]`; `at` maps each tensor's [`Linear`] view to where
     /// the block lies in it.
