@@ -95,9 +95,7 @@ pub trait GemmProblem: Sync {
     /// Takes the finished tile `tile[i * NR + j]` for `C[i0 + i, j0 + j]`, `i < mr`,
     /// `j < nr`.
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]);
-
 }
-
 
 /// Floats between the starts of consecutive packed B panels: `kc × NR` plus one cache
 /// line, so that the panels' rows do not all map to the same L1 set (a `kc × NR`
@@ -496,10 +494,22 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             packer(mr, &a, &mut apack[g * kc * MR..(g + 1) * kc * MR + 8]);
                         }
                     }
-                    for q in 0..np {
+                    // Tiles down each panel (the panel stays in L1, the group's A
+                    // tiles come from L2), except in the last K block, where the tiles
+                    // are written: there a row tile's panels go one after another, so
+                    // that the output rows (and what an epilogue reads) are visited
+                    // in memory order instead of one cache line per row per panel,
+                    // which left a channels-last output waiting on misses.
+                    for t in 0..np * group.len() {
+                        let (g, q) = if last {
+                            (t / np, t % np)
+                        } else {
+                            (t % group.len(), t / group.len())
+                        };
+                        let it = group[g];
                         let nr = NR.min(n - (j0 + q * NR));
                         let b = &bsrc[q * panel_stride(kc)..q * panel_stride(kc) + kc * NR];
-                        for (g, &it) in group.iter().enumerate() {
+                        {
                             let i0 = it * MR;
                             let mr = MR.min(m - i0);
                             let a = if prepack {

@@ -9,8 +9,9 @@
 
 use std::mem::MaybeUninit;
 
-use super::{Operand, Prepared, Run, binary_in_place, scale_shift_in_place, unary_in_place};
-use crate::kernels::gemm::TILE;
+use super::{Operand, Prepared, Run, scale_shift_in_place};
+use crate::kernels::gemm::{NR, TILE};
+use crate::kernels::pointwise::PwOp;
 use crate::tensor::{DType, RawIn, RawOut, Shape};
 
 /// A tensor's strides in the `(image, channel, pixel)` view of the index space
@@ -221,18 +222,41 @@ impl Prepared<'_> {
                 }
             }
             let (op, ci) = (step.op, step.chain_input);
-            for i in 0..rows {
-                let v = &mut vals[i * ld..i * ld + cols];
-                match arity {
-                    1 => unary_in_place(op, v),
-                    2 => {
-                        let other = 1 - ci.min(1);
-                        binary_in_place(op, v, ops[other].row(i, cols), ci == 1);
+            // The mode and operand kind are matched once per block; the rows then run
+            // fixed-width loops (a full tile row is two vector operations).
+            match arity {
+                1 => match op {
+                    PwOp::ReluFwd {
+                        lower: 0.0,
+                        upper: f32::INFINITY,
+                        slope: 0.0,
+                    } => map_rows(vals, ld, rows, cols, |x| x.max(0.0)),
+                    PwOp::Identity => {}
+                    op => map_rows(vals, ld, rows, cols, |x| op.eval1(x, 0.0, 0.0)),
+                },
+                2 => {
+                    let o = ops[1 - ci.min(1)];
+                    let (v, (ld, rows, cols)) = (&mut *vals, (ld, rows, cols));
+                    match (op, ci == 1) {
+                        (PwOp::Add, _) => zip_rows(v, ld, rows, cols, o, |a, b| a + b),
+                        (PwOp::Mul, _) => zip_rows(v, ld, rows, cols, o, |a, b| a * b),
+                        (PwOp::Sub, false) => zip_rows(v, ld, rows, cols, o, |a, b| a - b),
+                        (PwOp::Sub, true) => zip_rows(v, ld, rows, cols, o, |a, b| b - a),
+                        (PwOp::Max, false) => zip_rows(v, ld, rows, cols, o, f32::max),
+                        (PwOp::Min, false) => zip_rows(v, ld, rows, cols, o, f32::min),
+                        (op, false) => zip_rows(v, ld, rows, cols, o, |a, b| op.eval1(a, b, 0.0)),
+                        (op, true) => zip_rows(v, ld, rows, cols, o, |a, b| op.eval1(b, a, 0.0)),
                     }
-                    _ if op == crate::kernels::pointwise::PwOp::ScaleShift && ci == 0 => {
+                }
+                _ if op == PwOp::ScaleShift && ci == 0 => {
+                    for i in 0..rows {
+                        let v = &mut vals[i * ld..i * ld + cols];
                         scale_shift_in_place(v, ops[1].row(i, cols), ops[2].row(i, cols));
                     }
-                    _ => {
+                }
+                _ => {
+                    for i in 0..rows {
+                        let v = &mut vals[i * ld..i * ld + cols];
                         let runs = [
                             ops[0].row(i, cols),
                             ops[1].row(i, cols),
@@ -248,6 +272,52 @@ impl Prepared<'_> {
             }
             if step.store.is_some() {
                 store(&mut out_k, vals);
+            }
+        }
+    }
+}
+
+/// `x = f(x)` over one row, as a fixed-width loop when it is a whole tile row.
+#[inline(always)]
+fn map_row(r: &mut [f32], f: impl Fn(f32) -> f32) {
+    if let Ok(r) = <&mut [f32; NR]>::try_from(&mut *r) {
+        r.iter_mut().for_each(|x| *x = f(*x));
+    } else {
+        r.iter_mut().for_each(|x| *x = f(*x));
+    }
+}
+
+/// `x = f(x)` over every row of a block.
+#[inline(always)]
+fn map_rows(vals: &mut [f32], ld: usize, rows: usize, cols: usize, f: impl Fn(f32) -> f32) {
+    for i in 0..rows {
+        map_row(&mut vals[i * ld..i * ld + cols], &f);
+    }
+}
+
+/// `x = f(x, o)` over every row of a block, `o` the operand's values there.
+#[inline(always)]
+fn zip_rows(
+    vals: &mut [f32],
+    ld: usize,
+    rows: usize,
+    cols: usize,
+    o: BlockRun<'_>,
+    f: impl Fn(f32, f32) -> f32,
+) {
+    for i in 0..rows {
+        let r = &mut vals[i * ld..i * ld + cols];
+        match o.row(i, cols) {
+            Run::Splat(b) => map_row(r, |a| f(a, b)),
+            Run::Each(b) => {
+                if let (Ok(r), Ok(b)) = (
+                    <&mut [f32; NR]>::try_from(&mut *r),
+                    <&[f32; NR]>::try_from(b),
+                ) {
+                    r.iter_mut().zip(b).for_each(|(a, &b)| *a = f(*a, b));
+                } else {
+                    r.iter_mut().zip(b).for_each(|(a, &b)| *a = f(*a, b));
+                }
             }
         }
     }
