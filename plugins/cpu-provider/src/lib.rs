@@ -19,10 +19,14 @@
 //!   are in registers: conv → bias → ReLU writes each output once, on the GEMM tile
 //!   store. Virtual intermediates inside a chain never exist in memory.
 //! * **One GEMM engine, operands supplied by the op.** Convolutions are implicit GEMMs
-//!   on a 6×16 AVX2/FMA micro-kernel that reads A through row pointers (weights in
-//!   place, or channels-last input pixels through an indirection buffer) and packs B
-//!   a few columns at a time ([`kernels::gemm`]). No full im2col matrix is formed, and
-//!   1×1 convolutions pack nothing but a copy of their input rows.
+//!   on a 6×16 AVX2/FMA micro-kernel (6×32 over two panels with AVX-512F) that reads A
+//!   through row pointers (weights in place, or channels-last input pixels through an
+//!   indirection buffer) and packs B a few columns at a time ([`kernels::gemm`]). No
+//!   full im2col matrix is formed, and 1×1 convolutions pack nothing but a copy of
+//!   their input rows.
+//! * **Layouts kept.** Intermediates a later stage reads are stored densely in the
+//!   memory order of the stage's input, so a channels-last network stays channels-last
+//!   (and runs the indirect kernel) whatever strides its virtual tensors declare.
 //! * **Deterministic by construction.** Work is split statically and every reduction
 //!   has a fixed order, so results repeat bit for bit (`global.deterministic` is
 //!   honoured trivially).
@@ -33,7 +37,10 @@
 //! # Knobs
 //!
 //! `cpu.threads` (int, 0 = one per core), `cpu.conv_algo` (`auto`, `gemm`, `direct`),
-//! `global.deterministic`, `global.workspace_size_limit`.
+//! `global.deterministic`, `global.workspace_size_limit`. The environment variable
+//! `HIPDNN_CPU_ISA=avx2` (or `portable`) caps the instruction set the kernels use
+//! (read once per process; results are reproducible per machine and setting).
+//! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //!
 //! # In-process use
 //!

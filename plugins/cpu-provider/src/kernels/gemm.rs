@@ -21,7 +21,11 @@
 //! full is packed once, shared, by all threads in parallel before the main pass: all
 //! of A when threads split the columns into several chunks each, all of B when they
 //! split the rows. The micro-kernel has 6×16, `m`×16, `m`×8 and 6×1 variants, so short
-//! row tiles and narrow last panels do not pay for a full tile.
+//! row tiles and narrow last panels do not pay for a full tile. Where the CPU has
+//! AVX-512F, panels go in pairs through a 6×32 kernel (12 zmm accumulators: enough
+//! independent FMAs to keep two 512-bit FMA units busy); the AVX2 kernels take an odd
+//! last panel. `HIPDNN_CPU_ISA=avx2` (or `portable`) caps the instruction set, read
+//! once per process.
 //!
 //! Every split and every K-block order depends only on the problem's shape and the
 //! thread count: results are bitwise reproducible (`global.deterministic` holds).
@@ -323,6 +327,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     let nc = blocking.nc.min(n.div_ceil(NR) * NR);
     let split_kind = choose_split(m, n, threads);
     let kernel = select_kernel();
+    let pair = select_pair_kernel();
     let packer = select_packer();
     let tiles = m.div_ceil(MR);
     let panels = n.div_ceil(NR);
@@ -447,6 +452,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         let mut ptrs: Vec<*const f32> = Vec::with_capacity(MR * 64);
         // The tile when there is one K block (the kernel overwrites it).
         let mut local = [0f32; TILE];
+        let mut local2 = [0f32; TILE];
         let tiles_v: Vec<usize> = tile_range.clone().collect();
         let mut jp = panel_range.start;
         while jp < panel_range.end {
@@ -498,41 +504,56 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                     // tiles come from L2), except in the last K block, where the tiles
                     // are written: there a row tile's panels go one after another, so
                     // that the output rows (and what an epilogue reads) are visited
-                    // in memory order instead of one cache line per row per panel,
-                    // which left a channels-last output waiting on misses.
-                    for t in 0..np * group.len() {
-                        let (g, q) = if last {
-                            (t / np, t % np)
+                    // in memory order. With the pair kernel, panels go two at a time.
+                    let qstep = if pair.is_some() { 2 } else { 1 };
+                    let nq = np.div_ceil(qstep);
+                    for t in 0..nq * group.len() {
+                        let (g, qi) = if last {
+                            (t / nq, t % nq)
                         } else {
                             (t % group.len(), t / group.len())
                         };
-                        let it = group[g];
-                        let nr = NR.min(n - (j0 + q * NR));
-                        let b = &bsrc[q * panel_stride(kc)..q * panel_stride(kc) + kc * NR];
-                        {
-                            let i0 = it * MR;
-                            let mr = MR.min(m - i0);
-                            let a = if prepack {
-                                let at = (it * nkb + bi) * a_stride(kc_max);
-                                &a_all[at..at + kc * MR]
-                            } else {
-                                &apack[g * kc * MR..(g + 1) * kc * MR]
-                            };
-                            let tile: &mut [f32; TILE] = if kblocks.len() > 1 {
+                        let (it, q) = (group[g], qi * qstep);
+                        let i0 = it * MR;
+                        let mr = MR.min(m - i0);
+                        let a = if prepack {
+                            let at = (it * nkb + bi) * a_stride(kc_max);
+                            &a_all[at..at + kc * MR]
+                        } else {
+                            &apack[g * kc * MR..(g + 1) * kc * MR]
+                        };
+                        let panel =
+                            |q: usize| &bsrc[q * panel_stride(kc)..q * panel_stride(kc) + kc * NR];
+                        let cols = |q: usize| NR.min(n - (j0 + q * NR));
+                        let two = pair.is_some() && q + 1 < np;
+                        let (tile, next): (&mut [f32; TILE], &mut [f32; TILE]) =
+                            if kblocks.len() > 1 {
                                 let at = ((it - tile_range.start) * np + q) * TILE;
-                                (&mut acc_all[at..at + TILE])
-                                    .try_into()
-                                    .expect("tile-sized")
+                                let len = if two { 2 * TILE } else { TILE };
+                                let (x, y) = acc_all[at..at + len].split_at_mut(TILE);
+                                let y = if two { y } else { &mut local2[..] };
+                                (
+                                    x.try_into().expect("tile-sized"),
+                                    y.try_into().expect("tile-sized"),
+                                )
                             } else {
-                                &mut local
+                                (&mut local, &mut local2)
                             };
-                            if kc > 0 {
-                                kernel(kc, a, b, tile, (bi > 0, mr, nr));
-                            } else if bi == 0 {
-                                tile.fill(0.0);
+                        if kc > 0 {
+                            match pair {
+                                Some(pair) if two => {
+                                    pair(kc, a, panel(q), panel(q + 1), tile, next, (bi > 0, mr));
+                                }
+                                _ => kernel(kc, a, panel(q), tile, (bi > 0, mr, cols(q))),
                             }
-                            if last {
-                                p.write_tile(i0, mr, j0 + q * NR, nr, tile);
+                        } else if bi == 0 {
+                            tile.fill(0.0);
+                            next.fill(0.0);
+                        }
+                        if last {
+                            p.write_tile(i0, mr, j0 + q * NR, cols(q), tile);
+                            if two {
+                                p.write_tile(i0, mr, j0 + (q + 1) * NR, cols(q + 1), next);
                             }
                         }
                     }
@@ -574,11 +595,43 @@ type KernelFn = fn(usize, &[f32], &[f32], &mut [f32; TILE], (bool, usize, usize)
 /// floats of slack past `kc * MR` (the packer may write garbage there).
 type PackFn = fn(usize, &ARows<'_>, &mut [f32]);
 
+/// Two adjacent panels at once: `tile = A·B0`, `next = A·B1` (`+=` when the flag is
+/// set), for rows `< mr`.
+type PairFn = fn(usize, &[f32], &[f32], &[f32], &mut [f32; TILE], &mut [f32; TILE], (bool, usize));
+
+/// The widest instruction set the kernels may use: AVX-512 unless `HIPDNN_CPU_ISA`
+/// says `avx2` (or `portable`), read once per process.
+fn isa_cap() -> &'static str {
+    static CAP: OnceLock<String> = OnceLock::new();
+    CAP.get_or_init(|| {
+        std::env::var("HIPDNN_CPU_ISA")
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+    })
+}
+
+/// The AVX-512 kernel for panel pairs, where the CPU has AVX-512F and `HIPDNN_CPU_ISA`
+/// allows it.
+fn select_pair_kernel() -> Option<PairFn> {
+    static PAIR: OnceLock<Option<PairFn>> = OnceLock::new();
+    *PAIR.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && !matches!(isa_cap(), "avx2" | "portable")
+        {
+            return Some(avx512::kernel_pair as PairFn);
+        }
+        None
+    })
+}
+
 fn select_kernel() -> KernelFn {
     static KERNEL: OnceLock<KernelFn> = OnceLock::new();
     *KERNEL.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && isa_cap() != "portable"
         {
             return avx2::kernel;
         }
@@ -639,6 +692,105 @@ fn portable_kernel(
             let row = &mut tile[i * NR..(i + 1) * NR];
             for j in 0..NR {
                 row[j] += av * brow[j];
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::{MR, NR, TILE};
+
+    /// The 6×32 micro-kernel: one row tile against two adjacent B panels, 12 zmm
+    /// accumulators (one 16-float panel row is one zmm register).
+    pub(super) fn kernel_pair(
+        kc: usize,
+        a: &[f32],
+        b0: &[f32],
+        b1: &[f32],
+        tile: &mut [f32; TILE],
+        next: &mut [f32; TILE],
+        (acc, mr): (bool, usize),
+    ) {
+        assert!(a.len() >= kc * MR && b0.len() >= kc * NR && b1.len() >= kc * NR);
+        let (a, b0, b1) = (a.as_ptr(), b0.as_ptr(), b1.as_ptr());
+        // SAFETY: the CPU supports AVX-512F (checked before this function is
+        // selected); the operands hold `kc` packed steps (checked above).
+        unsafe {
+            match mr {
+                6.. => pair::<6>(kc, a, b0, b1, tile, next, acc),
+                5 => pair::<5>(kc, a, b0, b1, tile, next, acc),
+                4 => pair::<4>(kc, a, b0, b1, tile, next, acc),
+                3 => pair::<3>(kc, a, b0, b1, tile, next, acc),
+                2 => pair::<2>(kc, a, b0, b1, tile, next, acc),
+                _ => pair::<1>(kc, a, b0, b1, tile, next, acc),
+            }
+        }
+    }
+
+    /// `M` rows of [`kernel_pair`].
+    ///
+    /// # Safety
+    /// AVX-512F available; `a` holds `kc * MR`, `b0` and `b1` `kc * NR` floats.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn pair<const M: usize>(
+        kc: usize,
+        a: *const f32,
+        b0: *const f32,
+        b1: *const f32,
+        tile: &mut [f32; TILE],
+        next: &mut [f32; TILE],
+        acc: bool,
+    ) {
+        let (t0, t1) = (tile.as_mut_ptr(), next.as_mut_ptr());
+        // SAFETY: (whole body) `t0`, `t1` address TILE floats and rows `i < M <= MR`
+        // are written; `a`, `b0`, `b1` are read within `kc` packed steps.
+        unsafe {
+            let mut c0 = [_mm512_setzero_ps(); M];
+            let mut c1 = [_mm512_setzero_ps(); M];
+            let (mut ap, mut p0, mut p1) = (a, b0, b1);
+            macro_rules! step {
+                ($u:expr) => {{
+                    let v0 = _mm512_loadu_ps(p0.add($u * NR));
+                    let v1 = _mm512_loadu_ps(p1.add($u * NR));
+                    for i in 0..M {
+                        let av = _mm512_set1_ps(*ap.add($u * MR + i));
+                        c0[i] = _mm512_fmadd_ps(av, v0, c0[i]);
+                        c1[i] = _mm512_fmadd_ps(av, v1, c1[i]);
+                    }
+                }};
+            }
+            let mut k = 0;
+            while k + 4 <= kc {
+                _mm_prefetch::<_MM_HINT_T0>(p0.add(8 * NR).cast());
+                _mm_prefetch::<_MM_HINT_T0>(p1.add(8 * NR).cast());
+                step!(0);
+                step!(1);
+                _mm_prefetch::<_MM_HINT_T0>(p0.add(10 * NR).cast());
+                _mm_prefetch::<_MM_HINT_T0>(p1.add(10 * NR).cast());
+                step!(2);
+                step!(3);
+                ap = ap.add(4 * MR);
+                p0 = p0.add(4 * NR);
+                p1 = p1.add(4 * NR);
+                k += 4;
+            }
+            while k < kc {
+                step!(0);
+                ap = ap.add(MR);
+                p0 = p0.add(NR);
+                p1 = p1.add(NR);
+                k += 1;
+            }
+            for i in 0..M {
+                if acc {
+                    c0[i] = _mm512_add_ps(c0[i], _mm512_loadu_ps(t0.add(i * NR)));
+                    c1[i] = _mm512_add_ps(c1[i], _mm512_loadu_ps(t1.add(i * NR)));
+                }
+                _mm512_storeu_ps(t0.add(i * NR), c0[i]);
+                _mm512_storeu_ps(t1.add(i * NR), c1[i]);
             }
         }
     }
@@ -1021,6 +1173,37 @@ mod tests {
                 for j in 0..n {
                     let e: f32 = (0..k).map(|q| a[i * k + q] * b[q * n + j]).sum();
                     assert_eq!(c[i * n + j], e, "({m},{n},{k}) at ({i},{j})");
+                }
+            }
+        }
+    }
+
+    /// The AVX-512 pair kernel against the portable kernel on each panel, every row
+    /// count, with and without accumulation (exact: small integers).
+    #[test]
+    fn pair_kernel_matches_the_portable_kernel() {
+        let Some(pair) = select_pair_kernel() else {
+            // Only where the CPU lacks AVX-512F (or HIPDNN_CPU_ISA caps it).
+            #[cfg(target_arch = "x86_64")]
+            assert!(
+                !std::arch::is_x86_feature_detected!("avx512f")
+                    || matches!(isa_cap(), "avx2" | "portable")
+            );
+            return;
+        };
+        let kc = 37;
+        let a: Vec<f32> = (0..kc * MR).map(|i| ((i * 5) % 9) as f32 - 4.0).collect();
+        let b0: Vec<f32> = (0..kc * NR).map(|i| ((i * 3) % 7) as f32 - 3.0).collect();
+        let b1: Vec<f32> = (0..kc * NR).map(|i| ((i * 11) % 13) as f32 - 6.0).collect();
+        for mr in 1..=MR {
+            for acc in [false, true] {
+                let start: [f32; TILE] = std::array::from_fn(|i| (i % 5) as f32);
+                let (mut t0, mut t1) = (start, start);
+                pair(kc, &a, &b0, &b1, &mut t0, &mut t1, (acc, mr));
+                for (b, got) in [(&b0, &t0), (&b1, &t1)] {
+                    let mut want = start;
+                    portable_kernel(kc, &a, b, &mut want, (acc, mr, NR));
+                    assert_eq!(got[..mr * NR], want[..mr * NR], "mr {mr} acc {acc}");
                 }
             }
         }
