@@ -255,7 +255,7 @@ pub(crate) fn run_chain(
                     let mut abc = [runs[0].at(i), runs[1].at(i), runs[2].at(i)];
                     abc[ci] = *v;
                     *v = match op {
-                        PwOp::ScaleShift => abc[0].mul_add(abc[1], abc[2]),
+                        PwOp::ScaleShift => abc[0] * abc[1] + abc[2],
                         op => op.eval1(abc[0], abc[1], abc[2]),
                     };
                 }
@@ -267,25 +267,21 @@ pub(crate) fn run_chain(
     }
 }
 
-/// `v[i] = v[i] · b[i] + c[i]` (fused multiply-add, as [`PwOp::ScaleShift`]).
+/// `v[i] = v[i] · b[i] + c[i]`, as [`PwOp::ScaleShift`].
 #[inline]
 fn scale_shift_in_place(vals: &mut [f32], b: Run<'_>, c: Run<'_>) {
     match (b, c) {
-        (Run::Splat(b), Run::Splat(c)) => vals.iter_mut().for_each(|v| *v = v.mul_add(b, c)),
+        (Run::Splat(b), Run::Splat(c)) => vals.iter_mut().for_each(|v| *v = *v * b + c),
         (Run::Each(b), Run::Splat(c)) => {
-            vals.iter_mut()
-                .zip(b)
-                .for_each(|(v, &b)| *v = v.mul_add(b, c));
+            vals.iter_mut().zip(b).for_each(|(v, &b)| *v = *v * b + c);
         }
         (Run::Splat(b), Run::Each(c)) => {
-            vals.iter_mut()
-                .zip(c)
-                .for_each(|(v, &c)| *v = v.mul_add(b, c));
+            vals.iter_mut().zip(c).for_each(|(v, &c)| *v = *v * b + c);
         }
         (Run::Each(b), Run::Each(c)) => vals
             .iter_mut()
             .zip(b.iter().zip(c))
-            .for_each(|(v, (&b, &c))| *v = v.mul_add(b, c)),
+            .for_each(|(v, (&b, &c))| *v = *v * b + c),
     }
 }
 

@@ -136,7 +136,9 @@ pub enum PwOp {
     TanhBwd,
     /// `tanh(a)`.
     TanhFwd,
-    /// `a · b + c` (the engine's own scale-and-shift, used for normalizations).
+    /// `a · b + c` (the engine's own scale-and-shift, used for normalizations), a
+    /// multiply and an add: a fused multiply-add is a library call per element where
+    /// the crate is built for the baseline instruction set.
     ScaleShift,
     /// `a` rounded to the nearest `f16` (the engine's own rounding of a HALF
     /// intermediate that stays in registers).
@@ -391,7 +393,7 @@ impl PwOp {
                 b * (1.0 - t * t)
             }
             TanhFwd => a.tanh(),
-            ScaleShift => a.mul_add(b, c),
+            ScaleShift => a * b + c,
             RoundF16 => half::f16::from_f32(a).to_f32(),
             RoundBf16 => half::bf16::from_f32(a).to_f32(),
         }
@@ -425,7 +427,7 @@ impl PwOp {
             PwOp::ScaleShift => {
                 let (b, c) = (&b[..n], &c[..n]);
                 for i in 0..n {
-                    out[i] = a[i].mul_add(b[i], c[i]);
+                    out[i] = a[i] * b[i] + c[i];
                 }
             }
             PwOp::ReluFwd {

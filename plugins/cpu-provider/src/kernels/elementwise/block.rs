@@ -251,7 +251,15 @@ impl Prepared<'_> {
                 _ if op == PwOp::ScaleShift && ci == 0 => {
                     for i in 0..rows {
                         let v = &mut vals[i * ld..i * ld + cols];
-                        scale_shift_in_place(v, ops[1].row(i, cols), ops[2].row(i, cols));
+                        let (b, c) = (ops[1].row(i, cols), ops[2].row(i, cols));
+                        match <&mut [f32; NR]>::try_from(&mut *v) {
+                            // Through local copies (see `map_row`).
+                            Ok(r) => {
+                                let (x, b, c) = (*r, full_row(b), full_row(c));
+                                *r = std::array::from_fn(|j| x[j] * b[j] + c[j]);
+                            }
+                            Err(_) => scale_shift_in_place(v, b, c),
+                        }
                     }
                 }
                 _ => {
@@ -274,6 +282,15 @@ impl Prepared<'_> {
                 store(&mut out_k, vals);
             }
         }
+    }
+}
+
+/// A whole tile row of an operand as a local array.
+#[inline(always)]
+fn full_row(r: Run<'_>) -> [f32; NR] {
+    match r {
+        Run::Splat(v) => [v; NR],
+        Run::Each(s) => std::array::from_fn(|j| s[j]),
     }
 }
 
@@ -314,7 +331,9 @@ fn zip_rows(
                     <&mut [f32; NR]>::try_from(&mut *r),
                     <&[f32; NR]>::try_from(b),
                 ) {
-                    r.iter_mut().zip(b).for_each(|(a, &b)| *a = f(*a, b));
+                    // Both rows through local copies (see `map_row`).
+                    let (x, y): ([f32; NR], [f32; NR]) = (*r, *b);
+                    *r = std::array::from_fn(|j| f(x[j], y[j]));
                 } else {
                     r.iter_mut().zip(b).for_each(|(a, &b)| *a = f(*a, b));
                 }
