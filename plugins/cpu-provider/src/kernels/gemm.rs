@@ -24,7 +24,7 @@
 //! row tiles and narrow last panels do not pay for a full tile. Where the CPU has
 //! AVX-512F, panels go in pairs through a 6×32 kernel (12 zmm accumulators: enough
 //! independent FMAs to keep two 512-bit FMA units busy); the AVX2 kernels take an odd
-//! last panel. `HIPDNN_CPU_ISA=avx2` (or `portable`) caps the instruction set, read
+//! last panel. `HIPDNN_CPU_ISA=avx2` (or `portable`) caps the micro-kernels (packing keeps AVX2), read
 //! once per process.
 //!
 //! Every split and every K-block order depends only on the problem's shape and the
@@ -599,7 +599,7 @@ type PackFn = fn(usize, &ARows<'_>, &mut [f32]);
 /// set), for rows `< mr`.
 type PairFn = fn(usize, &[f32], &[f32], &[f32], &mut [f32; TILE], &mut [f32; TILE], (bool, usize));
 
-/// The widest instruction set the kernels may use: AVX-512 unless `HIPDNN_CPU_ISA`
+/// The widest instruction set the micro-kernels may use: AVX-512 unless `HIPDNN_CPU_ISA`
 /// says `avx2` (or `portable`), read once per process.
 fn isa_cap() -> &'static str {
     static CAP: OnceLock<String> = OnceLock::new();
