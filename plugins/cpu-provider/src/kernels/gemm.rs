@@ -24,8 +24,8 @@
 //! row tiles and narrow last panels do not pay for a full tile. Where the CPU has
 //! AVX-512F, panels go in pairs through a 6×32 kernel (12 zmm accumulators: enough
 //! independent FMAs to keep two 512-bit FMA units busy); the AVX2 kernels take an odd
-//! last panel. `HIPDNN_CPU_ISA=avx2` (or `portable`) caps the micro-kernels (packing keeps AVX2), read
-//! once per process.
+//! last panel. `HIPDNN_CPU_ISA=avx2` (or `portable`) caps the micro-kernels (packing
+//! keeps AVX2), read once per process.
 //!
 //! Every split and every K-block order depends only on the problem's shape and the
 //! thread count: results are bitwise reproducible (`global.deterministic` holds).
