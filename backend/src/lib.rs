@@ -142,6 +142,7 @@ pub mod capi;
 pub mod discovery;
 mod error;
 pub mod execution;
+pub mod graph_log;
 mod handle;
 mod loader;
 pub mod log_output;

@@ -2056,3 +2056,83 @@ fn engines_describe_their_knobs_and_engine_configs_their_workspace() {
     // SAFETY: a live handle, not used again.
     ok(unsafe { hipdnnDestroy(h) });
 }
+
+/// With `HIPDNN_LOG_GRAPH_DIR` set, finalizing an OPERATIONGRAPH (from descriptors or from
+/// bytes) writes it as JSON into that directory (created if missing), named by the hash
+/// of its bytes (no id is set here); finalizing the same graph again adds no file; the
+/// dump reads back as the same graph; unset, nothing is written.
+#[test]
+fn finalized_graphs_are_dumped_to_the_graph_log_dir() {
+    use hipdnn_backend::graph_log::{LOG_GRAPH_DIR_ENV, dump_file_name};
+
+    let _serial = serial();
+    let plugins = tempfile::tempdir().unwrap();
+    use_only(plugins.path());
+    let h = handle();
+    let logs = tempfile::tempdir().unwrap();
+    let dir = logs.path().join("nested").join("graphs");
+    let json_files = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&dir).map_or_else(
+            |_| Vec::new(),
+            |entries| {
+                entries
+                    .map(|e| e.unwrap().path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .collect()
+            },
+        )
+    };
+    let finalize_with_handle = |g: hipdnnBackendDescriptor_t| {
+        ok(set(
+            g,
+            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+            HIPDNN_TYPE_HANDLE,
+            &[h],
+        ));
+        ok(finalize(g));
+        destroy(g);
+    };
+    let expected = OperationGraph::new(conv_bias_relu_model()).unwrap();
+
+    // Unset: nothing.
+    // SAFETY: tests that touch the environment hold the serial lock.
+    unsafe { std::env::remove_var(LOG_GRAPH_DIR_ENV) };
+    finalize_with_handle(conv_bias_relu_descriptors());
+    assert!(json_files().is_empty());
+
+    // Set (with surrounding blanks): one file, named by the bytes' hash, the same graph.
+    // SAFETY: as above.
+    unsafe { std::env::set_var(LOG_GRAPH_DIR_ENV, format!(" {} ", dir.display())) };
+    finalize_with_handle(conv_bias_relu_descriptors());
+    let files = json_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = dump_file_name(&expected);
+    assert!(
+        name.starts_with("graph_") && name.len() == "graph_.json".len() + 16,
+        "{name}"
+    );
+    assert_eq!(files[0].file_name().unwrap().to_str().unwrap(), name);
+    let dumped = Graph::from_json(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(
+        OperationGraph::new(dumped).unwrap().bytes(),
+        expected.bytes()
+    );
+
+    // The same graph from its bytes: no second file.
+    let mut from_bytes = ptr::null_mut();
+    // SAFETY: the bytes are a buffer of their length.
+    ok(unsafe {
+        hipdnnBackendCreateAndDeserializeGraph_ext(
+            &mut from_bytes,
+            expected.bytes().as_ptr(),
+            expected.bytes().len(),
+        )
+    });
+    finalize_with_handle(from_bytes);
+    assert_eq!(json_files().len(), 1);
+
+    // SAFETY: as above.
+    unsafe { std::env::remove_var(LOG_GRAPH_DIR_ENV) };
+    // SAFETY: a live handle, destroyed once.
+    ok(unsafe { hipdnnDestroy(h) });
+}

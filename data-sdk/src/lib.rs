@@ -73,7 +73,7 @@ pub use half;
 pub use data_type::{DataType, Element};
 pub use engine::{
     all_engine_names, engine_id_for_name_checked, engine_id_to_hex, engine_name_from_id,
-    engine_name_or_id_to_id, engine_name_to_id, is_registered_engine_name,
+    engine_name_or_id_to_id, engine_name_to_id, fnv1a_64, is_registered_engine_name,
 };
 pub use error::DataSdkError;
 pub use fp8::{F8E4M3, F8E4M3Fnuz, F8E5M2, F8E5M2Fnuz, F8E8M0};

@@ -220,6 +220,9 @@ impl GraphDescriptor {
             }
             self.graph = Some(Arc::new(ops.build()?));
         }
+        if let Some(graph) = &self.graph {
+            crate::graph_log::log_graph(graph);
+        }
         Ok(())
     }
 
