@@ -38,7 +38,8 @@
 //!
 //! `cpu.threads` (int, 0 = one per core), `cpu.conv_algo` (`auto`, `gemm`, `direct`),
 //! `global.deterministic`, `global.workspace_size_limit`. The environment variable
-//! `HIPDNN_CPU_ISA=avx2` (or `portable`) caps the instruction set of the GEMM
+//! `HIPDNN_CPU_ISA=avx2` (or `portable`; `avx512`, the default, lifts the cap; other
+//! values are ignored with a warning) caps the instruction set of the GEMM
 //! micro-kernels (read once per process; results are reproducible per machine and
 //! setting).
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.

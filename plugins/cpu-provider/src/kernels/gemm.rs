@@ -600,13 +600,23 @@ type PackFn = fn(usize, &ARows<'_>, &mut [f32]);
 type PairFn = fn(usize, &[f32], &[f32], &[f32], &mut [f32; TILE], &mut [f32; TILE], (bool, usize));
 
 /// The widest instruction set the micro-kernels may use: AVX-512 unless `HIPDNN_CPU_ISA`
-/// says `avx2` (or `portable`), read once per process.
+/// says `avx2` (or `portable`), read once per process. Any other value (but `avx512`) is
+/// ignored with a warning naming the accepted ones.
 fn isa_cap() -> &'static str {
-    static CAP: OnceLock<String> = OnceLock::new();
+    static CAP: OnceLock<&'static str> = OnceLock::new();
     CAP.get_or_init(|| {
-        std::env::var("HIPDNN_CPU_ISA")
-            .unwrap_or_default()
-            .to_ascii_lowercase()
+        let value = std::env::var("HIPDNN_CPU_ISA").unwrap_or_default();
+        match value.trim().to_ascii_lowercase().as_str() {
+            "avx2" => "avx2",
+            "portable" => "portable",
+            "" | "avx512" => "avx512",
+            _ => {
+                tracing::warn!(
+                    "HIPDNN_CPU_ISA={value:?} is not one of avx512, avx2, portable: ignored"
+                );
+                "avx512"
+            }
+        }
     })
 }
 
