@@ -65,6 +65,42 @@ impl Step {
         self.store = Some(out);
         self
     }
+
+    /// The step's operands besides the running value, by slot: `scalar(v)` for a scalar,
+    /// `tensor(k, buf)` for tensor operand `k` (in [`Epilogue::tensors`] input order; each
+    /// gets its own of the two buffers), `unset` elsewhere. `in_k` counts every tensor
+    /// operand of the step, those past the function's arity too, so that the indices of
+    /// later steps stay aligned.
+    fn operands<'b, B, T: Copy>(
+        &self,
+        in_k: &mut usize,
+        bufs: &'b mut [B; 2],
+        unset: T,
+        scalar: impl Fn(f32) -> T,
+        mut tensor: impl FnMut(usize, &'b mut B) -> T,
+    ) -> [T; 3] {
+        let arity = self.op.arity();
+        let [b0, b1] = bufs;
+        let mut spare = [Some(b0), Some(b1)];
+        let mut values = [unset; 3];
+        for (slot, other) in self.others.iter().enumerate() {
+            match other {
+                Some(Operand::Tensor(_)) => {
+                    if slot < arity && slot != self.chain_input {
+                        let buf = spare
+                            .iter_mut()
+                            .find_map(Option::take)
+                            .expect("at most two operands besides the running value");
+                        values[slot] = tensor(*in_k, buf);
+                    }
+                    *in_k += 1;
+                }
+                Some(Operand::Scalar(v)) => values[slot] = scalar(*v),
+                None => {}
+            }
+        }
+        values
+    }
 }
 
 /// What happens to a producer's values: an optional store of the raw value, then the
@@ -217,29 +253,16 @@ pub(crate) fn run_chain(
     let mut bufs = [[MaybeUninit::<f32>::uninit(); CHUNK]; 2];
     for step in &ep.steps {
         let arity = step.op.arity();
-        // The operands besides the running value, in slot order.
-        let [b0, b1] = &mut bufs;
-        let mut spare = [Some(b0), Some(b1)];
-        let mut runs = [Run::Splat(0.0); 3];
-        for (slot, other) in step.others.iter().enumerate() {
-            match other {
-                Some(Operand::Tensor(_)) => {
-                    // Tensor operands past the arity are still counted so that the
-                    // indices stay aligned.
-                    if slot < arity && slot != step.chain_input {
-                        let buf = spare
-                            .iter_mut()
-                            .find_map(Option::take)
-                            .expect("at most two operands besides the running value");
-                        let (b, s) = in_at(in_k);
-                        runs[slot] = operand_run(ins[in_k], b, s, n, buf);
-                    }
-                    in_k += 1;
-                }
-                Some(Operand::Scalar(v)) => runs[slot] = Run::Splat(*v),
-                None => {}
-            }
-        }
+        let runs = step.operands(
+            &mut in_k,
+            &mut bufs,
+            Run::Splat(0.0),
+            Run::Splat,
+            |k, buf| {
+                let (b, s) = in_at(k);
+                operand_run(ins[k], b, s, n, buf)
+            },
+        );
         match arity {
             1 => unary_in_place(step.op, vals),
             2 => {
@@ -286,7 +309,7 @@ fn scale_shift_in_place(vals: &mut [f32], b: Run<'_>, c: Run<'_>) {
 }
 
 /// `v[i] = f(v[i])`, plain ReLU as its own loop.
-#[inline]
+#[inline(always)]
 fn unary_in_place(op: PwOp, vals: &mut [f32]) {
     match op {
         PwOp::ReluFwd {

@@ -9,7 +9,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::{Operand, Prepared, Run, scale_shift_in_place};
+use super::{Prepared, Run, scale_shift_in_place, unary_in_place};
 use crate::kernels::gemm::{NR, TILE};
 use crate::kernels::pointwise::PwOp;
 use crate::tensor::{DType, RawIn, RawOut, Shape};
@@ -201,39 +201,22 @@ impl Prepared<'_> {
         let mut bufs = [[MaybeUninit::<f32>::uninit(); TILE]; 2];
         for step in &ep.steps {
             let arity = step.op.arity();
-            let [b0, b1] = &mut bufs;
-            let mut spare = [Some(b0), Some(b1)];
-            let mut ops = [BlockRun::Splat(0.0); 3];
-            for (slot, other) in step.others.iter().enumerate() {
-                match other {
-                    Some(Operand::Tensor(_)) => {
-                        if slot < arity && slot != step.chain_input {
-                            let buf = spare
-                                .iter_mut()
-                                .find_map(Option::take)
-                                .expect("at most two operands besides the running value");
-                            ops[slot] =
-                                block_operand(self.ins[in_k], at(&lin_in[in_k]), rows, cols, buf);
-                        }
-                        in_k += 1;
-                    }
-                    Some(Operand::Scalar(v)) => ops[slot] = BlockRun::Splat(*v),
-                    None => {}
-                }
-            }
+            let ops = step.operands(
+                &mut in_k,
+                &mut bufs,
+                BlockRun::Splat(0.0),
+                BlockRun::Splat,
+                |k, buf| block_operand(self.ins[k], at(&lin_in[k]), rows, cols, buf),
+            );
             let (op, ci) = (step.op, step.chain_input);
             // The mode and operand kind are matched once per block; the rows then run
             // fixed-width loops (a full tile row is two vector operations).
             match arity {
-                1 => match op {
-                    PwOp::ReluFwd {
-                        lower: 0.0,
-                        upper: f32::INFINITY,
-                        slope: 0.0,
-                    } => map_rows(vals, ld, rows, cols, |x| x.max(0.0)),
-                    PwOp::Identity => {}
-                    op => map_rows(vals, ld, rows, cols, |x| op.eval1(x, 0.0, 0.0)),
-                },
+                1 => {
+                    for i in 0..rows {
+                        unary_in_place(op, &mut vals[i * ld..i * ld + cols]);
+                    }
+                }
                 2 => {
                     let o = ops[1 - ci.min(1)];
                     let (v, (ld, rows, cols)) = (&mut *vals, (ld, rows, cols));
@@ -301,14 +284,6 @@ fn map_row(r: &mut [f32], f: impl Fn(f32) -> f32) {
         r.iter_mut().for_each(|x| *x = f(*x));
     } else {
         r.iter_mut().for_each(|x| *x = f(*x));
-    }
-}
-
-/// `x = f(x)` over every row of a block.
-#[inline(always)]
-fn map_rows(vals: &mut [f32], ld: usize, rows: usize, cols: usize, f: impl Fn(f32) -> f32) {
-    for i in 0..rows {
-        map_row(&mut vals[i * ld..i * ld + cols], &f);
     }
 }
 
