@@ -11,6 +11,11 @@
 //! later), the list of symbol names and one signature alias per function in a module
 //! of its own (`hip_fn`, `miopen_fn`), which an implementation of the same functions
 //! (the software MIOpen the tests run on) checks its definitions against.
+//!
+//! [`CType`] spells every type the way the headers do, so that each table can write its
+//! declarations back as C ([`HipApi::c_checks`]) and a C compiler can hold them against
+//! the real headers (`tests/headers.rs`: every function pointer initialised from the
+//! header's function, every enumeration value and struct layout asserted).
 
 #![allow(
     non_camel_case_types,
@@ -20,6 +25,46 @@
 )]
 
 use std::ffi::{c_char, c_double, c_float, c_int, c_void};
+
+/// A type as the C headers spell it (`size_t` for `usize`, `hipStream_t*` as
+/// `struct ihipStream_t**`, `const int*` as `int const*`).
+pub trait CType {
+    /// The C spelling.
+    fn c_type() -> String;
+}
+
+macro_rules! c_scalars {
+    ($($ty:ty => $c:literal),* $(,)?) => {
+        $( impl CType for $ty {
+            fn c_type() -> String {
+                $c.to_string()
+            }
+        } )*
+    };
+}
+
+c_scalars!(
+    c_void => "void",
+    c_char => "char",
+    c_int => "int",
+    c_float => "float",
+    c_double => "double",
+    usize => "size_t",
+    u64 => "uint64_t",
+    bool => "bool",
+);
+
+impl<T: CType> CType for *mut T {
+    fn c_type() -> String {
+        format!("{}*", T::c_type())
+    }
+}
+
+impl<T: CType> CType for *const T {
+    fn c_type() -> String {
+        format!("{} const*", T::c_type())
+    }
+}
 
 /// Declares a table of C functions loaded from one library.
 macro_rules! library {
@@ -38,6 +83,22 @@ macro_rules! library {
         impl $table {
             /// Every function of the table, by symbol name.
             pub const SYMBOLS: &'static [&'static str] = &[$(stringify!($name)),*];
+
+            /// Each function's declaration as a C pointer definition initialised from
+            /// the function itself (`hipError_t (*check_hipFree)(void*) = hipFree;`): C
+            /// code that compiles against the real header only if the signatures agree
+            /// (with `-Werror=incompatible-pointer-types`).
+            pub fn c_checks() -> Vec<String> {
+                vec![$({
+                    let args: Vec<String> = vec![$(<$ty as CType>::c_type()),*];
+                    let args = if args.is_empty() { "void".to_string() } else { args.join(", ") };
+                    format!(
+                        "{} (*check_{name})({args}) = {name};",
+                        <$ret as CType>::c_type(),
+                        name = stringify!($name),
+                    )
+                }),*]
+            }
 
             /// Resolves every function of the table in `library`.
             ///
@@ -92,12 +153,22 @@ macro_rules! c_enum {
         impl $name {
             $( pub const $variant: Self = Self($value); )*
 
+            /// Every named value, as in the header.
+            pub const VALUES: &'static [(&'static str, c_int)] =
+                &[$((stringify!($variant), $value)),*];
+
             /// The header's name of the value, if it has one.
             pub fn name(self) -> Option<&'static str> {
                 match self.0 {
                     $( $value => Some(stringify!($variant)), )*
                     _ => None,
                 }
+            }
+        }
+
+        impl CType for $name {
+            fn c_type() -> String {
+                stringify!($name).to_string()
             }
         }
 
@@ -122,6 +193,12 @@ macro_rules! opaque {
                 _private: [u8; 0],
             }
             pub type $ptr = *mut $name;
+
+            impl CType for $name {
+                fn c_type() -> String {
+                    concat!("struct ", stringify!($name)).to_string()
+                }
+            }
         )*
     };
 }
@@ -311,6 +388,12 @@ pub struct miopenConvSolution_t {
     pub algorithm: miopenConvAlgorithm_t,
 }
 
+impl CType for miopenConvSolution_t {
+    fn c_type() -> String {
+        "miopenConvSolution_t".to_string()
+    }
+}
+
 /// `miopenConvAlgoPerf_t`: one Find result (the header's union of the three direction's
 /// algorithm enums is one `int`).
 #[repr(C)]
@@ -319,6 +402,12 @@ pub struct miopenConvAlgoPerf_t {
     pub algo: c_int,
     pub time: c_float,
     pub memory: usize,
+}
+
+impl CType for miopenConvAlgoPerf_t {
+    fn c_type() -> String {
+        "miopenConvAlgoPerf_t".to_string()
+    }
 }
 
 type Handle = miopenHandle_t;

@@ -1,7 +1,8 @@
 //! Unavailable is an answer: the plugin loads anywhere; without MIOpen, without a HIP
 //! device or with a MIOpen too old, its handle creation fails with the reason, the
-//! backend lists it as unavailable and says why, and no MIOpen engine is offered. With
-//! a usable MIOpen (here the software one) both engines are there.
+//! backend lists it as unavailable and says why, and no MIOpen engine is offered (the
+//! "no HIP device" case also with the system's real HIP runtime). With a usable MIOpen
+//! (here the software one) both engines are there.
 //!
 //! One test (it sets environment variables between handles, which the plugin reads
 //! when each handle is created).
@@ -12,7 +13,8 @@ use std::path::Path;
 
 use hipdnn_backend::Handle;
 use hipdnn_miopen_provider::miopen::Runtime;
-use hipdnn_miopen_provider::miopen::load::{HIP_LIBRARY_ENV, MIOPEN_LIBRARY_ENV};
+use hipdnn_miopen_provider::miopen::load::{HIP_LIBRARY_ENV, HIP_NAMES, MIOPEN_LIBRARY_ENV};
+use hipdnn_rocm_sys::hip::open_library;
 
 fn engines(handle: &Handle) -> Vec<String> {
     handle.engines().into_iter().map(|e| e.name).collect()
@@ -71,6 +73,17 @@ fn the_plugin_says_why_it_cannot_run_and_offers_both_engines_when_it_can() {
     // A MIOpen that is not there.
     set(MIOPEN_LIBRARY_ENV, Path::new("/nonexistent/libMIOpen.so.1"));
     expect_unavailable("HIPDNN_MIOPEN_LIBRARY=/nonexistent/libMIOpen.so.1: cannot load it");
+
+    // The software MIOpen with the system's real HIP runtime (Debian's libamdhip64 5.2,
+    // which scripts/setup-debian.sh installs, or ROCm's): the runtime's own answer for a
+    // machine without an AMD GPU.
+    let (_, real_hip) = open_library(HIP_LIBRARY_ENV, HIP_NAMES)
+        .unwrap_or_else(|e| panic!("{e}; scripts/setup-debian.sh installs one"));
+    if !Path::new("/dev/kfd").exists() {
+        set(MIOPEN_LIBRARY_ENV, &soft);
+        set(HIP_LIBRARY_ENV, &real_hip);
+        expect_unavailable("no HIP device");
+    }
 
     // The software MIOpen and HIP, with no device, then too old, then usable.
     set(MIOPEN_LIBRARY_ENV, &soft);
