@@ -6,20 +6,23 @@
 //! Implemented, with hipDNN's attributes: the three convolutions (`FORWARD`,
 //! `BACKWARD_DATA`, `BACKWARD_FILTER`, which share the `HIPDNN_ATTR_CONVOLUTION_*`
 //! parameters), `POINTWISE`, the batch-norm family (`BATCHNORM_INFERENCE`, its
-//! `_VARIANCE` variant, `BATCHNORM` forward training, `BATCHNORM_BACKWARD`) and
-//! `MATMUL`. Every operation also takes a name (`HIPDNN_ATTR_OPERATION_NAME_EXT`) and
-//! reports its kind (`HIPDNN_ATTR_OPERATION_TYPE_EXT`). A missing required tensor or
-//! parameter is `BAD_PARAM` at finalize, as in hipDNN. Reading back a tensor attribute
-//! of an operation is not supported yet (it would hand out a new descriptor).
+//! `_VARIANCE` variant, `BATCHNORM` forward training, `BATCHNORM_BACKWARD`), `MATMUL`,
+//! `REDUCTION`, `LAYERNORM` and its `_BACKWARD`, `RMSNORM` and its `_BACKWARD`, and
+//! `RESAMPLE_FWD` (pooling). All but the convolutions and pointwise are table-driven
+//! ([`table`], [`layouts`]). Every operation also takes a name
+//! (`HIPDNN_ATTR_OPERATION_NAME_EXT`) and reports its kind
+//! (`HIPDNN_ATTR_OPERATION_TYPE_EXT`; `NOT_SUPPORTED` for the two norm backwards, which
+//! this header's `hipdnnOperationType_t` has no value for). A missing required tensor or
+//! parameter is `BAD_PARAM` at finalize, naming the attribute, as in hipDNN. Scalar
+//! parameters read back in the type they were set in; reading back a tensor attribute of
+//! an operation is not supported yet (it would hand out a new descriptor).
 
 use std::sync::Arc;
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{
-    BatchnormAttributes, BatchnormBackwardAttributes, BatchnormInferenceAttributes,
-    BatchnormInferenceAttributesVarianceExt, ConvolutionBwdAttributes, ConvolutionFwdAttributes,
-    ConvolutionWrwAttributes, MatmulAttributes, Node, NodeAttributes, PointwiseAttributes,
-    TensorAttributes,
+    ConvolutionBwdAttributes, ConvolutionFwdAttributes, ConvolutionWrwAttributes, Node,
+    NodeAttributes, PointwiseAttributes, TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
@@ -30,6 +33,11 @@ use super::tensor::{
 use super::{Kind, unsupported_attribute, wrong_kind};
 use crate::capi::enums::tables::*;
 use crate::status::*;
+
+mod layouts;
+mod table;
+
+use table::{Layout, TensorOperation};
 
 /// A frozen node and the tensors it uses, in the order the graph lists them (hipDNN's:
 /// each operation's tensors in its attribute order, first use first).
@@ -142,302 +150,6 @@ impl Convolution {
     /// The index of tensor attribute `name` among this convolution's three.
     fn slot(&self, name: hipdnnBackendAttributeName_t) -> Option<usize> {
         self.direction.slots().iter().position(|(a, _)| *a == name)
-    }
-}
-
-/// One tensor attribute of an operation made of tensors and a compute type.
-#[derive(Debug)]
-struct Slot {
-    attribute: hipdnnBackendAttributeName_t,
-    name: &'static str,
-    required: bool,
-}
-
-macro_rules! slots {
-    ($($required:ident $name:ident),* $(,)?) => {
-        &[$(Slot { attribute: $name, name: stringify!($name), required: slots!(@ $required) }),*]
-    };
-    (@ required) => { true };
-    (@ optional) => { false };
-}
-
-/// What an operation made of tensors and a compute type takes and builds: the batch
-/// norms and matmul.
-#[derive(Debug)]
-struct Layout {
-    type_name: &'static str,
-    operation_type: hipdnnOperationType_t,
-    /// The tensor attributes, in the order hipDNN lists the node's tensors in a graph.
-    slots: &'static [Slot],
-    /// The compute-type attribute (required) and its name.
-    compute: (hipdnnBackendAttributeName_t, &'static str),
-    /// The peer-statistics attribute (an array of TENSORs), if the operation has one.
-    peer_stats: Option<hipdnnBackendAttributeName_t>,
-    /// Groups of slots (indices) that are set all together or not at all.
-    together: &'static [&'static [usize]],
-    /// The node's attributes from the slots' uids (required ones are set) and the
-    /// peer-statistics uids.
-    build: fn(&[Option<i64>], Vec<i64>) -> NodeAttributes,
-}
-
-/// A required slot's uid (checked set at finalize).
-fn uid(uids: &[Option<i64>], i: usize) -> i64 {
-    uids[i].unwrap_or_default()
-}
-
-static BATCHNORM_INFERENCE: Layout = Layout {
-    type_name: "OPERATION_BATCHNORM_INFERENCE_EXT",
-    operation_type: HIPDNN_OPERATION_TYPE_BATCHNORM_INFERENCE,
-    slots: slots![
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_X_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_MEAN_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_INV_VARIANCE_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_SCALE_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_BIAS_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_Y_EXT,
-    ],
-    compute: (
-        HIPDNN_ATTR_BATCHNORM_INF_COMP_TYPE_EXT,
-        "HIPDNN_ATTR_BATCHNORM_INF_COMP_TYPE_EXT",
-    ),
-    peer_stats: None,
-    together: &[],
-    build: |u, _| {
-        BatchnormInferenceAttributes {
-            x_tensor_uid: uid(u, 0),
-            mean_tensor_uid: uid(u, 1),
-            inv_variance_tensor_uid: uid(u, 2),
-            scale_tensor_uid: uid(u, 3),
-            bias_tensor_uid: uid(u, 4),
-            y_tensor_uid: uid(u, 5),
-        }
-        .into()
-    },
-};
-
-static BATCHNORM_INFERENCE_VARIANCE: Layout = Layout {
-    type_name: "OPERATION_BATCHNORM_INFERENCE_VARIANCE_EXT",
-    operation_type: HIPDNN_OPERATION_TYPE_BATCHNORM_INFERENCE_VARIANCE,
-    slots: slots![
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_X_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_MEAN_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_VARIANCE_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_SCALE_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_BIAS_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_Y_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_INFERENCE_VARIANCE_EPSILON_EXT,
-    ],
-    compute: (
-        HIPDNN_ATTR_BATCHNORM_INF_VAR_COMP_TYPE_EXT,
-        "HIPDNN_ATTR_BATCHNORM_INF_VAR_COMP_TYPE_EXT",
-    ),
-    peer_stats: None,
-    together: &[],
-    build: |u, _| {
-        BatchnormInferenceAttributesVarianceExt {
-            x_tensor_uid: uid(u, 0),
-            mean_tensor_uid: uid(u, 1),
-            variance_tensor_uid: uid(u, 2),
-            scale_tensor_uid: uid(u, 3),
-            bias_tensor_uid: uid(u, 4),
-            y_tensor_uid: uid(u, 5),
-            epsilon_tensor_uid: uid(u, 6),
-        }
-        .into()
-    },
-};
-
-static BATCHNORM: Layout = Layout {
-    type_name: "OPERATION_BATCHNORM_EXT",
-    operation_type: HIPDNN_OPERATION_TYPE_BATCHNORM,
-    slots: slots![
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_X_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_SCALE_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_BIAS_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_EPSILON_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_Y_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_MEAN_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_INV_VARIANCE_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_PREV_RUNNING_MEAN_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_PREV_RUNNING_VARIANCE_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_MOMENTUM_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_NEXT_RUNNING_MEAN_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_NEXT_RUNNING_VARIANCE_EXT,
-    ],
-    compute: (
-        HIPDNN_ATTR_BATCHNORM_COMP_TYPE_EXT,
-        "HIPDNN_ATTR_BATCHNORM_COMP_TYPE_EXT",
-    ),
-    peer_stats: Some(HIPDNN_ATTR_OPERATION_BATCHNORM_PEER_STATS_EXT),
-    // The saved statistics as a pair; the running statistics all five or none.
-    together: &[&[5, 6], &[7, 8, 9, 10, 11]],
-    build: |u, peer_stats| {
-        BatchnormAttributes {
-            x_tensor_uid: uid(u, 0),
-            scale_tensor_uid: uid(u, 1),
-            bias_tensor_uid: uid(u, 2),
-            epsilon_tensor_uid: uid(u, 3),
-            y_tensor_uid: uid(u, 4),
-            mean_tensor_uid: u[5],
-            inv_variance_tensor_uid: u[6],
-            prev_running_mean_tensor_uid: u[7],
-            prev_running_variance_tensor_uid: u[8],
-            momentum_tensor_uid: u[9],
-            next_running_mean_tensor_uid: u[10],
-            next_running_variance_tensor_uid: u[11],
-            peer_stats_tensor_uid: peer_stats,
-        }
-        .into()
-    },
-};
-
-static BATCHNORM_BACKWARD: Layout = Layout {
-    type_name: "OPERATION_BATCHNORM_BACKWARD_EXT",
-    operation_type: HIPDNN_OPERATION_TYPE_BATCHNORM_BACKWARD,
-    slots: slots![
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DY_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_X_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_SCALE_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DX_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DSCALE_EXT,
-        required HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_DBIAS_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_MEAN_EXT,
-        optional HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_INV_VARIANCE_EXT,
-    ],
-    compute: (
-        HIPDNN_ATTR_BATCHNORM_BACKWARD_COMP_TYPE_EXT,
-        "HIPDNN_ATTR_BATCHNORM_BACKWARD_COMP_TYPE_EXT",
-    ),
-    peer_stats: Some(HIPDNN_ATTR_OPERATION_BATCHNORM_BACKWARD_PEER_STATS_EXT),
-    together: &[&[6, 7]],
-    build: |u, peer_stats| {
-        BatchnormBackwardAttributes {
-            dy_tensor_uid: uid(u, 0),
-            x_tensor_uid: uid(u, 1),
-            scale_tensor_uid: uid(u, 2),
-            dx_tensor_uid: uid(u, 3),
-            dscale_tensor_uid: uid(u, 4),
-            dbias_tensor_uid: uid(u, 5),
-            mean_tensor_uid: u[6],
-            inv_variance_tensor_uid: u[7],
-            peer_stats_tensor_uid: peer_stats,
-        }
-        .into()
-    },
-};
-
-static MATMUL: Layout = Layout {
-    type_name: "OPERATION_MATMUL",
-    operation_type: HIPDNN_OPERATION_TYPE_MATMUL,
-    slots: slots![
-        required HIPDNN_ATTR_OPERATION_MATMUL_ADESC,
-        required HIPDNN_ATTR_OPERATION_MATMUL_BDESC,
-        required HIPDNN_ATTR_OPERATION_MATMUL_CDESC,
-    ],
-    compute: (HIPDNN_ATTR_MATMUL_COMP_TYPE, "HIPDNN_ATTR_MATMUL_COMP_TYPE"),
-    peer_stats: None,
-    together: &[],
-    build: |u, _| {
-        MatmulAttributes {
-            a_tensor_uid: uid(u, 0),
-            b_tensor_uid: uid(u, 1),
-            c_tensor_uid: uid(u, 2),
-            ..MatmulAttributes::default()
-        }
-        .into()
-    },
-};
-
-impl Layout {
-    /// The layout of an operation descriptor type, if it is one of these.
-    fn of(descriptor_type: hipdnnBackendDescriptorType_t) -> Option<&'static Layout> {
-        Some(match descriptor_type {
-            HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_DESCRIPTOR_EXT => &BATCHNORM_INFERENCE,
-            HIPDNN_BACKEND_OPERATION_BATCHNORM_INFERENCE_VARIANCE_DESCRIPTOR_EXT => {
-                &BATCHNORM_INFERENCE_VARIANCE
-            }
-            HIPDNN_BACKEND_OPERATION_BATCHNORM_DESCRIPTOR_EXT => &BATCHNORM,
-            HIPDNN_BACKEND_OPERATION_BATCHNORM_BACKWARD_DESCRIPTOR_EXT => &BATCHNORM_BACKWARD,
-            HIPDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR => &MATMUL,
-            _ => return None,
-        })
-    }
-}
-
-/// An operation made of tensors and a compute type, as its [`Layout`] says.
-#[derive(Debug)]
-struct TensorOperation {
-    layout: &'static Layout,
-    tensors: Vec<Option<Arc<TensorAttributes>>>,
-    peer_stats: Vec<Arc<TensorAttributes>>,
-    compute: DataType,
-}
-
-impl TensorOperation {
-    fn new(layout: &'static Layout) -> Self {
-        Self {
-            layout,
-            tensors: vec![None; layout.slots.len()],
-            peer_stats: Vec::new(),
-            compute: DataType::Unset,
-        }
-    }
-
-    fn set(&mut self, value: &SetValue) -> BackendResult<()> {
-        let layout = self.layout;
-        if let Some(i) = layout.slots.iter().position(|s| s.attribute == value.name) {
-            self.tensors[i] = Some(set_tensor(value)?);
-        } else if value.name == layout.compute.0 {
-            self.compute = set_data_type(value)?;
-        } else if Some(value.name) == layout.peer_stats {
-            let mut tensors = Vec::new();
-            for d in value.descriptors()? {
-                match &d?.kind {
-                    Kind::Tensor(t) => tensors.push(Arc::clone(
-                        t.frozen().expect("a finalized TENSOR descriptor is frozen"),
-                    )),
-                    other => return Err(wrong_kind(value.name, "TENSOR", other)),
-                }
-            }
-            self.peer_stats = tensors;
-        } else {
-            return Err(unsupported_attribute(layout.type_name, value.name));
-        }
-        Ok(())
-    }
-
-    /// The node's attributes and its tensors in hipDNN's order (the slots that are set,
-    /// then the peer statistics).
-    fn finalize(&self) -> BackendResult<(NodeAttributes, Vec<Arc<TensorAttributes>>)> {
-        let layout = self.layout;
-        let what = layout.type_name;
-        for (slot, tensor) in layout.slots.iter().zip(&self.tensors) {
-            if slot.required && tensor.is_none() {
-                return Err(missing(what, slot.name));
-            }
-        }
-        if self.compute == DataType::Unset {
-            return Err(missing(what, layout.compute.1));
-        }
-        for group in layout.together {
-            let set = group.iter().filter(|&&i| self.tensors[i].is_some()).count();
-            if set != 0 && set != group.len() {
-                let names: Vec<&str> = group.iter().map(|&i| layout.slots[i].name).collect();
-                return Err(BackendError::bad_param(format!(
-                    "{what}: {} are set together or not at all",
-                    names.join(", ")
-                )));
-            }
-        }
-        let uids: Vec<Option<i64>> = self
-            .tensors
-            .iter()
-            .map(|t| t.as_ref().map(|t| t.uid))
-            .collect();
-        let peer_stats = self.peer_stats.iter().map(|t| t.uid).collect();
-        let mut tensors: Vec<_> = self.tensors.iter().flatten().cloned().collect();
-        tensors.extend(self.peer_stats.iter().cloned());
-        Ok(((layout.build)(&uids, peer_stats), tensors))
     }
 }
 
@@ -761,7 +473,13 @@ impl OperationDescriptor {
                         }
                     },
                     Operation::Pointwise(_) => HIPDNN_OPERATION_TYPE_POINTWISE,
-                    Operation::Tensors(t) => t.layout.operation_type,
+                    Operation::Tensors(t) => t.layout.operation_type.ok_or_else(|| {
+                        BackendError::not_supported(format!(
+                            "attribute {}: hipdnnOperationType_t has no value for {type_name} \
+                             (hipDNN's newer header adds one)",
+                            target.name
+                        ))
+                    })?,
                 };
                 // SAFETY: the type is checked: `hipdnnOperationType_t`s (ints).
                 return unsafe { target.put(&[kind]) };
@@ -769,10 +487,7 @@ impl OperationDescriptor {
             _ => {}
         }
         match &self.op {
-            Operation::Tensors(t) => match target.name {
-                name if name == t.layout.compute.0 => get_data_type(&target, t.compute),
-                other => Err(unsupported_attribute(type_name, other)),
-            },
+            Operation::Tensors(t) => t.get(&target),
             Operation::Convolution(c) => match target.name {
                 HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS => put_i64s(&target, &c.pre_padding),
                 HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS => put_i64s(&target, &c.post_padding),
