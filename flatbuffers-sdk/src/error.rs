@@ -74,6 +74,10 @@ pub enum Error {
     /// The JSON form could not be parsed.
     #[error("invalid graph JSON: {0}")]
     Json(#[from] serde_json::Error),
+    /// A graph in upstream hipDNN's JSON dialect could not be read (the message names
+    /// the node or tensor and the key at fault).
+    #[error("invalid graph JSON (upstream dialect): {0}")]
+    UpstreamJson(String),
 }
 
 impl Error {

@@ -17,7 +17,8 @@
 //!   checks the verifier leaves out (unknown union tags and data types). After that,
 //!   every accessor is infallible and zero-copy.
 //! * Owned forms ([`model`]): one struct per table, for building buffers and for the JSON
-//!   form of graphs (`docs/graph-json.md`).
+//!   forms of graphs (`docs/graph-json.md`): ours, which is flatc's, and upstream
+//!   hipDNN's dialect ([`model::JsonDialect`]); [`model::Graph::from_json`] reads either.
 //! * Graph validation ([`model::Graph::validate`], [`GraphView::validate`]): uids, cycles,
 //!   connectivity, data types, dims and strides, size limits ([`GraphLimits`]),
 //!   alignments, outputs whose strides alias, modes left unset and operands a mode does

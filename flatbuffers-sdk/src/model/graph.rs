@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::field::{WireField, data_type_from_wire};
 use super::json;
 use super::node::{NodeAttributes, NodeAttributesRef};
+use super::upstream::{self, JsonDialect};
 use crate::error::Error;
 use crate::tensor_value::{self, TensorValue};
 use crate::wire;
@@ -650,15 +651,76 @@ impl Graph {
         serde_json::to_string_pretty(self).expect("a graph always serializes to JSON")
     }
 
-    /// Parses the JSON form.
+    /// The graph in upstream hipDNN's JSON dialect, pretty-printed with a two-space
+    /// indent and keys in sorted order, as upstream's `nlohmann::json(graph).dump(2)`
+    /// writes it (see `docs/graph-json.md`, "Upstream's dialect").
+    pub fn to_upstream_json(&self) -> String {
+        serde_json::to_string_pretty(&upstream::graph_to_upstream(self))
+            .expect("a JSON value always serializes")
+    }
+
+    /// The graph in `dialect`: [`Graph::to_json`] or [`Graph::to_upstream_json`].
+    pub fn to_json_in(&self, dialect: JsonDialect) -> String {
+        match dialect {
+            JsonDialect::Flatc => self.to_json(),
+            JsonDialect::Upstream => self.to_upstream_json(),
+        }
+    }
+
+    /// Parses a graph's JSON in either dialect, telling them apart by content
+    /// ([`JsonDialect::detect`]).
+    ///
+    /// # Errors
+    /// Malformed JSON, and the errors of [`Graph::from_flatc_json`] or
+    /// [`Graph::from_upstream_json`], whichever dialect the text is in.
+    pub fn from_json(json: &str) -> Result<Self, Error> {
+        Self::from_json_detected(json).map(|(graph, _)| graph)
+    }
+
+    /// [`Graph::from_json`], also saying which dialect the text was in.
+    ///
+    /// # Errors
+    /// As [`Graph::from_json`].
+    pub fn from_json_detected(json: &str) -> Result<(Self, JsonDialect), Error> {
+        let value: serde_json::Value = serde_json::from_str(json)?;
+        match JsonDialect::detect(&value) {
+            // Parsed again from the text, so that errors say where they are.
+            JsonDialect::Flatc => Self::from_flatc_json(json).map(|g| (g, JsonDialect::Flatc)),
+            JsonDialect::Upstream => {
+                Self::from_upstream_value(value).map(|g| (g, JsonDialect::Upstream))
+            }
+        }
+    }
+
+    /// Parses upstream hipDNN's JSON dialect.
+    ///
+    /// # Errors
+    /// Malformed JSON; a missing key upstream requires, an unknown key, data type, enum
+    /// name or node type, each named with the node or tensor it is in; a number too
+    /// large for its type (as [`Graph::from_flatc_json`]).
+    pub fn from_upstream_json(json: &str) -> Result<Self, Error> {
+        Self::from_upstream_value(serde_json::from_str(json)?)
+    }
+
+    fn from_upstream_value(value: serde_json::Value) -> Result<Self, Error> {
+        let graph = upstream::graph_from_upstream(value).map_err(upstream::error)?;
+        graph.refuse_non_finite()
+    }
+
+    /// Parses this project's JSON form (flatc's), and only that.
     ///
     /// # Errors
     /// Malformed JSON, unknown fields, enum names or op types, and a number too large
     /// for its type: JSON numbers are finite, and one that overflows a `float` field
     /// (`1e300` for a `Float32Value`) is refused rather than read as infinity, which the
     /// JSON form could not write back.
-    pub fn from_json(json: &str) -> Result<Self, Error> {
+    pub fn from_flatc_json(json: &str) -> Result<Self, Error> {
         let graph: Self = serde_json::from_str(json)?;
+        graph.refuse_non_finite()
+    }
+
+    fn refuse_non_finite(self) -> Result<Self, Error> {
+        let graph = self;
         if let Some(what) = graph.non_finite_value() {
             return Err(Error::Json(serde::de::Error::custom(format!(
                 "{what} overflows to infinity; the JSON form holds finite values only"

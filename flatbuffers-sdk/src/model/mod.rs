@@ -6,6 +6,10 @@
 //! `EnginePrediction`, `SerializedGraphAndPlan`) also have `to_bytes`.
 //! Optional scalars (`= null` in the schema) are `Option`s: `None` is absent on the
 //! wire, never zero.
+//!
+//! Graphs also read and write upstream hipDNN's JSON dialect
+//! ([`Graph::to_upstream_json`], [`Graph::from_upstream_json`]); [`Graph::from_json`]
+//! takes either dialect ([`JsonDialect::detect`]).
 
 mod attributes;
 mod engine;
@@ -16,9 +20,11 @@ pub(crate) mod json;
 pub mod knob;
 pub(crate) mod macros;
 mod node;
+mod upstream;
 
 pub use attributes::*;
 pub use engine::*;
 pub use field::WireField;
 pub use graph::*;
 pub use node::{NodeAttributes, NodeAttributesRef};
+pub use upstream::JsonDialect;

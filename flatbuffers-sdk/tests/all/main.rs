@@ -3,4 +3,5 @@
 mod malformed;
 #[path = "../support/model_graphs.rs"]
 mod samples;
+mod upstream_json;
 mod validation;
