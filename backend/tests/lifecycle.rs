@@ -248,6 +248,63 @@ fn one_plan_creation_analyses_once_and_builds_once() {
     assert_eq!(workspace, 64);
 }
 
+/// The graph a JSON text describes, as the C API serializes it (validated bytes).
+fn c_api_bytes(json: &str) -> Vec<u8> {
+    let mut graph = ptr::null_mut();
+    let mut size = 0_usize;
+    // SAFETY: live locals; `bytes` is writable for `size` bytes; the descriptor is
+    // destroyed once.
+    unsafe {
+        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut graph,
+            json.as_ptr().cast(),
+            json.len(),
+        ));
+        ok(hipdnnBackendGetSerializedBinaryGraph_ext(
+            graph,
+            0,
+            &mut size,
+            ptr::null_mut(),
+        ));
+        let mut bytes = vec![0_u8; size];
+        ok(hipdnnBackendGetSerializedBinaryGraph_ext(
+            graph,
+            size,
+            &mut size,
+            bytes.as_mut_ptr(),
+        ));
+        ok(hipdnnBackendDestroyDescriptor(graph));
+        bytes
+    }
+}
+
+/// The C API's JSON entry point reads upstream hipDNN's dialect as well as ours
+/// (told apart by content): the same graph, the same bytes, and a plan from it.
+#[test]
+fn the_c_api_reads_graphs_in_upstreams_json_dialect() {
+    let _serial = serial();
+    let model = graph("upstream");
+    assert_eq!(
+        c_api_bytes(&model.to_upstream_json()),
+        c_api_bytes(&model.to_json())
+    );
+    assert_eq!(
+        c_api_bytes(&model.to_upstream_json()),
+        OperationGraph::new(model.clone()).unwrap().bytes()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = support::install_as(dir.path(), "counting_plugin", "counting_plugin");
+    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
+    // SAFETY: the file the backend loads; only the counting export is called.
+    let counts = Counts(unsafe { Library::new(&path) }.expect("load the counting plugin"));
+    let mut workspace = 0;
+    assert_eq!(
+        counts.during(|| workspace = plan_through_the_c_api(&model.to_upstream_json())),
+        [1, 1]
+    );
+    assert_eq!(workspace, 64);
+}
+
 #[test]
 fn the_c_api_reports_a_host_engine_through_its_behavior_notes() {
     let _serial = serial();

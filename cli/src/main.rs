@@ -59,8 +59,8 @@ enum Command {
     /// with their knobs and memory kind for it; why none does, if none does; and the
     /// engines that do not.
     Engines {
-        /// The graph to ask the engines about: its JSON form or a binary FlatBuffer, as
-        /// `hipdnn run` reads it
+        /// The graph to ask the engines about: JSON (ours or upstream hipDNN's dialect)
+        /// or a binary FlatBuffer, as `hipdnn run` reads it
         #[arg(long, value_name = "FILE")]
         graph: Option<PathBuf>,
         /// Print JSON instead of a table

@@ -27,8 +27,8 @@ use crate::tensors::{AlignedBuffer, IoTensor, Role, generator, io_tensors, value
 /// Options of `hipdnn run`.
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The graph: its JSON form (docs/graph-json.md) or a binary FlatBuffer `Graph`
-    /// (told apart by content)
+    /// The graph: JSON in our form or upstream hipDNN's dialect (docs/graph-json.md),
+    /// or a binary FlatBuffer `Graph` (told apart by content)
     pub graph: PathBuf,
     /// Read input tensors from DIR/UID.npy, UID being the tensor uid (shape = dims; float32, or float16 for
     /// HALF tensors); inputs without a file are generated from --seed
@@ -67,7 +67,8 @@ fn parse_seed(s: &str) -> Result<u64, String> {
 }
 
 /// Reads a graph file, JSON or binary (JSON starts with `{` after whitespace), and
-/// validates it.
+/// validates it. JSON may be in either dialect, ours or upstream hipDNN's (as
+/// `HIPDNN_LOG_GRAPH_DIR` dumps write it): [`Graph::from_json`] tells them apart.
 ///
 /// # Errors
 /// Unreadable file, malformed graph, invalid graph (naming the uid at fault).

@@ -39,6 +39,36 @@ const RELU_GRAPH: &str = r#"{
 }
 "#;
 
+/// [`RELU_GRAPH`] in upstream hipDNN's JSON dialect, written by hand as upstream's
+/// nlohmann::json writer lays it out (nodes with `type`, uids under `inputs` and
+/// `outputs`, `null` for absent optionals, lower-case data types and modes).
+const RELU_GRAPH_UPSTREAM: &str = r#"{
+  "name": "relu",
+  "compute_data_type": "float",
+  "intermediate_data_type": "float",
+  "io_data_type": "float",
+  "is_override_shape_enabled": false,
+  "tensors": [
+    { "uid": 1, "name": "x", "data_type": "float", "dims": [2, 3, 4], "strides": [12, 4, 1],
+      "virtual": false, "alignment": 16, "is_runtime_pass_by_value": false },
+    { "uid": 2, "name": "y", "data_type": "float", "dims": [2, 3, 4], "strides": [12, 4, 1],
+      "virtual": false, "alignment": 16, "is_runtime_pass_by_value": false }
+  ],
+  "nodes": [
+    {
+      "name": "relu", "type": "PointwiseAttributes", "compute_data_type": "float",
+      "inputs": {
+        "operation": "relu_fwd", "relu_lower_clip": null, "relu_upper_clip": null,
+        "relu_lower_clip_slope": null, "axis_tensor_uid": null, "in_0_tensor_uid": 1,
+        "in_1_tensor_uid": null, "in_2_tensor_uid": null, "swish_beta": null,
+        "elu_alpha": null, "softplus_beta": null
+      },
+      "outputs": { "out_0_tensor_uid": 2 }
+    }
+  ]
+}
+"#;
+
 /// `c = a + b` over packed `FLOAT` tensors: what the probe plugin runs.
 const ADD_GRAPH: &str = r#"{
   "name": "add",
@@ -724,6 +754,58 @@ fn unknown_engine_fails() {
     let line = run.error_line();
     assert!(
         line.contains("unknown engine 'NO_SUCH_ENGINE'") && line.contains("EXAMPLE_RELU_ENGINE"),
+        "{line}"
+    );
+}
+
+#[test]
+fn run_reads_upstreams_json_dialect() {
+    let s = Scratch::new();
+    assert_eq!(
+        Graph::from_json(RELU_GRAPH_UPSTREAM).unwrap(),
+        Graph::from_json(RELU_GRAPH).unwrap()
+    );
+    std::fs::write(s.path("relu.upstream.json"), RELU_GRAPH_UPSTREAM).unwrap();
+    let run = s.hipdnn(&["run", "relu.upstream.json", "--check"]);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("graph: 'relu' (1 node, 2 tensors)"),
+        "{run:#?}"
+    );
+    assert!(run.stdout.contains("check: passed"), "{run:#?}");
+    // The same outputs as from our form, for the same inputs.
+    for (file, out) in [("relu.json", "ours"), ("relu.upstream.json", "theirs")] {
+        s.hipdnn(&["run", file, "--outputs", out, "--seed", "7"])
+            .expect_code(0);
+    }
+    assert_eq!(
+        read_npy(&s.path("ours/2.npy")),
+        read_npy(&s.path("theirs/2.npy"))
+    );
+}
+
+#[test]
+fn an_upstream_graph_that_cannot_be_read_fails_naming_the_node_and_key() {
+    let s = Scratch::new();
+    let pooling = RELU_GRAPH_UPSTREAM.replace("PointwiseAttributes", "PoolingFwdAttributes");
+    std::fs::write(s.path("pooling.json"), pooling).unwrap();
+    let run = s.hipdnn(&["run", "pooling.json"]);
+    run.expect_code(2);
+    let line = run.error_line();
+    assert!(
+        line.contains("pooling.json")
+            && line.contains("node 0 (\"relu\"): node type \"PoolingFwdAttributes\" is not part of upstream's graph JSON dialect"),
+        "{line}"
+    );
+    let missing = RELU_GRAPH_UPSTREAM.replace("\"out_0_tensor_uid\": 2", "\"out_1_tensor_uid\": 2");
+    std::fs::write(s.path("missing.json"), missing).unwrap();
+    let line = s
+        .hipdnn(&["run", "missing.json"])
+        .expect_code(2)
+        .error_line()
+        .to_owned();
+    assert!(
+        line.contains("`outputs.out_0_tensor_uid` is missing"),
         "{line}"
     );
 }
