@@ -10,9 +10,12 @@
 //!   lowercase hex), else to `graph_<h>.json` with `h` the FNV-1a 64 hash of its
 //!   serialized bytes as 16 hex digits. An existing file is left alone: finalizing the
 //!   same graph again writes nothing new.
-//! * The JSON is this project's form of a graph (`docs/graph-json.md`,
-//!   [`Graph::to_json`](hipdnn_flatbuffers_sdk::model::Graph::to_json)), which
-//!   `hipdnn run` reads back.
+//! * The JSON is upstream hipDNN's dialect, pretty-printed with a two-space indent as
+//!   upstream's graph logger writes it (`nlohmann::json(graph).dump(2)`; see
+//!   `docs/graph-json.md` and
+//!   [`Graph::to_upstream_json`](hipdnn_flatbuffers_sdk::model::Graph::to_upstream_json)),
+//!   so tools written for upstream's dumps read ours; `hipdnn run` reads them back too
+//!   (it takes either dialect).
 //! * Failures (a directory that cannot be made, a file that cannot be written) are logged
 //!   as warnings and never fail the finalize.
 
@@ -87,7 +90,7 @@ pub fn dump_graph(dir: &Path, graph: &OperationGraph) -> Option<PathBuf> {
             return None;
         }
     };
-    let json = graph.graph().to_json();
+    let json = graph.graph().to_upstream_json();
     if let Err(e) = std::io::Write::write_all(&mut file, json.as_bytes()) {
         tracing::warn!(path = %path.display(), "{LOG_GRAPH_DIR_ENV}: cannot write the graph dump: {e}");
         return None;
