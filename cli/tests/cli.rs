@@ -784,6 +784,29 @@ fn run_reads_upstreams_json_dialect() {
     );
 }
 
+/// What `HIPDNN_LOG_GRAPH_DIR` writes for a finalized graph (upstream's dialect) runs
+/// as it is.
+#[test]
+fn a_graph_log_dump_runs_with_check() {
+    use hipdnn_backend::OperationGraph;
+    use hipdnn_backend::graph_log::dump_graph;
+    use hipdnn_flatbuffers_sdk::model::JsonDialect;
+
+    let s = Scratch::new();
+    let graph = OperationGraph::new(Graph::from_json(RELU_GRAPH).unwrap()).unwrap();
+    let path = dump_graph(&s.path("graphs"), &graph).expect("the graph is dumped");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        JsonDialect::detect(&serde_json::from_str(&text).unwrap()),
+        JsonDialect::Upstream,
+        "{text}"
+    );
+    let path = path.to_str().unwrap();
+    let run = s.hipdnn(&["run", path, "--check"]);
+    run.expect_code(0);
+    assert!(run.stdout.contains("check: passed"), "{run:#?}");
+}
+
 #[test]
 fn an_upstream_graph_that_cannot_be_read_fails_naming_the_node_and_key() {
     let s = Scratch::new();
