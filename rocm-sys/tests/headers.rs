@@ -133,8 +133,13 @@ fn miopen_declarations_agree_with_the_miopen_header() {
             "MIOpen's header (miopen/miopen.h) not found in ROCM_PATH/include or /opt/rocm/include"
         )
     });
-    let mut source =
-        String::from("#include <stdbool.h>\n#include <stddef.h>\n#include <miopen/miopen.h>\n\n");
+    // miopen.h names `miopenTensorArgument_t` without `struct` (valid C++ only); the
+    // typedef lets a C compiler read it.
+    let mut source = String::from(
+        "#include <stdbool.h>\n#include <stddef.h>\n\
+         typedef struct miopenTensorArgument_t miopenTensorArgument_t;\n\
+         #include <miopen/miopen.h>\n\n",
+    );
     for check in MiopenApi::c_checks() {
         writeln!(source, "static {check}").unwrap();
     }
