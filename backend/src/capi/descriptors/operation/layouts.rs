@@ -3,15 +3,23 @@
 //! builds. Slots are listed in hipDNN's attribute order, which is also the order its
 //! graph lists the node's tensors in.
 
+use std::sync::Arc;
+
+use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{
     BatchnormAttributes, BatchnormBackwardAttributes, BatchnormInferenceAttributes,
-    BatchnormInferenceAttributesVarianceExt, LayernormAttributes, LayernormBackwardAttributes,
-    MatmulAttributes, RMSNormAttributes, RMSNormBackwardAttributes, ReductionAttributes,
-    ResampleFwdAttributes,
+    BatchnormInferenceAttributesVarianceExt, BlockScaleDequantizeAttributes,
+    BlockScaleQuantizeAttributes, CustomOpAttributes, LayernormAttributes,
+    LayernormBackwardAttributes, MatmulAttributes, MoeGroupedMatmulAttributes, RMSNormAttributes,
+    RMSNormBackwardAttributes, ReductionAttributes, ResampleFwdAttributes, SdpaAttributes,
+    SdpaBackwardAttributes, TensorAttributes,
 };
-use hipdnn_flatbuffers_sdk::wire::{NormFwdPhase, PaddingMode, ReductionMode, ResampleMode};
+use hipdnn_flatbuffers_sdk::wire::{
+    AttentionImplementation, DiagonalAlignment, MoeGroupedMatmulMode, NormFwdPhase, PaddingMode,
+    ReductionMode, ResampleMode,
+};
 
-use super::table::{CEnum, Layout, params, slots};
+use super::table::{CEnum, Layout, Parts, params, slots};
 use crate::capi::enums::tables::*;
 
 /// `hipdnnReduceTensorOp_t` (`HIPDNN_REDUCE_TENSOR_ADD` … `_MUL_NO_ZEROS`).
@@ -46,6 +54,30 @@ static PADDING_MODE: CEnum = CEnum {
     int64_too: false,
 };
 
+/// `hipdnnDiagonalAlignment_t`; hipDNN's earlier SDPA descriptors took it as an `INT64`.
+static DIAGONAL_ALIGNMENT: CEnum = CEnum {
+    ty: HIPDNN_TYPE_DIAGONAL_ALIGNMENT_EXT,
+    type_name: "hipdnnDiagonalAlignment_t",
+    values: HIPDNN_DIAGONAL_ALIGNMENT_TOP_LEFT_EXT..=HIPDNN_DIAGONAL_ALIGNMENT_BOTTOM_RIGHT_EXT,
+    int64_too: true,
+};
+
+/// `hipdnnAttentionImplementation_t`; earlier as an `INT64` too.
+static ATTENTION_IMPLEMENTATION: CEnum = CEnum {
+    ty: HIPDNN_TYPE_ATTENTION_IMPLEMENTATION_EXT,
+    type_name: "hipdnnAttentionImplementation_t",
+    values: HIPDNN_ATTENTION_IMPLEMENTATION_AUTO_EXT..=HIPDNN_ATTENTION_IMPLEMENTATION_UNIFIED_EXT,
+    int64_too: true,
+};
+
+/// `hipdnnMoeGroupedMatmulMode_t`.
+static MOE_GROUPED_MATMUL_MODE: CEnum = CEnum {
+    ty: HIPDNN_TYPE_MOE_GROUPED_MATMUL_MODE,
+    type_name: "hipdnnMoeGroupedMatmulMode_t",
+    values: HIPDNN_MOE_GROUPED_MATMUL_MODE_NONE..=HIPDNN_MOE_GROUPED_MATMUL_MODE_SCATTER,
+    int64_too: false,
+};
+
 static BATCHNORM_INFERENCE: Layout = Layout {
     type_name: "OPERATION_BATCHNORM_INFERENCE_EXT",
     operation_type: Some(HIPDNN_OPERATION_TYPE_BATCHNORM_INFERENCE),
@@ -64,6 +96,7 @@ static BATCHNORM_INFERENCE: Layout = Layout {
         "HIPDNN_ATTR_BATCHNORM_INF_COMP_TYPE_EXT",
     ),
     together: &[],
+    check: None,
     build: |p| {
         BatchnormInferenceAttributes {
             x_tensor_uid: p.uid(0),
@@ -96,6 +129,7 @@ static BATCHNORM_INFERENCE_VARIANCE: Layout = Layout {
         "HIPDNN_ATTR_BATCHNORM_INF_VAR_COMP_TYPE_EXT",
     ),
     together: &[],
+    check: None,
     build: |p| {
         BatchnormInferenceAttributesVarianceExt {
             x_tensor_uid: p.uid(0),
@@ -135,6 +169,7 @@ static BATCHNORM: Layout = Layout {
     ),
     // The saved statistics as a pair; the running statistics all five or none.
     together: &[&[5, 6], &[7, 8, 9, 10, 11]],
+    check: None,
     build: |p| {
         BatchnormAttributes {
             x_tensor_uid: p.uid(0),
@@ -175,6 +210,7 @@ static BATCHNORM_BACKWARD: Layout = Layout {
         "HIPDNN_ATTR_BATCHNORM_BACKWARD_COMP_TYPE_EXT",
     ),
     together: &[&[6, 7]],
+    check: None,
     build: |p| {
         BatchnormBackwardAttributes {
             dy_tensor_uid: p.uid(0),
@@ -203,6 +239,7 @@ static MATMUL: Layout = Layout {
     params: &[],
     compute: (HIPDNN_ATTR_MATMUL_COMP_TYPE, "HIPDNN_ATTR_MATMUL_COMP_TYPE"),
     together: &[],
+    check: None,
     build: |p| {
         MatmulAttributes {
             a_tensor_uid: p.uid(0),
@@ -231,6 +268,7 @@ static REDUCTION: Layout = Layout {
         "HIPDNN_ATTR_REDUCTION_COMP_TYPE",
     ),
     together: &[],
+    check: None,
     build: |p| {
         ReductionAttributes {
             mode: ReductionMode(p.code(0)),
@@ -265,6 +303,7 @@ static LAYERNORM: Layout = Layout {
     ),
     // The saved statistics as a pair, as hipDNN checks.
     together: &[&[5, 6]],
+    check: None,
     build: |p| {
         LayernormAttributes {
             x_tensor_uid: p.uid(0),
@@ -301,6 +340,7 @@ static RMSNORM: Layout = Layout {
         "HIPDNN_ATTR_RMSNORM_COMP_TYPE_EXT",
     ),
     together: &[],
+    check: None,
     build: |p| {
         RMSNormAttributes {
             x_tensor_uid: p.uid(0),
@@ -339,6 +379,7 @@ static RESAMPLE_FWD: Layout = Layout {
         "HIPDNN_ATTR_RESAMPLE_COMP_TYPE",
     ),
     together: &[],
+    check: None,
     build: |p| {
         ResampleFwdAttributes {
             x_tensor_uid: p.uid(0),
@@ -380,6 +421,7 @@ static LAYERNORM_BACKWARD: Layout = Layout {
         "HIPDNN_ATTR_LAYERNORM_BACKWARD_COMP_TYPE_EXT",
     ),
     together: &[],
+    check: None,
     build: |p| {
         LayernormBackwardAttributes {
             dy_tensor_uid: p.uid(0),
@@ -417,6 +459,7 @@ static RMSNORM_BACKWARD: Layout = Layout {
         "HIPDNN_ATTR_RMSNORM_BACKWARD_COMP_TYPE_EXT",
     ),
     together: &[],
+    check: None,
     build: |p| {
         RMSNormBackwardAttributes {
             dy_tensor_uid: p.uid(0),
@@ -426,6 +469,375 @@ static RMSNORM_BACKWARD: Layout = Layout {
             dx_tensor_uid: p.uid(4),
             dscale_tensor_uid: p.uid(5),
             dbias_tensor_uid: p.opt(6),
+        }
+        .into()
+    },
+};
+
+static SDPA_FWD: Layout = Layout {
+    type_name: "OPERATION_SDPA_FWD",
+    operation_type: Some(HIPDNN_OPERATION_TYPE_SDPA_FORWARD),
+    slots: slots![
+        required HIPDNN_ATTR_OPERATION_SDPA_FWD_QDESC,
+        required HIPDNN_ATTR_OPERATION_SDPA_FWD_KDESC,
+        required HIPDNN_ATTR_OPERATION_SDPA_FWD_VDESC,
+        required HIPDNN_ATTR_OPERATION_SDPA_FWD_ODESC,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_ATTN_MASK_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_QDESC,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_SEQ_LEN_KVDESC,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_SEED_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_OFFSET_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_DROPOUT_MASK_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_DROPOUT_SCALE_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_KDESC,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_PAGE_TABLE_VDESC,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_BLOCK_MASK_DESC,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_SINK_TOKEN_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_DESCALE_Q_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_DESCALE_K_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_DESCALE_V_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_DESCALE_S_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_SCALE_S_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_SCALE_O_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_MAX_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_SUM_EXP_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_RNG_DUMP_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_AMAX_S_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_FWD_AMAX_O_EXT,
+    ],
+    arrays: &[],
+    params: params![
+        optional HIPDNN_ATTR_SDPA_FWD_GENERATE_STATS_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_FWD_ALIBI_MASK_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_FWD_PADDING_MASK_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_FWD_CAUSAL_MASK_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_FWD_CAUSAL_MASK_BOTTOM_RIGHT_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_FWD_DROPOUT_PROBABILITY_EXT: Float,
+        optional HIPDNN_ATTR_SDPA_FWD_ATTN_SCALE_VALUE_EXT: Float,
+        optional HIPDNN_ATTR_SDPA_FWD_LEFT_BOUND_EXT: Int64,
+        optional HIPDNN_ATTR_SDPA_FWD_RIGHT_BOUND_EXT: Int64,
+        optional HIPDNN_ATTR_SDPA_FWD_MAX_SEQ_LEN_KV_EXT: Int32,
+        optional HIPDNN_ATTR_SDPA_FWD_DIAGONAL_ALIGNMENT_EXT: Enum(&DIAGONAL_ALIGNMENT),
+        optional HIPDNN_ATTR_SDPA_FWD_MMA_CORE_MODE_EXT: Data,
+        optional HIPDNN_ATTR_SDPA_FWD_IMPLEMENTATION_EXT: Enum(&ATTENTION_IMPLEMENTATION),
+    ],
+    compute: (
+        HIPDNN_ATTR_SDPA_FWD_COMP_TYPE_EXT,
+        "HIPDNN_ATTR_SDPA_FWD_COMP_TYPE_EXT",
+    ),
+    together: &[],
+    check: None,
+    build: |p| {
+        SdpaAttributes {
+            q_tensor_uid: p.uid(0),
+            k_tensor_uid: p.uid(1),
+            v_tensor_uid: p.uid(2),
+            o_tensor_uid: p.uid(3),
+            attn_mask_tensor_uid: p.opt(4),
+            scale_tensor_uid: p.opt(5),
+            seq_len_q_tensor_uid: p.opt(6),
+            seq_len_kv_tensor_uid: p.opt(7),
+            seed_tensor_uid: p.opt(8),
+            offset_tensor_uid: p.opt(9),
+            dropout_mask_tensor_uid: p.opt(10),
+            dropout_scale_tensor_uid: p.opt(11),
+            page_table_k_tensor_uid: p.opt(12),
+            page_table_v_tensor_uid: p.opt(13),
+            block_mask_tensor_uid: p.opt(14),
+            sink_token_tensor_uid: p.opt(15),
+            descale_q_tensor_uid: p.opt(16),
+            descale_k_tensor_uid: p.opt(17),
+            descale_v_tensor_uid: p.opt(18),
+            descale_s_tensor_uid: p.opt(19),
+            scale_s_tensor_uid: p.opt(20),
+            scale_o_tensor_uid: p.opt(21),
+            stats_tensor_uid: p.opt(22),
+            max_tensor_uid: p.opt(23),
+            sum_exp_tensor_uid: p.opt(24),
+            rng_dump_tensor_uid: p.opt(25),
+            amax_s_tensor_uid: p.opt(26),
+            amax_o_tensor_uid: p.opt(27),
+            generate_stats: p.opt_flag(0),
+            alibi_mask: p.flag(1),
+            padding_mask: p.flag(2),
+            causal_mask: p.flag(3),
+            causal_mask_bottom_right: p.flag(4),
+            dropout_probability: p.f32(5),
+            attn_scale_value: p.f32(6),
+            left_bound: p.i64(7),
+            right_bound: p.i64(8),
+            max_seq_len_kv: p.i32(9),
+            diagonal_alignment: DiagonalAlignment(p.code(10)),
+            mma_core_mode: p.data(11),
+            implementation: AttentionImplementation(p.code(12)),
+            ..SdpaAttributes::default()
+        }
+        .into()
+    },
+};
+
+static SDPA_BWD: Layout = Layout {
+    type_name: "OPERATION_SDPA_BWD_EXT",
+    operation_type: Some(HIPDNN_OPERATION_TYPE_SDPA_BACKWARD),
+    slots: slots![
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_Q_EXT,
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_K_EXT,
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_V_EXT,
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_O_EXT,
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_DO_EXT,
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_STATS_EXT,
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_DQ_EXT,
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_DK_EXT,
+        required HIPDNN_ATTR_OPERATION_SDPA_BWD_DV_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_SCALE_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_ATTN_MASK_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_Q_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_SEQ_LEN_KV_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_SEED_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_OFFSET_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_DROPOUT_MASK_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_DROPOUT_SCALE_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_DROPOUT_SCALE_INV_EXT,
+        optional HIPDNN_ATTR_OPERATION_SDPA_BWD_DBIAS_EXT,
+    ],
+    arrays: &[],
+    params: params![
+        optional HIPDNN_ATTR_SDPA_BWD_ALIBI_MASK_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_BWD_PADDING_MASK_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_BWD_CAUSAL_MASK_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_BWD_CAUSAL_MASK_BOTTOM_RIGHT_EXT: Bool,
+        optional HIPDNN_ATTR_SDPA_BWD_DROPOUT_PROBABILITY_EXT: Float,
+        optional HIPDNN_ATTR_SDPA_BWD_ATTN_SCALE_VALUE_EXT: Float,
+        optional HIPDNN_ATTR_SDPA_BWD_LEFT_BOUND_EXT: Int64,
+        optional HIPDNN_ATTR_SDPA_BWD_RIGHT_BOUND_EXT: Int64,
+        optional HIPDNN_ATTR_SDPA_BWD_DIAGONAL_ALIGNMENT_EXT: Enum(&DIAGONAL_ALIGNMENT),
+    ],
+    compute: (
+        HIPDNN_ATTR_SDPA_BWD_COMP_TYPE_EXT,
+        "HIPDNN_ATTR_SDPA_BWD_COMP_TYPE_EXT",
+    ),
+    together: &[],
+    check: None,
+    build: |p| {
+        SdpaBackwardAttributes {
+            q_tensor_uid: p.uid(0),
+            k_tensor_uid: p.uid(1),
+            v_tensor_uid: p.uid(2),
+            o_tensor_uid: p.uid(3),
+            do_tensor_uid: p.uid(4),
+            stats_tensor_uid: p.uid(5),
+            dq_tensor_uid: p.uid(6),
+            dk_tensor_uid: p.uid(7),
+            dv_tensor_uid: p.uid(8),
+            scale_tensor_uid: p.opt(9),
+            attn_mask_tensor_uid: p.opt(10),
+            seq_len_q_tensor_uid: p.opt(11),
+            seq_len_kv_tensor_uid: p.opt(12),
+            seed_tensor_uid: p.opt(13),
+            offset_tensor_uid: p.opt(14),
+            dropout_mask_tensor_uid: p.opt(15),
+            dropout_scale_tensor_uid: p.opt(16),
+            dropout_scale_inv_tensor_uid: p.opt(17),
+            dbias_tensor_uid: p.opt(18),
+            alibi_mask: p.flag(0),
+            padding_mask: p.flag(1),
+            causal_mask: p.flag(2),
+            causal_mask_bottom_right: p.flag(3),
+            dropout_probability: p.f32(4),
+            attn_scale_value: p.f32(5),
+            left_bound: p.i64(6),
+            right_bound: p.i64(7),
+            diagonal_alignment: DiagonalAlignment(p.code(8)),
+        }
+        .into()
+    },
+};
+
+static BLOCK_SCALE_QUANTIZE: Layout = Layout {
+    type_name: "OPERATION_BLOCK_SCALE_QUANTIZE",
+    operation_type: Some(HIPDNN_OPERATION_TYPE_BLOCK_SCALE_QUANTIZE),
+    slots: slots![
+        required HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_XDESC,
+        required HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_YDESC,
+        required HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_SCALE_DESC,
+    ],
+    arrays: &[],
+    params: params![
+        required HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_BLOCK_SIZE: Int32,
+        optional HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_AXIS_EXT: Int64,
+        optional HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_TRANSPOSE_EXT: Bool,
+    ],
+    compute: (
+        HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_MATH_PREC,
+        "HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_MATH_PREC",
+    ),
+    together: &[],
+    check: Some(|p, _| {
+        if p.i32(0).unwrap_or_default() > 0 {
+            Ok(())
+        } else {
+            Err("HIPDNN_ATTR_OPERATION_BLOCK_SCALE_QUANTIZE_BLOCK_SIZE must be positive".into())
+        }
+    }),
+    build: |p| {
+        BlockScaleQuantizeAttributes {
+            x_tensor_uid: p.uid(0),
+            y_tensor_uid: p.uid(1),
+            scale_tensor_uid: p.uid(2),
+            block_size: p.i32(0).unwrap_or_default(),
+            axis: p.i64(1),
+            transpose: p.flag(2),
+        }
+        .into()
+    },
+};
+
+static BLOCK_SCALE_DEQUANTIZE: Layout = Layout {
+    type_name: "OPERATION_BLOCK_SCALE_DEQUANTIZE",
+    operation_type: Some(HIPDNN_OPERATION_TYPE_BLOCK_SCALE_DEQUANTIZE),
+    slots: slots![
+        required HIPDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_XDESC,
+        required HIPDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_SCALE_DESC,
+        required HIPDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_YDESC,
+    ],
+    arrays: &[],
+    params: params![
+        required HIPDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_BLOCK_SIZE: Int32s,
+        optional HIPDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_NEG_SCALE: Bool,
+    ],
+    compute: (
+        HIPDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_MATH_PREC,
+        "HIPDNN_ATTR_OPERATION_BLOCK_SCALE_DEQUANTIZE_MATH_PREC",
+    ),
+    together: &[],
+    check: None,
+    build: |p| {
+        BlockScaleDequantizeAttributes {
+            x_tensor_uid: p.uid(0),
+            scale_tensor_uid: p.uid(1),
+            y_tensor_uid: p.uid(2),
+            block_size: p.i32s(0),
+            is_negative_scale: p.flag(1),
+        }
+        .into()
+    },
+};
+
+static CUSTOM_OP: Layout = Layout {
+    type_name: "OPERATION_CUSTOM_OP_EXT",
+    operation_type: Some(HIPDNN_OPERATION_TYPE_CUSTOM_OP),
+    slots: &[],
+    // The inputs' tensors, then the outputs', as hipDNN lists them.
+    arrays: slots![
+        optional HIPDNN_ATTR_OPERATION_CUSTOM_OP_INPUTS_EXT,
+        required HIPDNN_ATTR_OPERATION_CUSTOM_OP_OUTPUTS_EXT,
+    ],
+    params: params![
+        required HIPDNN_ATTR_OPERATION_CUSTOM_OP_ID_EXT: Text,
+        optional HIPDNN_ATTR_OPERATION_CUSTOM_OP_DATA_EXT: Bytes,
+    ],
+    compute: (
+        HIPDNN_ATTR_CUSTOM_OP_COMP_TYPE_EXT,
+        "HIPDNN_ATTR_CUSTOM_OP_COMP_TYPE_EXT",
+    ),
+    together: &[],
+    check: None,
+    build: |p| {
+        CustomOpAttributes {
+            custom_op_id: p.text(0),
+            input_tensor_uids: p.array(0),
+            output_tensor_uids: p.array(1),
+            data: p.bytes(1),
+            ..CustomOpAttributes::default()
+        }
+        .into()
+    },
+};
+
+/// hipDNN's routing rules: NONE takes neither routing tensor and a zero top-k; GATHER
+/// the token index and a zero top-k; SCATTER both routing tensors and a top-k in
+/// `1..=` the weight's first extent; the offsets and routing tensors are INT32.
+fn moe_routing(p: &Parts<'_>, tensors: &[Option<Arc<TensorAttributes>>]) -> Result<(), String> {
+    let int32 = |i: usize, name: &str| match &tensors[i] {
+        Some(t) if t.data_type != DataType::Int32 => Err(format!("{name} must be INT32")),
+        _ => Ok(()),
+    };
+    int32(
+        2,
+        "HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_FIRST_TOKEN_OFFSET_DESC",
+    )?;
+    int32(
+        3,
+        "HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_INDEX_DESC",
+    )?;
+    int32(4, "HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_KS_DESC")?;
+    let (index, ks) = (tensors[3].is_some(), tensors[4].is_some());
+    let top_k = p.i32(1).unwrap_or_default();
+    let mode = MoeGroupedMatmulMode(p.code(0));
+    let ok = match mode {
+        MoeGroupedMatmulMode::NONE => !index && !ks && top_k == 0,
+        MoeGroupedMatmulMode::GATHER => index && !ks && top_k == 0,
+        _ => {
+            let experts = tensors[1]
+                .as_ref()
+                .and_then(|w| w.dims.first().copied())
+                .unwrap_or_default();
+            index && ks && top_k >= 1 && i64::from(top_k) <= experts
+        }
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(match mode {
+        MoeGroupedMatmulMode::NONE => {
+            "NONE routing takes no TOKEN_INDEX_DESC or TOKEN_KS_DESC and a top-k of 0"
+        }
+        MoeGroupedMatmulMode::GATHER => {
+            "GATHER routing takes TOKEN_INDEX_DESC, no TOKEN_KS_DESC and a top-k of 0"
+        }
+        _ => {
+            "SCATTER routing takes TOKEN_INDEX_DESC and TOKEN_KS_DESC and a top-k from 1 to \
+             the weight's first extent"
+        }
+    }
+    .to_owned())
+}
+
+static MOE_GROUPED_MATMUL: Layout = Layout {
+    type_name: "OPERATION_MOE_GROUPED_MATMUL",
+    // This header's hipdnnOperationType_t has no value for it.
+    operation_type: None,
+    slots: slots![
+        required HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_DESC,
+        required HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_WEIGHT_DESC,
+        required HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_FIRST_TOKEN_OFFSET_DESC,
+        optional HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_INDEX_DESC,
+        optional HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOKEN_KS_DESC,
+        required HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_OUTPUT_DESC,
+    ],
+    arrays: &[],
+    params: params![
+        optional HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MODE: Enum(&MOE_GROUPED_MATMUL_MODE),
+        optional HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_TOP_K: Int32,
+    ],
+    compute: (
+        HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MATH_PREC,
+        "HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_MATH_PREC",
+    ),
+    together: &[],
+    check: Some(moe_routing),
+    build: |p| {
+        MoeGroupedMatmulAttributes {
+            token_tensor_uid: p.uid(0),
+            weight_tensor_uid: p.uid(1),
+            first_token_offset_tensor_uid: p.uid(2),
+            token_index_tensor_uid: p.opt(3),
+            token_ks_tensor_uid: p.opt(4),
+            output_tensor_uid: p.uid(5),
+            mode: MoeGroupedMatmulMode(p.code(0)),
+            top_k: p.i32(1).unwrap_or_default(),
         }
         .into()
     },
@@ -448,6 +860,12 @@ impl Layout {
             HIPDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR => &RESAMPLE_FWD,
             HIPDNN_BACKEND_OPERATION_LAYERNORM_BACKWARD_DESCRIPTOR_EXT => &LAYERNORM_BACKWARD,
             HIPDNN_BACKEND_OPERATION_RMSNORM_BACKWARD_DESCRIPTOR_EXT => &RMSNORM_BACKWARD,
+            HIPDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR => &SDPA_FWD,
+            HIPDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR_EXT => &SDPA_BWD,
+            HIPDNN_BACKEND_OPERATION_BLOCK_SCALE_QUANTIZE_DESCRIPTOR => &BLOCK_SCALE_QUANTIZE,
+            HIPDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR => &BLOCK_SCALE_DEQUANTIZE,
+            HIPDNN_BACKEND_OPERATION_CUSTOM_OP_DESCRIPTOR_EXT => &CUSTOM_OP,
+            HIPDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR => &MOE_GROUPED_MATMUL,
             _ => return None,
         })
     }

@@ -60,11 +60,6 @@ pub(super) struct CEnum {
 
 /// What one scalar parameter takes: its attribute type and element count.
 #[derive(Debug)]
-#[expect(
-    dead_code,
-    reason = "the INT32, FLOAT, DATA_TYPE and CHAR kinds are for the attention, block-scale \
-              and custom-op layouts, next"
-)]
 pub(super) enum ParamType {
     /// One `INT64`.
     Int64,
@@ -137,11 +132,6 @@ pub(super) struct Parts<'a> {
     params: &'a [Option<Value>],
 }
 
-#[expect(
-    dead_code,
-    reason = "the INT32, FLOAT, DATA_TYPE and CHAR readers are for the attention, \
-              block-scale and custom-op layouts, next"
-)]
 impl Parts<'_> {
     /// Slot `i`'s uid; a required slot is set by the time the node is built.
     pub(super) fn uid(&self, i: usize) -> i64 {
@@ -254,9 +244,15 @@ pub(super) struct Layout {
     pub(super) compute: (hipdnnBackendAttributeName_t, &'static str),
     /// Groups of slots (indices) that are set all together or not at all.
     pub(super) together: &'static [&'static [usize]],
+    /// What else finalize checks (hipDNN's checks between values), if anything; the
+    /// message is prefixed with the type name.
+    pub(super) check: Option<Check>,
     /// The node's attributes.
     pub(super) build: fn(&Parts<'_>) -> NodeAttributes,
 }
+
+/// A finalize check over the parts and the slots' tensors.
+pub(super) type Check = fn(&Parts<'_>, &[Option<Arc<TensorAttributes>>]) -> Result<(), String>;
 
 /// An operation made of tensors, a compute type and parameters, as its [`Layout`] says.
 #[derive(Debug)]
@@ -323,7 +319,9 @@ impl TensorOperation {
             return Err(missing(what, layout.compute.1));
         }
         for (param, value) in layout.params.iter().zip(&self.params) {
-            if param.required && value.is_none() {
+            // An empty required string is not set (hipDNN checks the custom op's id so).
+            let empty = matches!(value, Some(Value::Text(t)) if t.is_empty());
+            if param.required && (value.is_none() || empty) {
                 return Err(missing(what, param.name));
             }
         }
@@ -351,6 +349,10 @@ impl TensorOperation {
                 .collect(),
             params: &self.params,
         };
+        if let Some(check) = layout.check {
+            check(&parts, &self.tensors)
+                .map_err(|e| BackendError::bad_param(format!("{what}: {e}")))?;
+        }
         let mut tensors: Vec<_> = self.tensors.iter().flatten().cloned().collect();
         tensors.extend(self.arrays.iter().flatten().cloned());
         Ok(((layout.build)(&parts), tensors))
