@@ -66,6 +66,21 @@ fn hand_written_upstream_conv_bias_relu_matches_both_ways() {
     );
 }
 
+/// The example of `docs/graph-json.md` ("Upstream's dialect") is the hand-written
+/// document.
+#[test]
+fn doc_example_is_the_hand_written_document() {
+    let doc = include_str!("../../../docs/graph-json.md");
+    let example = doc
+        .split("```json upstream\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("the upstream example block");
+    let example: Value = serde_json::from_str(example).unwrap();
+    let hand: Value = serde_json::from_str(&hand_written()).unwrap();
+    assert_eq!(example, hand);
+}
+
 /// Pretty-printed as upstream's `dump(2)`: two-space indent, keys sorted (nlohmann's
 /// objects are ordered maps).
 #[test]
