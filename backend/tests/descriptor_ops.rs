@@ -21,9 +21,10 @@ use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::TensorValue;
 use hipdnn_flatbuffers_sdk::model::{
     BlockScaleDequantizeAttributes, BlockScaleQuantizeAttributes, CustomOpAttributes, Graph,
-    LayernormAttributes, LayernormBackwardAttributes, MoeGroupedMatmulAttributes, Node,
-    NodeAttributes, RMSNormAttributes, RMSNormBackwardAttributes, ReductionAttributes,
-    ResampleFwdAttributes, SdpaAttributes, SdpaBackwardAttributes, TensorAttributes,
+    LayernormAttributes, LayernormBackwardAttributes, MoeGroupedMatmulAttributes,
+    MoeGroupedMatmulBwdAttributes, Node, NodeAttributes, RMSNormAttributes,
+    RMSNormBackwardAttributes, ReductionAttributes, ResampleFwdAttributes, SdpaAttributes,
+    SdpaBackwardAttributes, TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{
     AttentionImplementation, DiagonalAlignment, MoeGroupedMatmulMode, NormFwdPhase, PaddingMode,
@@ -1404,6 +1405,133 @@ fn moe_grouped_matmul_descriptors_check_the_routing() {
         destroy(op);
     }
     for d in t.into_iter().chain([float_offsets]) {
+        destroy(d);
+    }
+}
+
+// hipDNN's numbers for the grouped matmul backward's attributes, which this header does
+// not declare yet.
+const MOE_BWD_DOUTPUT: hipdnnBackendAttributeName_t = 3800;
+const MOE_BWD_TOKEN: hipdnnBackendAttributeName_t = 3801;
+const MOE_BWD_FIRST_TOKEN_OFFSET: hipdnnBackendAttributeName_t = 3802;
+const MOE_BWD_DWEIGHT: hipdnnBackendAttributeName_t = 3803;
+const MOE_BWD_MATH_PREC: hipdnnBackendAttributeName_t = 3804;
+
+#[test]
+fn moe_grouped_matmul_backward_descriptors_have_the_bytes_of_the_same_graph() {
+    let _serial = serial();
+    // dweight [experts 4, K 16, N 32] from tokens [1, 8, 16] and doutput [1, 8, 32].
+    let specs: [(&str, &[i64], hipdnnDataType_t); 4] = [
+        ("doutput", &[1, 8, 32], HIPDNN_DATA_FLOAT),
+        ("tokens", &[1, 8, 16], HIPDNN_DATA_FLOAT),
+        ("first_token_offset", &[4, 1, 1], HIPDNN_DATA_INT32),
+        ("dweight", &[4, 16, 32], HIPDNN_DATA_FLOAT),
+    ];
+    let (t, models): (Vec<_>, Vec<_>) = specs
+        .iter()
+        .zip(1..)
+        .map(|(&(name, dims, ty), uid)| {
+            let mut model = tensor_model(uid, name, dims, None);
+            if ty == HIPDNN_DATA_INT32 {
+                model.data_type = DataType::Int32;
+            }
+            (typed_tensor(uid, name, dims, None, ty), model)
+        })
+        .unzip();
+    let slots = [
+        MOE_BWD_DOUTPUT,
+        MOE_BWD_TOKEN,
+        MOE_BWD_FIRST_TOKEN_OFFSET,
+        MOE_BWD_DWEIGHT,
+    ];
+    let set_tensors: Vec<_> = slots.iter().copied().zip(t.iter().copied()).rev().collect();
+    let op = operation(
+        HIPDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR,
+        &set_tensors,
+        &[],
+        MOE_BWD_MATH_PREC,
+        "moe_bwd",
+    );
+    let model = one_node_model(
+        "moe_backward",
+        "moe_bwd",
+        models,
+        MoeGroupedMatmulBwdAttributes {
+            doutput_tensor_uid: 1,
+            token_tensor_uid: 2,
+            first_token_offset_tensor_uid: 3,
+            dweight_tensor_uid: 4,
+        }
+        .into(),
+    );
+    assert_same_bytes(&[op], &t, model);
+
+    // hipDNN's shape rules: a missing tensor named, then offsets that are not INT32,
+    // a rank other than 3, and a weight gradient that does not fit the operands.
+    let op = create(HIPDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR);
+    let m = fails(finalize(op), HIPDNN_STATUS_BAD_PARAM);
+    assert!(
+        m.contains("HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DOUTPUT_DESC"),
+        "{m}"
+    );
+    destroy(op);
+    let shaped = |name: &str, dims: &[i64], ty| typed_tensor(9, name, dims, None, ty);
+    let (t, _) = tensors(&[
+        ("doutput", &[1, 8, 32], None),
+        ("tokens", &[1, 8, 16], None),
+    ]);
+    let good_offset = shaped("first_token_offset", &[4, 1, 1], HIPDNN_DATA_INT32);
+    let cases = [
+        (
+            shaped("first_token_offset", &[4, 1, 1], HIPDNN_DATA_FLOAT),
+            shaped("dweight", &[4, 16, 32], HIPDNN_DATA_FLOAT),
+            "must be INT32",
+        ),
+        (
+            shaped("first_token_offset", &[4], HIPDNN_DATA_INT32),
+            shaped("dweight", &[4, 16, 32], HIPDNN_DATA_FLOAT),
+            "rank 3",
+        ),
+        (
+            good_offset,
+            shaped("dweight", &[4, 32, 16], HIPDNN_DATA_FLOAT),
+            "[experts, K, N]",
+        ),
+        (
+            good_offset,
+            shaped("dweight", &[3, 16, 32], HIPDNN_DATA_FLOAT),
+            "[experts, 1, 1]",
+        ),
+    ];
+    for &(offset, dweight, want) in &cases {
+        let op = create(HIPDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR);
+        for (slot, tensor) in [
+            (MOE_BWD_DOUTPUT, t[0]),
+            (MOE_BWD_TOKEN, t[1]),
+            (MOE_BWD_FIRST_TOKEN_OFFSET, offset),
+            (MOE_BWD_DWEIGHT, dweight),
+        ] {
+            ok(set(op, slot, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &[tensor]));
+        }
+        ok(set(
+            op,
+            MOE_BWD_MATH_PREC,
+            HIPDNN_TYPE_DATA_TYPE,
+            &[HIPDNN_DATA_FLOAT],
+        ));
+        let m = fails(finalize(op), HIPDNN_STATUS_BAD_PARAM);
+        assert!(m.contains(want), "{want}: {m}");
+        destroy(op);
+    }
+    let mut all: Vec<_> = t;
+    all.push(good_offset);
+    for (offset, dweight, _) in cases {
+        if offset != good_offset {
+            all.push(offset);
+        }
+        all.push(dweight);
+    }
+    for d in all {
         destroy(d);
     }
 }

@@ -9,7 +9,7 @@
 //! OPERATION_LAYERNORM_EXT / _BACKWARD_EXT, OPERATION_RMSNORM_EXT / _BACKWARD_EXT,
 //! OPERATION_RESAMPLE_FWD, OPERATION_SDPA_FWD, OPERATION_SDPA_BWD_EXT,
 //! OPERATION_BLOCK_SCALE_QUANTIZE / _DEQUANTIZE, OPERATION_CUSTOM_OP_EXT,
-//! OPERATION_MOE_GROUPED_MATMUL
+//! OPERATION_MOE_GROUPED_MATMUL / _BWD
 //!              set the TENSORs and parameters, OPERATION_NAME_EXT; finalize
 //! OPERATIONGRAPH set OPS (and data types, name, preferred engine), HANDLE; finalize
 //!              builds and validates the graph
@@ -219,7 +219,7 @@ fn wrong_kind(name: i32, want: &str, got: &Kind) -> BackendError {
 /// _BACKWARD_ form, OPERATION_RMSNORM_DESCRIPTOR_EXT and its _BACKWARD_ form,
 /// OPERATION_RESAMPLE_FWD, OPERATION_SDPA_FWD, OPERATION_SDPA_BWD_DESCRIPTOR_EXT,
 /// OPERATION_BLOCK_SCALE_QUANTIZE and _DEQUANTIZE, OPERATION_CUSTOM_OP_DESCRIPTOR_EXT,
-/// OPERATION_MOE_GROUPED_MATMUL) and OPERATIONGRAPH (from `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any
+/// OPERATION_MOE_GROUPED_MATMUL and its _BWD_ form) and OPERATIONGRAPH (from `HIPDNN_ATTR_OPERATIONGRAPH_OPS`); any
 /// other kind is `NOT_SUPPORTED`. An operation
 /// graph can also be made from bytes ([`hipdnnBackendCreateAndDeserializeGraph_ext`]).
 ///

@@ -10,9 +10,10 @@ use hipdnn_flatbuffers_sdk::model::{
     BatchnormAttributes, BatchnormBackwardAttributes, BatchnormInferenceAttributes,
     BatchnormInferenceAttributesVarianceExt, BlockScaleDequantizeAttributes,
     BlockScaleQuantizeAttributes, CustomOpAttributes, LayernormAttributes,
-    LayernormBackwardAttributes, MatmulAttributes, MoeGroupedMatmulAttributes, RMSNormAttributes,
-    RMSNormBackwardAttributes, ReductionAttributes, ResampleFwdAttributes, SdpaAttributes,
-    SdpaBackwardAttributes, TensorAttributes,
+    LayernormBackwardAttributes, MatmulAttributes, MoeGroupedMatmulAttributes,
+    MoeGroupedMatmulBwdAttributes, RMSNormAttributes, RMSNormBackwardAttributes,
+    ReductionAttributes, ResampleFwdAttributes, SdpaAttributes, SdpaBackwardAttributes,
+    TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{
     AttentionImplementation, DiagonalAlignment, MoeGroupedMatmulMode, NormFwdPhase, PaddingMode,
@@ -843,6 +844,93 @@ static MOE_GROUPED_MATMUL: Layout = Layout {
     },
 };
 
+// The grouped matmul backward's attributes, with hipDNN's names and numbers: this
+// header's `hipdnnBackendAttributeName_t` does not declare them yet (they belong in
+// `capi::enums::tables`, § 3800-3899), so C code passes the numbers.
+const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DOUTPUT_DESC: hipdnnBackendAttributeName_t =
+    3800;
+const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_TOKEN_DESC: hipdnnBackendAttributeName_t = 3801;
+const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_FIRST_TOKEN_OFFSET_DESC:
+    hipdnnBackendAttributeName_t = 3802;
+const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DWEIGHT_DESC: hipdnnBackendAttributeName_t =
+    3803;
+const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_MATH_PREC: hipdnnBackendAttributeName_t = 3804;
+
+/// hipDNN's shape rules for the weight gradient: INT32 offsets `[experts, 1, 1]`,
+/// tokens `[·, tokens, K]`, output gradient `[·, tokens, N]`, weight gradient
+/// `[experts, K, N]`.
+fn moe_backward_shapes(
+    _: &Parts<'_>,
+    tensors: &[Option<Arc<TensorAttributes>>],
+) -> Result<(), String> {
+    // All four are required, so set here.
+    let dims = |i: usize| {
+        tensors[i]
+            .as_ref()
+            .map(|t| t.dims.as_slice())
+            .unwrap_or(&[])
+    };
+    let (doutput, token, offset, dweight) = (dims(0), dims(1), dims(2), dims(3));
+    if tensors[2]
+        .as_ref()
+        .is_some_and(|t| t.data_type != DataType::Int32)
+    {
+        return Err("FIRST_TOKEN_OFFSET_DESC must be INT32".into());
+    }
+    if [doutput, token, offset, dweight]
+        .iter()
+        .any(|d| d.len() != 3)
+    {
+        return Err(
+            "DOUTPUT_DESC, TOKEN_DESC, FIRST_TOKEN_OFFSET_DESC and DWEIGHT_DESC \
+                    must have rank 3"
+                .into(),
+        );
+    }
+    if dweight[1] != token[2] || dweight[2] != doutput[2] || doutput[1] != token[1] {
+        return Err(format!(
+            "DWEIGHT_DESC {dweight:?} must be [experts, K, N] for TOKEN_DESC {token:?} \
+             ([·, tokens, K]) and DOUTPUT_DESC {doutput:?} ([·, tokens, N])"
+        ));
+    }
+    if offset[1] != 1 || offset[2] != 1 || offset[0] != dweight[0] {
+        return Err(format!(
+            "FIRST_TOKEN_OFFSET_DESC {offset:?} must be [experts, 1, 1] for DWEIGHT_DESC \
+             {dweight:?}"
+        ));
+    }
+    Ok(())
+}
+
+static MOE_GROUPED_MATMUL_BWD: Layout = Layout {
+    type_name: "OPERATION_MOE_GROUPED_MATMUL_BWD",
+    // This header's hipdnnOperationType_t has no value for it.
+    operation_type: None,
+    slots: slots![
+        required HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DOUTPUT_DESC,
+        required HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_TOKEN_DESC,
+        required HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_FIRST_TOKEN_OFFSET_DESC,
+        required HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DWEIGHT_DESC,
+    ],
+    arrays: &[],
+    params: &[],
+    compute: (
+        HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_MATH_PREC,
+        "HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_MATH_PREC",
+    ),
+    together: &[],
+    check: Some(moe_backward_shapes),
+    build: |p| {
+        MoeGroupedMatmulBwdAttributes {
+            doutput_tensor_uid: p.uid(0),
+            token_tensor_uid: p.uid(1),
+            first_token_offset_tensor_uid: p.uid(2),
+            dweight_tensor_uid: p.uid(3),
+        }
+        .into()
+    },
+};
+
 impl Layout {
     /// The layout of an operation descriptor type, if it is one of these.
     pub(super) fn of(descriptor_type: hipdnnBackendDescriptorType_t) -> Option<&'static Layout> {
@@ -866,6 +954,7 @@ impl Layout {
             HIPDNN_BACKEND_OPERATION_BLOCK_SCALE_DEQUANTIZE_DESCRIPTOR => &BLOCK_SCALE_DEQUANTIZE,
             HIPDNN_BACKEND_OPERATION_CUSTOM_OP_DESCRIPTOR_EXT => &CUSTOM_OP,
             HIPDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR => &MOE_GROUPED_MATMUL,
+            HIPDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_BWD_DESCRIPTOR => &MOE_GROUPED_MATMUL_BWD,
             _ => return None,
         })
     }

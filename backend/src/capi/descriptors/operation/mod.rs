@@ -9,19 +9,19 @@
 //! `_VARIANCE` variant, `BATCHNORM` forward training, `BATCHNORM_BACKWARD`), `MATMUL`,
 //! `REDUCTION`, `LAYERNORM` and its `_BACKWARD`, `RMSNORM` and its `_BACKWARD`,
 //! `RESAMPLE_FWD` (pooling), `SDPA_FWD` and `SDPA_BWD`, `BLOCK_SCALE_QUANTIZE` and
-//! `_DEQUANTIZE`, `CUSTOM_OP` and `MOE_GROUPED_MATMUL`. All but the convolutions and
-//! pointwise are table-driven ([`table`], [`layouts`]). Every operation also takes a
-//! name (`HIPDNN_ATTR_OPERATION_NAME_EXT`) and reports its kind
+//! `_DEQUANTIZE`, `CUSTOM_OP`, and `MOE_GROUPED_MATMUL` and its `_BWD` (whose attributes,
+//! 3800-3804, this header does not name yet: C code passes hipDNN's numbers). All but the
+//! convolutions and pointwise are table-driven ([`table`], [`layouts`]). Every operation
+//! also takes a name (`HIPDNN_ATTR_OPERATION_NAME_EXT`) and reports its kind
 //! (`HIPDNN_ATTR_OPERATION_TYPE_EXT`; `NOT_SUPPORTED` for the two norm backwards and the
-//! grouped matmul, which this header's `hipdnnOperationType_t` has no value for). A
+//! grouped matmuls, which this header's `hipdnnOperationType_t` has no value for). A
 //! missing required tensor or parameter is `BAD_PARAM` at finalize, naming the
 //! attribute, as in hipDNN. Scalar parameters read back in the type they were set in
 //! (or, where hipDNN takes two, either); reading back a tensor attribute of an
 //! operation is not supported yet (it would hand out a new descriptor).
 //!
-//! Not implemented: resample backward and the grouped matmul's backward, whose
-//! descriptor type (resample) or attribute names (`…_MOE_GROUPED_MATMUL_BWD_*`) this
-//! header does not declare yet.
+//! Not implemented: resample backward, whose descriptor type this header does not
+//! declare yet (its attributes, `HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_*`, are declared).
 
 use std::sync::Arc;
 
