@@ -7,7 +7,10 @@
 //! scalar parameters (`params`), each required or optional. The graph lists the node's
 //! tensors as hipDNN does: the set slots in order, then the arrays' tensors. Finalizing
 //! checks that everything required is set (`BAD_PARAM` naming the first missing
-//! attribute) and builds the node's attributes with the layout's `build`.
+//! attribute), runs the layout's `check` where hipDNN checks values against each other
+//! (grouped-matmul routing and shapes, block sizes), and builds the node's attributes
+//! with the layout's `build`. Parameters read back in the type they were set in; unset
+//! optional ones read as no element (a flag as false, the wire default).
 
 use std::sync::Arc;
 
