@@ -9,6 +9,7 @@
 //! through [`elementwise`].
 
 mod block;
+mod vector;
 
 use std::mem::MaybeUninit;
 
@@ -534,17 +535,23 @@ pub(crate) struct Prepared<'a> {
     outs: Vec<&'a RawOut>,
     /// Every tensor's pixel-linear view, when all have one (see [`Linear`]).
     linear: Option<(Vec<Linear>, Vec<Linear>)>,
+    /// The vector form of a blockwise epilogue, where it has one.
+    vector: Option<vector::VectorChain>,
 }
 
 impl<'a> Prepared<'a> {
     pub(crate) fn new(ep: &'a Epilogue) -> Self {
         let (ins, outs) = ep.tensors();
         let linear = block::linear_views(&ins, &outs);
+        let vector = linear
+            .as_ref()
+            .and_then(|_| vector::VectorChain::of(ep, &ins, &outs));
         Self {
             ep,
             ins,
             outs,
             linear,
+            vector,
         }
     }
 

@@ -602,7 +602,7 @@ type PairFn = fn(usize, &[f32], &[f32], &[f32], &mut [f32; TILE], &mut [f32; TIL
 /// The widest instruction set the micro-kernels may use: AVX-512 unless `HIPDNN_CPU_ISA`
 /// says `avx2` (or `portable`), read once per process. Any other value (but `avx512`) is
 /// ignored with a warning naming the accepted ones.
-fn isa_cap() -> &'static str {
+pub(crate) fn isa_cap() -> &'static str {
     static CAP: OnceLock<&'static str> = OnceLock::new();
     CAP.get_or_init(|| {
         let value = std::env::var("HIPDNN_CPU_ISA").unwrap_or_default();

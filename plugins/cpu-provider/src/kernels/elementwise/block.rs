@@ -91,7 +91,7 @@ impl BlockRun<'_> {
 }
 
 /// The last element a block touches, for the bounds check.
-fn last_offset(at: BlockAt, rows: usize, cols: usize) -> usize {
+pub(super) fn last_offset(at: BlockAt, rows: usize, cols: usize) -> usize {
     at.base + (rows - 1) * at.rs + (cols - 1) * at.cs
 }
 
@@ -187,6 +187,17 @@ impl Prepared<'_> {
         at: impl Fn(&Linear) -> BlockAt,
     ) {
         let (lin_in, lin_out) = self.linear.as_ref().expect("a blockwise epilogue");
+        if let Some(v) = &self.vector
+            && v.run(
+                &self.ins,
+                self.outs[0],
+                (lin_in, &lin_out[0]),
+                &at,
+                (vals, ld, rows, cols),
+            )
+        {
+            return;
+        }
         debug_assert!(rows > 0 && cols > 0 && (rows - 1) * ld + cols <= vals.len());
         let ep = self.ep;
         let mut out_k = 0;

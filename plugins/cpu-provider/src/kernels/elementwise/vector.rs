@@ -1,0 +1,506 @@
+//! The common epilogues of convolutions in channels-last layouts as vector code.
+//!
+//! A ResNet-style stage ends in a short chain over fp32 tensors: a bias add or a
+//! batch-norm scale-and-shift (per-channel operands), optionally a residual add (a full
+//! tensor), optionally a ReLU, then one store. Where a block's channels are contiguous
+//! in every tensor (channels-last, or per-channel operands), each tile row is one
+//! 16-float vector per step (AVX-512) or two 8-float halves (AVX), with the operand
+//! pointers worked out once per block. [`Prepared::apply_block`] asks this path first
+//! and falls back to the general one for anything else.
+//!
+//! The arithmetic is the general path's, operation for operation (a multiply then an
+//! add for the scale-and-shift, `max(x, 0)` for the ReLU), so both give the same bits.
+
+use super::block::{BlockAt, Linear, last_offset};
+use super::{Epilogue, Operand};
+use crate::kernels::gemm::NR;
+use crate::kernels::pointwise::PwOp;
+use crate::tensor::{DType, RawIn, RawOut};
+
+/// The most tensor operands a vector chain takes.
+const MAX_OPERANDS: usize = 6;
+
+/// One step of a vector chain; operands are indices into the epilogue's inputs or
+/// scalars.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum VStep {
+    /// `x · a + b`.
+    ScaleShift(usize, usize),
+    /// `x + t`.
+    Add(usize),
+    /// `x + s`.
+    AddScalar(f32),
+    /// `x · t`.
+    Mul(usize),
+    /// `x · s`.
+    MulScalar(f32),
+    /// `max(x, 0)`.
+    Relu,
+}
+
+/// Which vector instructions run the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Isa {
+    Avx512,
+    Avx,
+}
+
+/// An epilogue the vector path runs: every step one of [`VStep`], fp32 tensors, one
+/// store at the end.
+#[derive(Debug, Clone)]
+pub(crate) struct VectorChain {
+    steps: Vec<VStep>,
+    operands: usize,
+    isa: Isa,
+}
+
+/// Where one operand's block rows are: row `i` at `ptr + i * rs`, a vector of
+/// consecutive values or (`splat`) one value for the whole row.
+#[derive(Debug, Clone, Copy)]
+struct Rows {
+    ptr: *const f32,
+    rs: usize,
+    splat: bool,
+}
+
+impl VectorChain {
+    /// The vector form of `ep`, if it has one and this CPU runs it.
+    pub(crate) fn of(ep: &Epilogue, ins: &[&RawIn], outs: &[&RawOut]) -> Option<Self> {
+        let isa = isa()?;
+        if ep.store.is_some() || ep.steps.is_empty() || outs.len() != 1 {
+            return None;
+        }
+        if ins.len() > MAX_OPERANDS
+            || ins.iter().any(|t| t.dtype() != DType::F32)
+            || outs[0].dtype() != DType::F32
+        {
+            return None;
+        }
+        let last = ep.steps.len() - 1;
+        let mut next = 0;
+        let mut steps = Vec::with_capacity(ep.steps.len());
+        for (i, step) in ep.steps.iter().enumerate() {
+            if step.store.is_some() != (i == last) {
+                return None;
+            }
+            // The step's operands besides the running value, in slot order; tensors
+            // take the epilogue's input indices in that order.
+            let mut others = Vec::with_capacity(2);
+            for (slot, other) in step.others.iter().enumerate() {
+                match other {
+                    Some(Operand::Tensor(_)) => {
+                        others.push(Err(next));
+                        next += 1;
+                    }
+                    Some(Operand::Scalar(v)) => others.push(Ok(*v)),
+                    None if slot < step.op.arity() && slot != step.chain_input => return None,
+                    None => {}
+                }
+            }
+            steps.push(match (step.op, step.chain_input, others.as_slice()) {
+                (PwOp::ScaleShift, 0, [Err(a), Err(b)]) => VStep::ScaleShift(*a, *b),
+                // Addition and multiplication commute (exactly, in IEEE arithmetic).
+                (PwOp::Add, 0 | 1, [Err(t)]) => VStep::Add(*t),
+                (PwOp::Add, 0 | 1, [Ok(s)]) => VStep::AddScalar(*s),
+                (PwOp::Mul, 0 | 1, [Err(t)]) => VStep::Mul(*t),
+                (PwOp::Mul, 0 | 1, [Ok(s)]) => VStep::MulScalar(*s),
+                (
+                    PwOp::ReluFwd {
+                        lower: 0.0,
+                        upper: f32::INFINITY,
+                        slope: 0.0,
+                    },
+                    0,
+                    [],
+                ) => VStep::Relu,
+                _ => return None,
+            });
+        }
+        (next == ins.len()).then_some(Self {
+            steps,
+            operands: next,
+            isa,
+        })
+    }
+
+    /// Runs the chain over a block (row `i` of the producer's values at
+    /// `vals[i * ld..]`, `cols <= NR`) and stores it, when every tensor's block has
+    /// contiguous (or, for operands, broadcast) columns. `false`: nothing was done.
+    ///
+    /// # Panics
+    /// When a block leaves a tensor.
+    pub(crate) fn run(
+        &self,
+        ins: &[&RawIn],
+        out: &RawOut,
+        lin: (&[Linear], &Linear),
+        at: &impl Fn(&Linear) -> BlockAt,
+        block: (&[f32], usize, usize, usize),
+    ) -> bool {
+        let (vals, ld, rows, cols) = block;
+        let out_at = at(lin.1);
+        if out_at.cs != 1 || cols == 0 || cols > NR || rows == 0 {
+            return false;
+        }
+        assert!(
+            (rows - 1) * ld + cols <= vals.len(),
+            "block past its values"
+        );
+        let mut operands = [Rows {
+            ptr: std::ptr::null(),
+            rs: 0,
+            splat: true,
+        }; MAX_OPERANDS];
+        for (k, slot) in operands.iter_mut().enumerate().take(self.operands) {
+            let a = at(&lin.0[k]);
+            if a.cs > 1 {
+                return false;
+            }
+            assert!(
+                last_offset(a, rows, cols) < ins[k].shape().span(),
+                "block out of bounds"
+            );
+            *slot = Rows {
+                ptr: ins[k].ptr_as::<f32>().wrapping_add(a.base),
+                rs: a.rs,
+                splat: a.cs == 0,
+            };
+        }
+        assert!(
+            last_offset(out_at, rows, cols) < out.shape().span(),
+            "block out of bounds"
+        );
+        let y = out.ptr_as::<f32>().wrapping_add(out_at.base);
+        let operands = &operands[..self.operands];
+        // SAFETY: the CPU has the instruction set (`isa`); every operand row `i < rows`
+        // holds `cols` values (or one, for a splat) inside its tensor and the output's
+        // rows lie inside it (checked above); tensors are only read, and the output's
+        // elements of this block written, while the plan runs (tiles are disjoint).
+        unsafe {
+            match self.isa {
+                Isa::Avx512 => {
+                    x86::chain_avx512(&self.steps, operands, vals, ld, rows, cols, y, out_at.rs)
+                }
+                Isa::Avx => {
+                    x86::chain_avx(&self.steps, operands, vals, ld, rows, cols, y, out_at.rs)
+                }
+            }
+        }
+        true
+    }
+}
+
+/// The vector instruction set this CPU and `HIPDNN_CPU_ISA` allow, if any.
+fn isa() -> Option<Isa> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let cap = crate::kernels::gemm::isa_cap();
+        if std::arch::is_x86_feature_detected!("avx512f") && cap == "avx512" {
+            return Some(Isa::Avx512);
+        }
+        if std::arch::is_x86_feature_detected!("avx") && cap != "portable" {
+            return Some(Isa::Avx);
+        }
+    }
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::{Rows, VStep};
+
+    /// The chain over one block with 16-float vectors, masked to `cols`.
+    ///
+    /// # Safety
+    /// AVX-512F is available; `vals` holds `rows` rows of `cols` values `ld` apart; each
+    /// operand's rows `i < rows` hold `cols` values (one for a splat) at `ptr + i * rs`;
+    /// `y + i * ys` is writable for `cols` values for every row.
+    #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn chain_avx512(
+        steps: &[VStep],
+        ops: &[Rows],
+        vals: &[f32],
+        ld: usize,
+        rows: usize,
+        cols: usize,
+        y: *mut f32,
+        ys: usize,
+    ) {
+        let mask: __mmask16 = if cols >= 16 { !0 } else { (1 << cols) - 1 };
+        // Row `i` of an operand (a macro, not a closure: the intrinsics stay inside
+        // this function's target features).
+        macro_rules! load {
+            ($o:expr, $i:expr) => {{
+                let o: &Rows = $o;
+                let p = o.ptr.wrapping_add($i * o.rs);
+                // SAFETY: per the function's contract (masked lanes are not read).
+                unsafe {
+                    if o.splat {
+                        _mm512_set1_ps(*p)
+                    } else {
+                        _mm512_maskz_loadu_ps(mask, p)
+                    }
+                }
+            }};
+        }
+        for i in 0..rows {
+            // SAFETY: row `i` of `vals` holds `cols` values (contract).
+            let mut v = unsafe { _mm512_maskz_loadu_ps(mask, vals.as_ptr().add(i * ld)) };
+            for s in steps {
+                v = match *s {
+                    VStep::ScaleShift(a, b) => {
+                        _mm512_add_ps(_mm512_mul_ps(v, load!(&ops[a], i)), load!(&ops[b], i))
+                    }
+                    VStep::Add(t) => _mm512_add_ps(v, load!(&ops[t], i)),
+                    VStep::AddScalar(c) => _mm512_add_ps(v, _mm512_set1_ps(c)),
+                    VStep::Mul(t) => _mm512_mul_ps(v, load!(&ops[t], i)),
+                    VStep::MulScalar(c) => _mm512_mul_ps(v, _mm512_set1_ps(c)),
+                    VStep::Relu => _mm512_max_ps(v, _mm512_setzero_ps()),
+                };
+            }
+            // SAFETY: `cols` writable values at row `i` (contract).
+            unsafe { _mm512_mask_storeu_ps(y.add(i * ys), mask, v) };
+        }
+    }
+
+    /// The chain over one block with two 8-float halves, masked to `cols`.
+    ///
+    /// # Safety
+    /// AVX is available; otherwise as [`chain_avx512`].
+    #[target_feature(enable = "avx")]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn chain_avx(
+        steps: &[VStep],
+        ops: &[Rows],
+        vals: &[f32],
+        ld: usize,
+        rows: usize,
+        cols: usize,
+        y: *mut f32,
+        ys: usize,
+    ) {
+        let lanes = |base: usize| -> [i32; 8] {
+            std::array::from_fn(|j| if base + j < cols { -1 } else { 0 })
+        };
+        let (lo, hi) = (lanes(0), lanes(8));
+        // SAFETY: eight `i32`s each.
+        let masks = unsafe {
+            [
+                _mm256_loadu_si256(lo.as_ptr().cast()),
+                _mm256_loadu_si256(hi.as_ptr().cast()),
+            ]
+        };
+        macro_rules! load {
+            ($o:expr, $i:expr, $h:expr, $m:expr) => {{
+                let o: &Rows = $o;
+                let p = o.ptr.wrapping_add($i * o.rs);
+                // SAFETY: per the function's contract (masked lanes are not read).
+                unsafe {
+                    if o.splat {
+                        _mm256_set1_ps(*p)
+                    } else {
+                        _mm256_maskload_ps(p.add($h * 8), $m)
+                    }
+                }
+            }};
+        }
+        for i in 0..rows {
+            for (h, &m) in masks.iter().enumerate() {
+                if h * 8 >= cols {
+                    break;
+                }
+                // SAFETY: row `i` of `vals` holds `cols` values (contract).
+                let mut v = unsafe { _mm256_maskload_ps(vals.as_ptr().add(i * ld + h * 8), m) };
+                for s in steps {
+                    v = match *s {
+                        VStep::ScaleShift(a, b) => _mm256_add_ps(
+                            _mm256_mul_ps(v, load!(&ops[a], i, h, m)),
+                            load!(&ops[b], i, h, m),
+                        ),
+                        VStep::Add(t) => _mm256_add_ps(v, load!(&ops[t], i, h, m)),
+                        VStep::AddScalar(c) => _mm256_add_ps(v, _mm256_set1_ps(c)),
+                        VStep::Mul(t) => _mm256_mul_ps(v, load!(&ops[t], i, h, m)),
+                        VStep::MulScalar(c) => _mm256_mul_ps(v, _mm256_set1_ps(c)),
+                        VStep::Relu => _mm256_max_ps(v, _mm256_setzero_ps()),
+                    };
+                }
+                // SAFETY: `cols` writable values at row `i` (contract).
+                unsafe { _mm256_maskstore_ps(y.add(i * ys + h * 8), m, v) };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Epilogue, Operand, Prepared, Step};
+    use super::*;
+    use crate::tensor::Shape;
+
+    /// A deterministic pseudo-random value in about [-2, 2), never zero.
+    fn value(i: usize, salt: usize) -> f32 {
+        let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (salt as u64) << 32;
+        let h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 40;
+        (h as f32 / (1u64 << 24) as f32) * 4.0 - 2.0 + 1e-3
+    }
+
+    fn input(data: &[f32], shape: Shape) -> RawIn {
+        assert!(shape.span() <= data.len());
+        // SAFETY: `data` outlives the test's use of the view and holds its span.
+        unsafe { RawIn::from_parts(data.as_ptr().cast(), DType::F32, shape) }
+    }
+
+    fn output(data: &mut [f32], shape: Shape) -> RawOut {
+        assert!(shape.span() <= data.len());
+        // SAFETY: as in `input`, for writing.
+        unsafe { RawOut::from_parts(data.as_mut_ptr().cast(), DType::F32, shape) }
+    }
+
+    /// Runs `ep` over every block of a 1 x 20 x 3 x 4 index space (rows of 5 pixels,
+    /// 13 channels from channel 4) and returns the output, with the vector path on
+    /// (`isa`) or off.
+    fn run(ep: &Epilogue, isa: Option<Isa>, y: &mut [f32]) -> bool {
+        let mut prepared = Prepared::new(ep);
+        let used = prepared.vector.is_some();
+        match isa {
+            Some(isa) => {
+                if let Some(v) = prepared.vector.as_mut() {
+                    v.isa = isa;
+                }
+            }
+            None => prepared.vector = None,
+        }
+        y.fill(f32::NAN);
+        let (pixels, rows, c0, cols) = (12, 5, 4, 13);
+        let mut p0 = 0;
+        while p0 < pixels {
+            let rows = rows.min(pixels - p0);
+            let mut vals: Vec<f32> = (0..rows * NR).map(|i| value(i + p0 * NR, 7)).collect();
+            prepared.apply_block(&mut vals, NR, rows, cols, |l| BlockAt {
+                base: p0 * l.ps + c0 * l.cs,
+                rs: l.ps,
+                cs: l.cs,
+            });
+            p0 += rows;
+        }
+        used
+    }
+
+    #[test]
+    fn vector_chains_match_the_general_path_bit_for_bit() {
+        let dims = [1, 20, 3, 4];
+        let per_channel = |salt| -> Vec<f32> { (0..20).map(|i| value(i, salt)).collect() };
+        let (scale, shift, bias) = (per_channel(1), per_channel(2), per_channel(3));
+        let residual: Vec<f32> = (0..240).map(|i| value(i, 4)).collect();
+        let channel = Shape::new(&dims, &[0, 1, 0, 0]);
+        let nhwc = Shape::channels_last(&dims);
+        let relu = PwOp::ReluFwd {
+            lower: 0.0,
+            upper: f32::INFINITY,
+            slope: 0.0,
+        };
+        let t = |d: &[f32], s: &Shape| Operand::Tensor(input(d, s.clone()));
+        let scale_shift = Step {
+            op: PwOp::ScaleShift,
+            chain_input: 0,
+            others: [None, Some(t(&scale, &channel)), Some(t(&shift, &channel))],
+            store: None,
+        };
+        let mut isas = vec![];
+        if isa() == Some(Isa::Avx512) {
+            isas.push(Isa::Avx512);
+        }
+        if isa().is_some() {
+            isas.push(Isa::Avx);
+        }
+        let mut y_ref = vec![0f32; 240];
+        let mut y = vec![0f32; 240];
+        let chains: Vec<Vec<Step>> = vec![
+            // Batch norm (folded) and ReLU.
+            vec![scale_shift.clone(), Step::unary(relu)],
+            // Bias, residual (as the second input of the add), ReLU.
+            vec![
+                Step::binary(PwOp::Add, t(&bias, &channel)),
+                Step {
+                    op: PwOp::Add,
+                    chain_input: 1,
+                    others: [Some(t(&residual, &nhwc)), None, None],
+                    store: None,
+                },
+                Step::unary(relu),
+            ],
+            // Scalars and a per-channel multiply.
+            vec![
+                Step::binary(PwOp::Mul, Operand::Scalar(0.5)),
+                Step::binary(PwOp::Add, Operand::Scalar(-0.25)),
+                Step::binary(PwOp::Mul, t(&scale, &channel)),
+            ],
+        ];
+        for steps in chains {
+            let mut steps = steps;
+            let last = steps.pop().unwrap().store_to(output(&mut y, nhwc.clone()));
+            steps.push(last);
+            let ep = Epilogue { store: None, steps };
+            let mut ep_ref = ep.clone();
+            ep_ref.steps.last_mut().unwrap().store = Some(output(&mut y_ref, nhwc.clone()));
+            run(&ep_ref, None, &mut y_ref);
+            for &isa in &isas {
+                assert!(run(&ep, Some(isa), &mut y), "{isa:?} not used");
+                for (i, (a, b)) in y.iter().zip(&y_ref).enumerate() {
+                    // Channels 0..4 and 17..20 are outside the blocks: NaN in both.
+                    assert!(
+                        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                        "{isa:?} at {i}: {a} vs {b}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn what_the_vector_path_does_not_run_is_left_to_the_general_one() {
+        let dims = [1, 20, 3, 4];
+        let bias: Vec<f32> = (0..20).map(|i| value(i, 3)).collect();
+        let channel = Shape::new(&dims, &[0, 1, 0, 0]);
+        let mut y = vec![0f32; 240];
+        let with = |op: PwOp, out: Shape, y: &mut [f32]| Epilogue {
+            store: None,
+            steps: vec![
+                Step::binary(op, Operand::Tensor(input(&bias, channel.clone())))
+                    .store_to(output(y, out)),
+            ],
+        };
+        // A channels-first output: its block columns are not contiguous.
+        let ep = with(PwOp::Add, Shape::packed(&dims), &mut y);
+        if let Some(v) = Prepared::new(&ep).vector {
+            let lin = super::super::block::linear_views(&ep.tensors().0, &ep.tensors().1).unwrap();
+            let vals = vec![1.0; 5 * NR];
+            let at = |l: &Linear| BlockAt {
+                base: 0,
+                rs: l.ps,
+                cs: l.cs,
+            };
+            assert!(!v.run(
+                &ep.tensors().0,
+                ep.tensors().1[0],
+                (&lin.0, &lin.1[0]),
+                &at,
+                (&vals, NR, 5, 13)
+            ));
+        }
+        // A function it has no vector form for.
+        let ep = with(PwOp::Sub, Shape::channels_last(&dims), &mut y);
+        assert!(Prepared::new(&ep).vector.is_none());
+        // A step that stores before the last one.
+        let mut y2 = vec![0f32; 240];
+        let mut ep = with(PwOp::Add, Shape::channels_last(&dims), &mut y);
+        ep.steps.insert(
+            0,
+            Step::unary(PwOp::Identity).store_to(output(&mut y2, Shape::channels_last(&dims))),
+        );
+        assert!(Prepared::new(&ep).vector.is_none());
+    }
+}
