@@ -844,18 +844,6 @@ static MOE_GROUPED_MATMUL: Layout = Layout {
     },
 };
 
-// The grouped matmul backward's attributes, with hipDNN's names and numbers: this
-// header's `hipdnnBackendAttributeName_t` does not declare them yet (they belong in
-// `capi::enums::tables`, § 3800-3899), so C code passes the numbers.
-const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DOUTPUT_DESC: hipdnnBackendAttributeName_t =
-    3800;
-const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_TOKEN_DESC: hipdnnBackendAttributeName_t = 3801;
-const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_FIRST_TOKEN_OFFSET_DESC:
-    hipdnnBackendAttributeName_t = 3802;
-const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_DWEIGHT_DESC: hipdnnBackendAttributeName_t =
-    3803;
-const HIPDNN_ATTR_OPERATION_MOE_GROUPED_MATMUL_BWD_MATH_PREC: hipdnnBackendAttributeName_t = 3804;
-
 /// hipDNN's shape rules for the weight gradient: INT32 offsets `[experts, 1, 1]`,
 /// tokens `[·, tokens, K]`, output gradient `[·, tokens, N]`, weight gradient
 /// `[experts, K, N]`.
