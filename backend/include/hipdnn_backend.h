@@ -314,9 +314,10 @@ hipdnnStatus_t hipdnnBackendGetAttribute(hipdnnBackendDescriptor_t descriptor, h
 hipdnnStatus_t hipdnnBackendCreateAndDeserializeGraph_ext(hipdnnBackendDescriptor_t *descriptor, const uint8_t *data, size_t size);
 
 /*
- Makes an (unfinalized) operation graph descriptor from the JSON form of a graph
- (`docs/graph-json.md`); `size` counts the bytes without a terminating NUL (one is
- allowed).
+ Makes an (unfinalized) operation graph descriptor from a graph in JSON, in either
+ dialect (`docs/graph-json.md`: hipDNN's, as hipDNN's frontend and graph dumps write
+ it, or this project's flatc-style form; told apart by content); `size` counts the
+ bytes without a terminating NUL (one is allowed).
 
  # Safety
  `descriptor` is null or writable; `json` is null or valid for `size` bytes.
@@ -336,7 +337,9 @@ hipdnnStatus_t hipdnnBackendCreateAndDeserializeJsonGraph_ext(hipdnnBackendDescr
 hipdnnStatus_t hipdnnBackendGetSerializedBinaryGraph_ext(hipdnnBackendDescriptor_t descriptor, size_t requested, size_t *size, uint8_t *out);
 
 /*
- The graph's JSON form, NUL-terminated, two-call (the size includes the NUL).
+ The graph as JSON in hipDNN's dialect (what hipDNN's backend returns and its
+ frontend reads back; `docs/graph-json.md`), NUL-terminated, two-call (the size
+ includes the NUL).
 
  # Safety
  As [`hipdnnBackendGetSerializedBinaryGraph_ext`].

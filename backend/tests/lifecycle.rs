@@ -278,8 +278,40 @@ fn c_api_bytes(json: &str) -> Vec<u8> {
     }
 }
 
-/// The C API's JSON entry point reads upstream hipDNN's dialect as well as ours
-/// (told apart by content): the same graph, the same bytes, and a plan from it.
+/// The graph's JSON as the C API writes it.
+fn c_api_json(json: &str) -> String {
+    let mut graph = ptr::null_mut();
+    let mut size = 0_usize;
+    // SAFETY: live locals; `text` is writable for `size` bytes; the descriptor is
+    // destroyed once.
+    unsafe {
+        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+            &mut graph,
+            json.as_ptr().cast(),
+            json.len(),
+        ));
+        ok(hipdnnBackendGetSerializedJsonGraph_ext(
+            graph,
+            0,
+            &mut size,
+            ptr::null_mut(),
+        ));
+        let mut text = vec![0_u8; size];
+        ok(hipdnnBackendGetSerializedJsonGraph_ext(
+            graph,
+            size,
+            &mut size,
+            text.as_mut_ptr().cast(),
+        ));
+        ok(hipdnnBackendDestroyDescriptor(graph));
+        assert_eq!(text.pop(), Some(0), "NUL-terminated");
+        String::from_utf8(text).unwrap()
+    }
+}
+
+/// The C API's JSON entry points read upstream hipDNN's dialect as well as ours (told
+/// apart by content): the same graph, the same bytes, and a plan from it; they write
+/// upstream's, which reads back as the same graph.
 #[test]
 fn the_c_api_reads_graphs_in_upstreams_json_dialect() {
     let _serial = serial();
@@ -288,6 +320,12 @@ fn the_c_api_reads_graphs_in_upstreams_json_dialect() {
         c_api_bytes(&model.to_upstream_json()),
         c_api_bytes(&model.to_json())
     );
+    // What the backend holds (node compute types resolved from the graph's), written in
+    // upstream's dialect, which reads back as the same graph.
+    let held = OperationGraph::new(model.clone()).unwrap();
+    let written = c_api_json(&model.to_json());
+    assert_eq!(written, held.graph().to_upstream_json());
+    assert_eq!(&Graph::from_upstream_json(&written).unwrap(), held.graph());
     assert_eq!(
         c_api_bytes(&model.to_upstream_json()),
         OperationGraph::new(model.clone()).unwrap().bytes()

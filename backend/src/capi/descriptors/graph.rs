@@ -315,9 +315,10 @@ pub unsafe extern "C" fn hipdnnBackendCreateAndDeserializeGraph_ext(
     })
 }
 
-/// Makes an (unfinalized) operation graph descriptor from the JSON form of a graph
-/// (`docs/graph-json.md`); `size` counts the bytes without a terminating NUL (one is
-/// allowed).
+/// Makes an (unfinalized) operation graph descriptor from a graph in JSON, in either
+/// dialect (`docs/graph-json.md`: hipDNN's, as hipDNN's frontend and graph dumps write
+/// it, or this project's flatc-style form; told apart by content); `size` counts the
+/// bytes without a terminating NUL (one is allowed).
 ///
 /// # Safety
 /// `descriptor` is null or writable; `json` is null or valid for `size` bytes.
@@ -410,7 +411,9 @@ pub unsafe extern "C" fn hipdnnBackendGetSerializedBinaryGraph_ext(
     })
 }
 
-/// The graph's JSON form, NUL-terminated, two-call (the size includes the NUL).
+/// The graph as JSON in hipDNN's dialect (what hipDNN's backend returns and its
+/// frontend reads back; `docs/graph-json.md`), NUL-terminated, two-call (the size
+/// includes the NUL).
 ///
 /// # Safety
 /// As [`hipdnnBackendGetSerializedBinaryGraph_ext`].
@@ -424,7 +427,7 @@ pub unsafe extern "C" fn hipdnnBackendGetSerializedJsonGraph_ext(
     boundary("hipdnnBackendGetSerializedJsonGraph_ext", || {
         // SAFETY: per the contract.
         let d = unsafe { desc_mut(descriptor) }?;
-        let mut json = graph_of(d)?.graph().to_json().into_bytes();
+        let mut json = graph_of(d)?.graph().to_upstream_json().into_bytes();
         json.push(0);
         // SAFETY: per the contract.
         unsafe { copy_out(&json, requested, size, out.cast()) }
