@@ -246,6 +246,9 @@ fn validated(graph: Graph) -> Verdict {
     if op.graph().non_finite_value().is_none() {
         let again = Graph::from_json(&op.graph().to_json()).expect("a valid graph's JSON parses");
         assert_eq!(&again, op.graph(), "a valid graph survives its JSON form");
+        let upstream = op.graph().to_upstream_json();
+        let again = Graph::from_json(&upstream).expect("a valid graph's upstream JSON parses");
+        assert_eq!(&again, op.graph(), "a valid graph survives upstream's JSON dialect");
     }
     let view = GraphView::from_bytes(op.bytes()).expect("the backend's bytes verify");
     view.validate()
