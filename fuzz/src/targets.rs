@@ -248,7 +248,11 @@ fn validated(graph: Graph) -> Verdict {
         assert_eq!(&again, op.graph(), "a valid graph survives its JSON form");
         let upstream = op.graph().to_upstream_json();
         let again = Graph::from_json(&upstream).expect("a valid graph's upstream JSON parses");
-        assert_eq!(&again, op.graph(), "a valid graph survives upstream's JSON dialect");
+        assert_eq!(
+            &again,
+            op.graph(),
+            "a valid graph survives upstream's JSON dialect"
+        );
     }
     let view = GraphView::from_bytes(op.bytes()).expect("the backend's bytes verify");
     view.validate()

@@ -42,7 +42,7 @@
 //! values are ignored with a warning) caps the instruction set of the GEMM
 //! micro-kernels and of the vector epilogues (bias or folded batch norm, residual add,
 //! ReLU over channels-last tiles: AVX-512, else AVX; `portable` turns them off; they
-//! give the same bits as the general epilogue), read once per process; results are
+//! give the general epilogue's values), read once per process; results are
 //! reproducible per machine and setting.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //!

@@ -9,7 +9,7 @@
 //! and falls back to the general one for anything else.
 //!
 //! The arithmetic is the general path's, operation for operation (a multiply then an
-//! add for the scale-and-shift, `max(x, 0)` for the ReLU), so both give the same bits.
+//! add for the scale-and-shift, `max(x, 0)` for the ReLU), so both give the same values (bit for bit, the sign of a zero ReLU output aside).
 
 use super::block::{BlockAt, Linear, last_offset};
 use super::{Epilogue, Operand};
