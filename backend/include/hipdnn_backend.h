@@ -282,17 +282,36 @@ hipdnnStatus_t hipdnnBackendSetAttribute(hipdnnBackendDescriptor_t descriptor, h
 hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
 
 /*
- Reads an attribute of a finalized descriptor (`NOT_INITIALIZED` before): writes
- `min(requested, available)` elements to `array` and the available count to
- `*count`. A null `array` (or `requested` 0) asks for the count only. For
- `HIPDNN_ATTR_ENGINEHEUR_RESULTS`, `array` holds caller-created ENGINECFG
- descriptors, which are filled and finalized (each checked against the live
- descriptors, and of kind ENGINECFG, else `BAD_PARAM`). For
- `HIPDNN_ATTR_ENGINE_KNOB_INFO` (as in hipDNN) the backend makes one new, finalized
- KNOB_INFO descriptor per knob and writes it to `array`, which must have room for all
- of them (else `BAD_PARAM` and nothing is made): the caller owns each and frees it
- with [`hipdnnBackendDestroyDescriptor`]. `HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE` is
- read as exactly one `INT64` into a non-null array.
+ Reads an attribute of a finalized descriptor (`NOT_INITIALIZED` before; an
+ OPERATIONGRAPH's `HIPDNN_ATTR_OPERATIONGRAPH_OPS` reads before too, as in hipDNN):
+ writes `min(requested, available)` elements to `array` and the available count to
+ `*count`. A null `array` (or `requested` 0) asks for the count only; a negative
+ `requested` with an array is `BAD_PARAM`. For `HIPDNN_ATTR_ENGINEHEUR_RESULTS`,
+ `array` holds caller-created ENGINECFG descriptors, which are filled and finalized
+ (each checked against the live descriptors, and of kind ENGINECFG, else
+ `BAD_PARAM`). `HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE` is read as exactly one `INT64`
+ into a non-null array.
+
+ Other descriptor-valued attributes (`HIPDNN_TYPE_BACKEND_DESCRIPTOR`) hand out new
+ descriptors, as in hipDNN: `array` points to `hipdnnBackendDescriptor_t`s (whatever
+ they held is overwritten, not freed), and the backend writes a new, finalized
+ descriptor to each of the first `min(requested, available)`; the caller owns each
+ and frees it with [`hipdnnBackendDestroyDescriptor`], in any order with the
+ descriptor it was read from. These are:
+ * an operation's TENSOR attributes (e.g. `HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X`:
+   the count is 1, or 0 for an optional tensor that is not set, when nothing is
+   written) and TENSOR arrays (`..._PEER_STATS_EXT`,
+   `HIPDNN_ATTR_OPERATION_CUSTOM_OP_INPUTS_EXT` and `_OUTPUTS_EXT`: the count is the
+   array's length), each a TENSOR descriptor of the tensor that was set (same uid,
+   name, dimensions, strides, type, value), which may be set on another operation;
+ * `HIPDNN_ATTR_OPERATIONGRAPH_OPS` of a graph built from operation descriptors: one
+   operation descriptor per operation, in order, whose attributes read back as the
+   operation's (a graph made from bytes has none: `NOT_SUPPORTED`);
+ * `HIPDNN_ATTR_ENGINE_KNOB_INFO`: one KNOB_INFO descriptor per knob.
+
+ For the last two the array must have room for all of them (else `BAD_PARAM` and
+ nothing is made). When descriptors are handed out for TENSOR attributes or `OPS`,
+ `count` may be null.
 
  # Safety
  `descriptor` is null or any pointer (checked against the live descriptors); `count`

@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use super::{Descriptor, desc_mut, hipdnnBackendDescriptor_t, referenced};
+use super::{Descriptor, Kind, desc_mut, hipdnnBackendDescriptor_t, into_raw, referenced};
 use super::{HIPDNN_TYPE_BACKEND_DESCRIPTOR, hipdnnBackendAttributeType_t};
 use crate::capi::{null, write};
 use crate::status::*;
@@ -210,6 +210,51 @@ impl GetTarget {
             let n = self.requested.min(values.len());
             // SAFETY: room for `requested >= n` elements of `T` per the contracts.
             unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), self.array.cast::<T>(), n) };
+        }
+        Ok(())
+    }
+
+    /// Hands out new descriptors, as hipDNN does for a descriptor-valued attribute read
+    /// that is not filled in place (an operation's TENSOR attributes, a graph's
+    /// operations): the array holds `hipdnnBackendDescriptor_t`s, whose first
+    /// `min(requested, available)` are overwritten with new, finalized descriptors, the
+    /// `i`th made by `make(i)`, each owned by the caller (freed with
+    /// `hipdnnBackendDestroyDescriptor`). A null array or `requested` 0 asks for the
+    /// count (`available`), which then must have somewhere to go; otherwise the count,
+    /// where given, is `available` too. With `all`, an array with room for fewer than
+    /// `available` is `BAD_PARAM` and nothing is made.
+    pub(super) fn put_new_descriptors(
+        &self,
+        available: usize,
+        all: bool,
+        make: impl FnMut(usize) -> Kind,
+    ) -> BackendResult<()> {
+        self.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
+        if self.count_only() || self.requested == 0 {
+            return self.write_count(available);
+        }
+        if all && self.requested < available {
+            return Err(BackendError::bad_param(format!(
+                "attribute {}: {available} descriptors to read, the array has room for {}",
+                self.name, self.requested
+            )));
+        }
+        if !self.count.is_null() {
+            self.write_count(available)?;
+        }
+        // Nothing below fails: the descriptors made are all handed out.
+        let made: Vec<hipdnnBackendDescriptor_t> = (0..self.requested.min(available))
+            .map(make)
+            .map(|kind| into_raw(kind, true))
+            .collect();
+        // SAFETY: the type is checked: the array holds `requested >= made.len()`
+        // descriptor pointers per `new`'s contract.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                made.as_ptr(),
+                self.array.cast::<hipdnnBackendDescriptor_t>(),
+                made.len(),
+            );
         }
         Ok(())
     }

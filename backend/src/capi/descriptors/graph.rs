@@ -4,9 +4,18 @@
 //!
 //! A built graph lists its tensors as hipDNN does: each operation's tensors in order,
 //! first use first, once each; a uid used by two different TENSOR descriptors is
-//! `BAD_PARAM`. Its nodes are the operations in the order they were set (`OPS` may be
+//! `BAD_PARAM` (a TENSOR descriptor read back from an operation counts as the one it was
+//! read from). Its nodes are the operations in the order they were set (`OPS` may be
 //! set more than once: each call appends). Finalizing validates it as a graph made from
 //! bytes is validated, so the same operations give the same wire bytes either way.
+//!
+//! `OPS` reads back as in hipDNN, before finalize too: one new, finalized operation
+//! descriptor per operation, in order, which the caller owns (and frees with
+//! `hipdnnBackendDestroyDescriptor`); each is the operation that was set, whose
+//! attributes, TENSORs included, read back as that one's do. The array must have room for
+//! all of them (`BAD_PARAM` otherwise, and nothing is made). A graph made from bytes has
+//! no operation descriptors to hand back (`NOT_SUPPORTED`; hipDNN rebuilds them from the
+//! nodes).
 
 use std::ffi::c_char;
 use std::sync::Arc;
@@ -16,7 +25,8 @@ use hipdnn_flatbuffers_sdk::model::{EngineApiVersion, Graph, TensorAttributes};
 
 use super::attributes::{GetTarget, SetValue};
 use super::in_attribute;
-use super::operation::FrozenOperation;
+use super::operation::OperationDescriptor;
+use super::tensor::FrozenTensor;
 use super::tensor::{
     get_data_type, get_text, put_bool, put_i64s, set_bool, set_data_type, set_i64, set_text,
 };
@@ -43,7 +53,8 @@ pub(super) struct GraphDescriptor {
 /// The operations and graph-level attributes of a graph built from descriptors.
 #[derive(Debug, Default)]
 struct Operations {
-    ops: Vec<Arc<FrozenOperation>>,
+    /// The operations as set (finalized), each holding its frozen node.
+    ops: Vec<OperationDescriptor>,
     compute: DataType,
     intermediate: DataType,
     io: DataType,
@@ -55,8 +66,16 @@ struct Operations {
 impl Operations {
     /// The graph of these operations (validated and serialized as any graph is).
     fn build(&self) -> BackendResult<OperationGraph> {
-        let mut tensors: Vec<&Arc<TensorAttributes>> = Vec::new();
-        for op in &self.ops {
+        let frozen: Vec<_> = self
+            .ops
+            .iter()
+            .map(|op| {
+                op.frozen()
+                    .expect("a finalized operation descriptor is frozen")
+            })
+            .collect();
+        let mut tensors: Vec<&Arc<FrozenTensor>> = Vec::new();
+        for op in &frozen {
             for t in &op.tensors {
                 match tensors.iter().find(|seen| seen.uid == t.uid) {
                     Some(seen) if !Arc::ptr_eq(seen, t) => {
@@ -71,7 +90,8 @@ impl Operations {
                 }
             }
         }
-        let tensors: Vec<TensorAttributes> = tensors.into_iter().map(|t| (**t).clone()).collect();
+        let tensors: Vec<TensorAttributes> =
+            tensors.into_iter().map(|t| t.attributes.clone()).collect();
         // The engine API a graph needs, stamped as the graph builder stamps it.
         let min_required_engine_api_version = if tensors.iter().any(|t| t.alignment != 16) {
             Some(EngineApiVersion::new(1, 3, 0))
@@ -86,7 +106,7 @@ impl Operations {
             intermediate_data_type: self.intermediate,
             io_data_type: self.io,
             tensors,
-            nodes: self.ops.iter().map(|op| op.node.clone()).collect(),
+            nodes: frozen.iter().map(|op| op.node.clone()).collect(),
             preferred_engine_id: self.preferred_engine,
             is_override_shape_enabled: self.override_shape,
             min_required_engine_api_version,
@@ -100,10 +120,7 @@ impl Operations {
                 let mut ops = Vec::new();
                 for d in value.descriptors()? {
                     match &d?.kind {
-                        Kind::Operation(op) => ops.push(Arc::clone(
-                            op.frozen()
-                                .expect("a finalized operation descriptor is frozen"),
-                        )),
+                        Kind::Operation(op) => ops.push(op.clone()),
                         other => return Err(wrong_kind(value.name, "operation", other)),
                     }
                 }
@@ -226,7 +243,21 @@ impl GraphDescriptor {
         Ok(())
     }
 
+    /// Reads an attribute back; only `OPS` is read before finalize (the caller checks
+    /// the rest are not).
     pub(super) fn get(&self, target: GetTarget) -> BackendResult<()> {
+        if target.name == HIPDNN_ATTR_OPERATIONGRAPH_OPS {
+            let Some(ops) = &self.operations else {
+                return Err(BackendError::not_supported(format!(
+                    "attribute {}: an OPERATIONGRAPH made from serialized bytes has no \
+                     operation descriptors to read back (one built from \
+                     HIPDNN_ATTR_OPERATIONGRAPH_OPS has)",
+                    target.name
+                )));
+            };
+            return target
+                .put_new_descriptors(ops.ops.len(), true, |i| Kind::Operation(ops.ops[i].clone()));
+        }
         let (Some(handle), Some(graph)) = (&self.handle, &self.graph) else {
             return Err(unsupported_attribute(Self::TYPE_NAME, target.name));
         };

@@ -3,7 +3,10 @@
 //!
 //! Finalizing freezes it: operation descriptors that refer to it share the frozen tensor
 //! (so they may outlive the descriptor), and an operation graph holds every tensor its
-//! operations use once, checking that a uid always names the same descriptor.
+//! operations use once, checking that a uid always names the same descriptor. Reading a
+//! TENSOR attribute of an operation back makes a new, finalized TENSOR descriptor over
+//! the same frozen tensor ([`TensorDescriptor::from_frozen`]), which counts as the same
+//! descriptor there, as hipDNN's wrapper around the same tensor object does.
 
 use std::sync::Arc;
 
@@ -23,7 +26,24 @@ pub(super) struct TensorDescriptor {
     tensor: TensorAttributes,
     /// The bytes given for `HIPDNN_ATTR_TENSOR_VALUE_EXT`, as they are read back.
     value_bytes: Vec<u8>,
-    frozen: Option<Arc<TensorAttributes>>,
+    frozen: Option<Arc<FrozenTensor>>,
+}
+
+/// A finalized tensor as operations share it: the tensor, and the bytes its value was
+/// given as (so a TENSOR descriptor made from it reads `HIPDNN_ATTR_TENSOR_VALUE_EXT`
+/// back exactly). It reads as the tensor.
+#[derive(Debug)]
+pub(super) struct FrozenTensor {
+    pub(super) attributes: TensorAttributes,
+    value_bytes: Vec<u8>,
+}
+
+impl std::ops::Deref for FrozenTensor {
+    type Target = TensorAttributes;
+
+    fn deref(&self) -> &TensorAttributes {
+        &self.attributes
+    }
 }
 
 /// The wire element type of a C API `hipdnnDataType_t` (the two numberings differ).
@@ -255,13 +275,27 @@ impl TensorDescriptor {
                 "TENSOR {uid}: the data type must be set (HIPDNN_ATTR_TENSOR_DATA_TYPE)"
             )));
         }
-        self.frozen = Some(Arc::new(t.clone()));
+        self.frozen = Some(Arc::new(FrozenTensor {
+            attributes: t.clone(),
+            value_bytes: self.value_bytes.clone(),
+        }));
         Ok(())
     }
 
     /// The frozen tensor (finalized descriptors only).
-    pub(super) fn frozen(&self) -> Option<&Arc<TensorAttributes>> {
+    pub(super) fn frozen(&self) -> Option<&Arc<FrozenTensor>> {
         self.frozen.as_ref()
+    }
+
+    /// A finalized descriptor of `frozen` (what reading an operation's TENSOR attribute
+    /// hands out): it reads back as the descriptor `frozen` was made from, and shares
+    /// the frozen tensor, so a graph takes the two for one descriptor.
+    pub(super) fn from_frozen(frozen: &Arc<FrozenTensor>) -> Self {
+        Self {
+            tensor: frozen.attributes.clone(),
+            value_bytes: frozen.value_bytes.clone(),
+            frozen: Some(Arc::clone(frozen)),
+        }
     }
 
     pub(super) fn get(&self, target: GetTarget) -> BackendResult<()> {

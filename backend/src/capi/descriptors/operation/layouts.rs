@@ -13,13 +13,13 @@ use hipdnn_flatbuffers_sdk::model::{
     LayernormBackwardAttributes, MatmulAttributes, MoeGroupedMatmulAttributes,
     MoeGroupedMatmulBwdAttributes, RMSNormAttributes, RMSNormBackwardAttributes,
     ReductionAttributes, ResampleFwdAttributes, SdpaAttributes, SdpaBackwardAttributes,
-    TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{
     AttentionImplementation, DiagonalAlignment, MoeGroupedMatmulMode, NormFwdPhase, PaddingMode,
     ReductionMode, ResampleMode,
 };
 
+use super::super::tensor::FrozenTensor;
 use super::table::{CEnum, Layout, Parts, params, slots};
 use crate::capi::enums::tables::*;
 
@@ -760,7 +760,7 @@ static CUSTOM_OP: Layout = Layout {
 /// hipDNN's routing rules: NONE takes neither routing tensor and a zero top-k; GATHER
 /// the token index and a zero top-k; SCATTER both routing tensors and a top-k in
 /// `1..=` the weight's first extent; the offsets and routing tensors are INT32.
-fn moe_routing(p: &Parts<'_>, tensors: &[Option<Arc<TensorAttributes>>]) -> Result<(), String> {
+fn moe_routing(p: &Parts<'_>, tensors: &[Option<Arc<FrozenTensor>>]) -> Result<(), String> {
     let int32 = |i: usize, name: &str| match &tensors[i] {
         Some(t) if t.data_type != DataType::Int32 => Err(format!("{name} must be INT32")),
         _ => Ok(()),
@@ -847,10 +847,7 @@ static MOE_GROUPED_MATMUL: Layout = Layout {
 /// hipDNN's shape rules for the weight gradient: INT32 offsets `[experts, 1, 1]`,
 /// tokens `[·, tokens, K]`, output gradient `[·, tokens, N]`, weight gradient
 /// `[experts, K, N]`.
-fn moe_backward_shapes(
-    _: &Parts<'_>,
-    tensors: &[Option<Arc<TensorAttributes>>],
-) -> Result<(), String> {
+fn moe_backward_shapes(_: &Parts<'_>, tensors: &[Option<Arc<FrozenTensor>>]) -> Result<(), String> {
     // All four are required, so set here.
     let dims = |i: usize| {
         tensors[i]

@@ -9,16 +9,28 @@
 //! `_VARIANCE` variant, `BATCHNORM` forward training, `BATCHNORM_BACKWARD`), `MATMUL`,
 //! `REDUCTION`, `LAYERNORM` and its `_BACKWARD`, `RMSNORM` and its `_BACKWARD`,
 //! `RESAMPLE_FWD` (pooling), `SDPA_FWD` and `SDPA_BWD`, `BLOCK_SCALE_QUANTIZE` and
-//! `_DEQUANTIZE`, `CUSTOM_OP`, and `MOE_GROUPED_MATMUL` and its `_BWD` (whose attributes,
-//! 3800-3804, this header does not name yet: C code passes hipDNN's numbers). All but the
-//! convolutions and pointwise are table-driven ([`table`], [`layouts`]). Every operation
-//! also takes a name (`HIPDNN_ATTR_OPERATION_NAME_EXT`) and reports its kind
+//! `_DEQUANTIZE`, `CUSTOM_OP`, and `MOE_GROUPED_MATMUL` and its `_BWD` (hipDNN's
+//! attributes 3800-3804). All but the convolutions and pointwise are table-driven
+//! ([`table`], [`layouts`]). Every operation also takes a name
+//! (`HIPDNN_ATTR_OPERATION_NAME_EXT`) and reports its kind
 //! (`HIPDNN_ATTR_OPERATION_TYPE_EXT`; `NOT_SUPPORTED` for the two norm backwards and the
 //! grouped matmuls, which this header's `hipdnnOperationType_t` has no value for). A
 //! missing required tensor or parameter is `BAD_PARAM` at finalize, naming the
 //! attribute, as in hipDNN. Scalar parameters read back in the type they were set in
-//! (or, where hipDNN takes two, either); reading back a tensor attribute of an
-//! operation is not supported yet (it would hand out a new descriptor).
+//! (or, where hipDNN takes two, either).
+//!
+//! A TENSOR attribute reads back as hipDNN's does: the caller passes a pointer to a
+//! `hipdnnBackendDescriptor_t` (an array of them for the TENSOR-array attributes: batch
+//! norm's peer statistics, the custom op's inputs and outputs), and the backend writes a
+//! new, finalized TENSOR descriptor there, which the caller owns and frees with
+//! `hipdnnBackendDestroyDescriptor`. It describes the very tensor that was set (same uid,
+//! name, dimensions, strides, type, value), can be set on another operation (a graph
+//! takes it for the descriptor it was read from) and is independent of the operation:
+//! destroying either leaves the other intact. The count is 1 for a set tensor, 0 for an
+//! optional one that is not set (nothing is written then), the number of tensors for an
+//! array (of which the first `requested` are handed out). A null array or a requested
+//! count of 0 asks for the count only. Like every read, it needs a finalized operation
+//! (`NOT_INITIALIZED` before).
 //!
 //! Not implemented: resample backward, whose descriptor type this header does not
 //! declare yet (its attributes, `HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_*`, are declared).
@@ -28,13 +40,14 @@ use std::sync::Arc;
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{
     ConvolutionBwdAttributes, ConvolutionFwdAttributes, ConvolutionWrwAttributes, Node,
-    NodeAttributes, PointwiseAttributes, TensorAttributes,
+    NodeAttributes, PointwiseAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
 use super::attributes::{GetTarget, SetValue};
 use super::tensor::{
-    get_data_type, get_text, put_i64s, set_data_type, set_i64, set_i64s, set_text,
+    FrozenTensor, TensorDescriptor, get_data_type, get_text, put_i64s, set_data_type, set_i64,
+    set_i64s, set_text,
 };
 use super::{Kind, unsupported_attribute, wrong_kind};
 use crate::capi::enums::tables::*;
@@ -50,18 +63,19 @@ use table::{Layout, TensorOperation};
 #[derive(Debug)]
 pub(super) struct FrozenOperation {
     pub(super) node: Node,
-    pub(super) tensors: Vec<Arc<TensorAttributes>>,
+    pub(super) tensors: Vec<Arc<FrozenTensor>>,
 }
 
-/// An operation descriptor.
-#[derive(Debug)]
+/// An operation descriptor. A clone is the same operation (its frozen node shared),
+/// which is what a graph keeps and hands back for `HIPDNN_ATTR_OPERATIONGRAPH_OPS`.
+#[derive(Debug, Clone)]
 pub(super) struct OperationDescriptor {
     name: String,
     op: Operation,
     frozen: Option<Arc<FrozenOperation>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Operation {
     Convolution(Convolution),
     Pointwise(Pointwise),
@@ -127,10 +141,10 @@ impl Direction {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Convolution {
     direction: Direction,
-    tensors: [Option<Arc<TensorAttributes>>; 3],
+    tensors: [Option<Arc<FrozenTensor>>; 3],
     pre_padding: Vec<i64>,
     post_padding: Vec<i64>,
     stride: Vec<i64>,
@@ -159,19 +173,19 @@ impl Convolution {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct Pointwise {
-    in_0: Option<Arc<TensorAttributes>>,
-    in_1: Option<Arc<TensorAttributes>>,
-    in_2: Option<Arc<TensorAttributes>>,
-    out_0: Option<Arc<TensorAttributes>>,
+    in_0: Option<Arc<FrozenTensor>>,
+    in_1: Option<Arc<FrozenTensor>>,
+    in_2: Option<Arc<FrozenTensor>>,
+    out_0: Option<Arc<FrozenTensor>>,
     /// The mode and scalar parameters (the uids are filled at finalize).
     params: PointwiseAttributes,
     compute: DataType,
 }
 
 /// A TENSOR attribute: the frozen tensor of a finalized TENSOR descriptor.
-fn set_tensor(value: &SetValue) -> BackendResult<Arc<TensorAttributes>> {
+fn set_tensor(value: &SetValue) -> BackendResult<Arc<FrozenTensor>> {
     let d = value.descriptor()?;
     match &d.kind {
         Kind::Tensor(t) => Ok(Arc::clone(
@@ -179,6 +193,28 @@ fn set_tensor(value: &SetValue) -> BackendResult<Arc<TensorAttributes>> {
         )),
         other => Err(wrong_kind(value.name, "TENSOR", other)),
     }
+}
+
+/// Reads a TENSOR attribute back: a new TENSOR descriptor of `tensor` for the caller, or
+/// a count of 0 when it is not set (which needs somewhere to go).
+fn get_tensor(target: &GetTarget, tensor: Option<&Arc<FrozenTensor>>) -> BackendResult<()> {
+    match tensor {
+        Some(t) => {
+            target.put_new_descriptors(1, false, |_| Kind::Tensor(TensorDescriptor::from_frozen(t)))
+        }
+        None => {
+            target.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
+            target.write_count(0)
+        }
+    }
+}
+
+/// Reads a TENSOR-array attribute back: a new TENSOR descriptor for each of the first
+/// `requested` of `tensors`; the count is all of them.
+fn get_tensors(target: &GetTarget, tensors: &[Arc<FrozenTensor>]) -> BackendResult<()> {
+    target.put_new_descriptors(tensors.len(), false, |i| {
+        Kind::Tensor(TensorDescriptor::from_frozen(&tensors[i]))
+    })
 }
 
 /// One `HIPDNN_TYPE_FLOAT`.
@@ -494,16 +530,17 @@ impl OperationDescriptor {
         }
         match &self.op {
             Operation::Tensors(t) => t.get(&target),
-            Operation::Convolution(c) => match target.name {
-                HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS => put_i64s(&target, &c.pre_padding),
-                HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS => put_i64s(&target, &c.post_padding),
-                HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES => put_i64s(&target, &c.stride),
-                HIPDNN_ATTR_CONVOLUTION_DILATIONS => put_i64s(&target, &c.dilation),
-                HIPDNN_ATTR_CONVOLUTION_COMP_TYPE => get_data_type(&target, c.compute),
-                HIPDNN_ATTR_CONVOLUTION_CONV_MODE if target.ty() == HIPDNN_TYPE_INT64 => {
+            Operation::Convolution(c) => match (c.slot(target.name), target.name) {
+                (Some(i), _) => get_tensor(&target, c.tensors[i].as_ref()),
+                (None, HIPDNN_ATTR_CONVOLUTION_PRE_PADDINGS) => put_i64s(&target, &c.pre_padding),
+                (None, HIPDNN_ATTR_CONVOLUTION_POST_PADDINGS) => put_i64s(&target, &c.post_padding),
+                (None, HIPDNN_ATTR_CONVOLUTION_FILTER_STRIDES) => put_i64s(&target, &c.stride),
+                (None, HIPDNN_ATTR_CONVOLUTION_DILATIONS) => put_i64s(&target, &c.dilation),
+                (None, HIPDNN_ATTR_CONVOLUTION_COMP_TYPE) => get_data_type(&target, c.compute),
+                (None, HIPDNN_ATTR_CONVOLUTION_CONV_MODE) if target.ty() == HIPDNN_TYPE_INT64 => {
                     put_i64s(&target, &[i64::from(c.mode.0)])
                 }
-                HIPDNN_ATTR_CONVOLUTION_CONV_MODE => {
+                (None, HIPDNN_ATTR_CONVOLUTION_CONV_MODE) => {
                     target.expect_type(HIPDNN_TYPE_CONVOLUTION_MODE)?;
                     let mode = if c.mode == ConvMode::CONVOLUTION {
                         HIPDNN_CONVOLUTION
@@ -513,9 +550,13 @@ impl OperationDescriptor {
                     // SAFETY: the type is checked: `hipdnnConvolutionMode_t`s (ints).
                     unsafe { target.put(&[mode]) }
                 }
-                other => Err(unsupported_attribute(type_name, other)),
+                (None, other) => Err(unsupported_attribute(type_name, other)),
             },
             Operation::Pointwise(p) => match target.name {
+                HIPDNN_ATTR_OPERATION_POINTWISE_IN_0_EXT => get_tensor(&target, p.in_0.as_ref()),
+                HIPDNN_ATTR_OPERATION_POINTWISE_IN_1_EXT => get_tensor(&target, p.in_1.as_ref()),
+                HIPDNN_ATTR_OPERATION_POINTWISE_IN_2_EXT => get_tensor(&target, p.in_2.as_ref()),
+                HIPDNN_ATTR_OPERATION_POINTWISE_OUT_0_EXT => get_tensor(&target, p.out_0.as_ref()),
                 HIPDNN_ATTR_POINTWISE_MODE => {
                     target.expect_type(HIPDNN_TYPE_POINTWISE_MODE)?;
                     let mode: hipdnnPointwiseMode_t = p.params.operation.0.into();

@@ -10,19 +10,22 @@
 //! attribute), runs the layout's `check` where hipDNN checks values against each other
 //! (grouped-matmul routing and shapes, block sizes), and builds the node's attributes
 //! with the layout's `build`. Parameters read back in the type they were set in; unset
-//! optional ones read as no element (a flag as false, the wire default).
+//! optional ones read as no element (a flag as false, the wire default). Slots and
+//! arrays read back as new TENSOR descriptors for the caller (an unset optional slot, or
+//! an empty array, as a count of 0), as the module above describes.
 
 use std::sync::Arc;
 
 use hipdnn_data_sdk::DataType;
-use hipdnn_flatbuffers_sdk::model::{NodeAttributes, TensorAttributes};
+use hipdnn_flatbuffers_sdk::model::NodeAttributes;
 
 use super::super::attributes::{GetTarget, SetValue};
 use super::super::tensor::{
-    get_data_type, get_text, put_bool, put_i64s, set_bool, set_data_type, set_i64, set_text,
+    FrozenTensor, get_data_type, get_text, put_bool, put_i64s, set_bool, set_data_type, set_i64,
+    set_text,
 };
 use super::super::{Kind, unsupported_attribute, wrong_kind};
-use super::{missing, put_f32, set_f32, set_tensor};
+use super::{get_tensor, get_tensors, missing, put_f32, set_f32, set_tensor};
 use crate::capi::enums::tables::*;
 use crate::status::*;
 
@@ -255,14 +258,14 @@ pub(super) struct Layout {
 }
 
 /// A finalize check over the parts and the slots' tensors.
-pub(super) type Check = fn(&Parts<'_>, &[Option<Arc<TensorAttributes>>]) -> Result<(), String>;
+pub(super) type Check = fn(&Parts<'_>, &[Option<Arc<FrozenTensor>>]) -> Result<(), String>;
 
 /// An operation made of tensors, a compute type and parameters, as its [`Layout`] says.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct TensorOperation {
     pub(super) layout: &'static Layout,
-    tensors: Vec<Option<Arc<TensorAttributes>>>,
-    arrays: Vec<Vec<Arc<TensorAttributes>>>,
+    tensors: Vec<Option<Arc<FrozenTensor>>>,
+    arrays: Vec<Vec<Arc<FrozenTensor>>>,
     params: Vec<Option<Value>>,
     pub(super) compute: DataType,
 }
@@ -305,7 +308,7 @@ impl TensorOperation {
 
     /// The node's attributes and its tensors in hipDNN's order (the slots that are set,
     /// then the arrays' tensors).
-    pub(super) fn finalize(&self) -> BackendResult<(NodeAttributes, Vec<Arc<TensorAttributes>>)> {
+    pub(super) fn finalize(&self) -> BackendResult<(NodeAttributes, Vec<Arc<FrozenTensor>>)> {
         let layout = self.layout;
         let what = layout.type_name;
         for (slot, tensor) in layout.slots.iter().zip(&self.tensors) {
@@ -361,11 +364,22 @@ impl TensorOperation {
         Ok(((layout.build)(&parts), tensors))
     }
 
-    /// Reads the compute type or a parameter back.
+    /// Reads a tensor (a new TENSOR descriptor for the caller), a tensor array, the
+    /// compute type or a parameter back.
     pub(super) fn get(&self, target: &GetTarget) -> BackendResult<()> {
         let layout = self.layout;
         if target.name == layout.compute.0 {
             return get_data_type(target, self.compute);
+        }
+        if let Some(i) = layout.slots.iter().position(|s| s.attribute == target.name) {
+            return get_tensor(target, self.tensors[i].as_ref());
+        }
+        if let Some(i) = layout
+            .arrays
+            .iter()
+            .position(|s| s.attribute == target.name)
+        {
+            return get_tensors(target, &self.arrays[i]);
         }
         match layout
             .params
