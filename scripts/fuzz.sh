@@ -19,9 +19,13 @@ cargo build --profile fuzz -p hipdnn-fuzz
 args=("$target" --seconds "$((minutes * 60))" --seed "$seed" --findings "$target_dir/fuzz-findings")
 if [ "$target" = run-check ]; then
     cargo build --profile fuzz -p hipdnn-cli -p hipdnn-cpu-provider
-    plugins="$target_dir/fuzz-plugins"
-    mkdir -p "$plugins"
+    mkdir -p "$target_dir/fuzz-plugins"
+    # Absolute: the backend resolves a relative HIPDNN_PLUGIN_DIR against its own
+    # directory (as hipDNN does), not the working directory.
+    plugins="$(cd "$target_dir/fuzz-plugins" && pwd)"
     cp "$target_dir/fuzz/libhipdnn_cpu_provider.so" "$plugins/"
     args+=(--hipdnn "$target_dir/fuzz/hipdnn" --plugins "$plugins")
 fi
-exec "$target_dir/fuzz/hipdnn-fuzz" "${args[@]}"
+# Not exec: the driver's RUSAGE_CHILDREN (its "largest hipdnn run") would include the
+# cargo builds above.
+"$target_dir/fuzz/hipdnn-fuzz" "${args[@]}"

@@ -362,6 +362,29 @@ fn plugin_for_another_machine_is_refused_with_the_machine_named() {
     );
 }
 
+/// An interrupted copy that had reserved the whole size: the first 3000 bytes of a real
+/// plugin, then zeros. Every table lies within the file, but the dynamic section is
+/// empty, on which glibc's loader crashes: it is refused, named, before `dlopen`.
+#[test]
+fn plugin_with_a_zero_filled_tail_is_refused_before_dlopen() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut bytes =
+        std::fs::read(support::example_library("good_plugin")).expect("read the plugin");
+    bytes[3000..].fill(0);
+    let path = dir.path().join("libpadded.so");
+    std::fs::write(&path, &bytes).expect("write");
+    let (loaded, failed) = load_plugins(&[&path]);
+    assert!(loaded.is_empty());
+    let message = failed[0].1.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "plugin {} is not a loadable shared object: its dynamic section",
+            path.display()
+        )) && message.ends_with("the file is truncated or corrupt"),
+        "{message}"
+    );
+}
+
 /// `hipdnnEnginePluginGetEngineName` answering SUCCESS with a null or an empty name
 /// gives no name: the engines are recorded unnamed, as if the plugin had declined, and
 /// the plugin loads (hipDNN's reading; admission keeps them).

@@ -145,6 +145,24 @@ pub fn fuzz_end_to_end(
     for input in seeds {
         one(input, &mut report);
     }
+    // A setup that runs nothing (no plugin found, a broken command) would otherwise
+    // report every mutant as refused and find nothing.
+    if report.accepted == 0 && !seeds.is_empty() {
+        report.findings.push(Finding {
+            message: format!(
+                "hipdnn run --check passed none of the {} seeds (e.g. {}): check --hipdnn and \
+                 --plugins",
+                seeds.len(),
+                report
+                    .notes
+                    .first()
+                    .map_or("no refusal recorded", String::as_str)
+            ),
+            input: seeds[0].clone(),
+        });
+        report.elapsed = start.elapsed();
+        return report;
+    }
     report.accepted = 0;
     report.accepted_by.clear();
     report.refused.clear();

@@ -133,6 +133,14 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            // HIPDNN_PLUGIN_DIR is resolved against the backend's directory when relative.
+            let plugins = match std::path::absolute(&plugins) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("--plugins {}: {e}", plugins.display());
+                    return ExitCode::from(2);
+                }
+            };
             let report = fuzz_end_to_end(&Installed { hipdnn, plugins }, &seeds, args.seed, budget);
             print!(
                 "run-check: {}",

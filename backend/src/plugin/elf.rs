@@ -13,8 +13,13 @@
 //! of this process; type `ET_DYN` (a shared object); the machine of this process
 //! (`e_machine`); a program header table that lies within the file and has at least one
 //! entry; every `PT_LOAD` segment's file bytes `[p_offset, p_offset + p_filesz)` within
-//! the file; the section header table, when there is one, within the file. That is what
-//! the loader reads from the file; everything else it reads from the mapped segments.
+//! the file; the section header table, when there is one, within the file; the
+//! `PT_DYNAMIC` segment, when there is one, within the file and holding a dynamic array
+//! that names a string and a symbol table before its `DT_NULL` end. That is what the
+//! loader reads from the file; everything else it reads from the mapped segments. A file
+//! whose tail was zero-filled (an interrupted copy that had preallocated the whole size)
+//! has every table in bounds, but its dynamic array reads as empty, and glibc's loader
+//! dereferences the missing `DT_STRTAB` (SIGSEGV).
 //!
 //! Hand-written rather than through an object-file crate: these are a dozen fixed-offset
 //! fields of two tables, while `object`'s ELF reader (the smallest that fits) is about
@@ -39,6 +44,14 @@ const ELFDATA2LSB: u8 = 1;
 const ELFDATA2MSB: u8 = 2;
 const ET_DYN: u16 = 3;
 const PT_LOAD: u32 = 1;
+const PT_DYNAMIC: u32 = 2;
+/// Bytes of an ELF64 dynamic array entry (`d_tag`, `d_val`).
+const DYNAMIC_ENTRY_SIZE: u64 = 16;
+/// The most of a dynamic segment read: a real one has a few dozen entries.
+const MAX_DYNAMIC_BYTES: u64 = 1 << 20;
+const DT_NULL: u64 = 0;
+const DT_STRTAB: u64 = 5;
+const DT_SYMTAB: u64 = 6;
 /// `e_phnum` saying the real count is in the first section header; the loader does not
 /// support it either.
 const PN_XNUM: u16 = 0xffff;
@@ -150,6 +163,19 @@ pub enum ElfError {
         end: u128,
         /// The file size.
         size: u64,
+    },
+    /// A dynamic array the loader cannot use (empty, unterminated, without a string or
+    /// symbol table): a zero-filled or otherwise corrupt file.
+    #[error(
+        "its dynamic section (file bytes {start}..{end}) {why}: the file is truncated or corrupt"
+    )]
+    BadDynamic {
+        /// Its first byte.
+        start: u64,
+        /// One past its last byte.
+        end: u64,
+        /// What is wrong with it.
+        why: &'static str,
     },
     /// Not a regular file (checked again on the open file).
     #[error("it is not a regular file")]
@@ -286,16 +312,30 @@ fn check_file(file: &File, size: u64) -> Result<(), ElfError> {
     // At most 65,534 entries of 56 bytes (3.5 MiB), and within the file.
     let mut table = vec![0u8; table_len as usize];
     file.read_exact_at(&mut table, phoff)?;
+    let mut dynamic = None;
     for (index, entry) in table.chunks_exact(PROGRAM_HEADER_SIZE as usize).enumerate() {
-        if u32_at(entry, 0) == PT_LOAD {
-            let (offset, filesz) = (u64_at(entry, 8), u64_at(entry, 32));
-            within(
+        let (offset, filesz) = (u64_at(entry, 8), u64_at(entry, 32));
+        match u32_at(entry, 0) {
+            PT_LOAD => within(
                 || format!("PT_LOAD segment of program header {index}"),
                 offset,
                 filesz,
                 size,
-            )?;
+            )?,
+            PT_DYNAMIC => {
+                within(
+                    || format!("PT_DYNAMIC segment of program header {index}"),
+                    offset,
+                    filesz,
+                    size,
+                )?;
+                dynamic.get_or_insert((offset, filesz));
+            }
+            _ => {}
         }
+    }
+    if let Some((offset, filesz)) = dynamic {
+        check_dynamic(file, offset, filesz)?;
     }
 
     // The loader never reads sections; a section header table past the end (it is
@@ -312,6 +352,37 @@ fn check_file(file: &File, size: u64) -> Result<(), ElfError> {
         )?;
     }
     Ok(())
+}
+
+/// Checks the dynamic array at file bytes `[offset, offset + filesz)` (within the file):
+/// a `DT_NULL` end after at least a `DT_STRTAB` and a `DT_SYMTAB` entry, which glibc's
+/// loader uses without checking they are there.
+fn check_dynamic(file: &File, offset: u64, filesz: u64) -> Result<(), ElfError> {
+    let len = filesz.min(MAX_DYNAMIC_BYTES) / DYNAMIC_ENTRY_SIZE * DYNAMIC_ENTRY_SIZE;
+    let bad = |why| {
+        Err(ElfError::BadDynamic {
+            start: offset,
+            end: offset + filesz,
+            why,
+        })
+    };
+    // At most 1 MiB, within the file (checked by the caller).
+    let mut bytes = vec![0u8; len as usize];
+    file.read_exact_at(&mut bytes, offset)?;
+    let (mut strtab, mut symtab) = (false, false);
+    for (index, entry) in bytes.chunks_exact(DYNAMIC_ENTRY_SIZE as usize).enumerate() {
+        match u64_at(entry, 0) {
+            DT_NULL if index == 0 => return bad("is empty (its first entry is DT_NULL)"),
+            DT_NULL if !(strtab && symtab) => {
+                return bad("names no string or no symbol table (DT_STRTAB, DT_SYMTAB)");
+            }
+            DT_NULL => return Ok(()),
+            DT_STRTAB => strtab = true,
+            DT_SYMTAB => symtab = true,
+            _ => {}
+        }
+    }
+    bad("has no DT_NULL end")
 }
 
 #[cfg(test)]
@@ -441,6 +512,65 @@ mod tests {
             message(&bytes).starts_with("its section header table (file bytes 150..278)"),
             "{}",
             message(&bytes)
+        );
+    }
+
+    /// `image` with a PT_DYNAMIC header after the PT_LOAD ones, for a dynamic array of
+    /// `entries` at file byte `at` (inside the image).
+    fn with_dynamic(
+        mut bytes: Vec<u8>,
+        loads: usize,
+        at: usize,
+        entries: &[(u64, u64)],
+    ) -> Vec<u8> {
+        let header = HEADER_SIZE + loads * 56;
+        let phnum = (loads + 1) as u16;
+        bytes[56..58].copy_from_slice(&phnum.to_ne_bytes());
+        bytes[header..header + 4].copy_from_slice(&PT_DYNAMIC.to_ne_bytes());
+        bytes[header + 8..header + 16].copy_from_slice(&(at as u64).to_ne_bytes());
+        let filesz = (entries.len() as u64).max(1) * 16;
+        bytes[header + 32..header + 40].copy_from_slice(&filesz.to_ne_bytes());
+        for (i, &(tag, value)) in entries.iter().enumerate() {
+            let e = at + i * 16;
+            bytes[e..e + 8].copy_from_slice(&tag.to_ne_bytes());
+            bytes[e + 8..e + 16].copy_from_slice(&value.to_ne_bytes());
+        }
+        bytes
+    }
+
+    #[test]
+    fn a_zero_filled_or_unusable_dynamic_section_is_refused() {
+        let base = || image(&[(0, 4096)], 4096);
+        let good = [(DT_STRTAB, 1), (DT_SYMTAB, 2), (DT_NULL, 0)];
+        check(&with_dynamic(base(), 1, 2048, &good)).expect("accepted");
+        // A zero-filled tail: the dynamic array's first entry is DT_NULL.
+        assert_eq!(
+            message(&with_dynamic(base(), 1, 2048, &[(0, 0), (0, 0), (0, 0)])),
+            "its dynamic section (file bytes 2048..2096) is empty (its first entry is \
+             DT_NULL): the file is truncated or corrupt"
+        );
+        assert!(
+            message(&with_dynamic(
+                base(),
+                1,
+                2048,
+                &[(DT_STRTAB, 1), (DT_NULL, 0)]
+            ))
+            .contains("names no string or no symbol table"),
+        );
+        assert!(
+            message(&with_dynamic(
+                base(),
+                1,
+                2048,
+                &[(DT_STRTAB, 1), (DT_SYMTAB, 2)]
+            ))
+            .contains("has no DT_NULL end"),
+        );
+        // A PT_DYNAMIC past the end of the file.
+        assert!(
+            message(&with_dynamic(base(), 1, 4090, &[]))
+                .starts_with("its PT_DYNAMIC segment of program header 1 (file bytes 4090..4106)"),
         );
     }
 
