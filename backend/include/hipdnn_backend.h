@@ -283,8 +283,8 @@ hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
 
 /*
  Reads an attribute of a finalized descriptor (`NOT_INITIALIZED` before; an
- OPERATIONGRAPH's `HIPDNN_ATTR_OPERATIONGRAPH_OPS` reads before too, as in hipDNN):
- writes `min(requested, available)` elements to `array` and the available count to
+ OPERATIONGRAPH reads before too, as in hipDNN, all but its HANDLE and
+ ENGINE_GLOBAL_COUNT): writes `min(requested, available)` elements to `array` and the available count to
  `*count`. A null `array` (or `requested` 0) asks for the count only; a negative
  `requested` with an array is `BAD_PARAM`. For `HIPDNN_ATTR_ENGINEHEUR_RESULTS`,
  `array` holds caller-created ENGINECFG descriptors, which are filled and finalized
@@ -304,9 +304,10 @@ hipdnnStatus_t hipdnnBackendFinalize(hipdnnBackendDescriptor_t descriptor);
    `HIPDNN_ATTR_OPERATION_CUSTOM_OP_INPUTS_EXT` and `_OUTPUTS_EXT`: the count is the
    array's length), each a TENSOR descriptor of the tensor that was set (same uid,
    name, dimensions, strides, type, value), which may be set on another operation;
- * `HIPDNN_ATTR_OPERATIONGRAPH_OPS` of a graph built from operation descriptors: one
-   operation descriptor per operation, in order, whose attributes read back as the
-   operation's (a graph made from bytes has none: `NOT_SUPPORTED`);
+ * `HIPDNN_ATTR_OPERATIONGRAPH_OPS`: one operation descriptor per operation, in order,
+   whose attributes read back as the operation's (for a graph made from bytes, the
+   operation each node stands for; a node no operation descriptor stands for, such as
+   resample backward, is `NOT_SUPPORTED`);
  * `HIPDNN_ATTR_ENGINE_KNOB_INFO`: one KNOB_INFO descriptor per knob.
 
  For the last two the array must have room for all of them (else `BAD_PARAM` and

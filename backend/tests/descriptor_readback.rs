@@ -17,7 +17,10 @@ use std::sync::{Mutex, MutexGuard};
 
 use hipdnn_backend::capi::*;
 use hipdnn_backend::status::*;
-use hipdnn_backend::{LoadingMode, set_engine_plugin_paths};
+use hipdnn_backend::{LoadingMode, OperationGraph, set_engine_plugin_paths};
+use hipdnn_data_sdk::DataType;
+use hipdnn_flatbuffers_sdk::model::{Graph, Node, ResampleBwdAttributes, TensorAttributes};
+use hipdnn_flatbuffers_sdk::wire::{PaddingMode, ResampleMode};
 
 /// The system allocator, counting the blocks each thread has allocated and not freed.
 struct Counting;
@@ -533,6 +536,16 @@ fn graph_of(ops: &[hipdnnBackendDescriptor_t]) -> hipdnnBackendDescriptor_t {
             &[HIPDNN_DATA_FLOAT],
         ));
     }
+    graph
+}
+
+/// An (unfinalized) OPERATIONGRAPH made from serialized bytes.
+fn deserialized(bytes: &[u8]) -> hipdnnBackendDescriptor_t {
+    let mut graph = ptr::null_mut();
+    // SAFETY: a writable out-parameter; the bytes are a buffer of their length.
+    ok(unsafe {
+        hipdnnBackendCreateAndDeserializeGraph_ext(&mut graph, bytes.as_ptr(), bytes.len())
+    });
     graph
 }
 
@@ -1197,14 +1210,17 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Builds the case's operation, reads every TENSOR attribute back and checks what comes
-/// back; builds the same operation again from what came back (the same graph bytes);
-/// destroys what came back and checks that the operations and graphs are unchanged.
-fn read_back(case: &Case) {
-    let what = case.what;
-    // The operation keeps its tensors: the descriptors it was given are gone.
-    let op = built(case);
+/// The TENSOR descriptors read back from an operation: its slots', then its arrays'.
+type HandedOut = (
+    Vec<hipdnnBackendDescriptor_t>,
+    Vec<Vec<hipdnnBackendDescriptor_t>>,
+);
 
+/// Reads every TENSOR attribute of `op`, an operation of `case`, back and checks what
+/// comes back (an unset optional tensor or an empty array as a count of 0, nothing
+/// written); returns the descriptors handed out, slots then arrays.
+fn check_tensors(case: &Case, op: hipdnnBackendDescriptor_t) -> HandedOut {
+    let what = case.what;
     let mut read = Vec::new();
     for (attribute, spec) in &case.tensors {
         assert_eq!(
@@ -1284,6 +1300,19 @@ fn read_back(case: &Case) {
         );
         assert!(out[0].is_null(), "{what}: attribute {attribute}");
     }
+    (read, read_arrays)
+}
+
+/// Builds the case's operation and checks its TENSOR attributes ([`check_tensors`]);
+/// builds the same operation again from what came back (the same graph bytes); reads
+/// the operation of the graph's bytes back (as hipDNN's frontend unpacks a serialized
+/// graph: before finalize) and checks its tensors and bytes too; destroys what came back
+/// and checks that the operations and graphs are unchanged.
+fn read_back(case: &Case) {
+    let what = case.what;
+    // The operation keeps its tensors: the descriptors it was given are gone.
+    let op = built(case);
+    let (read, read_arrays) = check_tensors(case, op);
 
     // What came back makes the same operation: the same graph, byte for byte.
     let again = case.build(&read, &read_arrays);
@@ -1291,6 +1320,31 @@ fn read_back(case: &Case) {
     let graph_again = graph_of(&[again]);
     let bytes = serialized(graph);
     assert_eq!(serialized(graph_again), bytes, "{what}");
+
+    // The graph made from those bytes hands out the same operation, before finalize.
+    let from_bytes = deserialized(&bytes);
+    let mut node_op = [NONE];
+    assert_eq!(
+        get(
+            from_bytes,
+            HIPDNN_ATTR_OPERATIONGRAPH_OPS,
+            HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+            &mut node_op
+        ),
+        Ok(1),
+        "{what}: {}",
+        c_last_error()
+    );
+    let (node_read, node_arrays) = check_tensors(case, node_op[0]);
+    let graph_of_node = graph_of(&node_op);
+    assert_eq!(serialized(graph_of_node), bytes, "{what}");
+    for d in [from_bytes, node_op[0], graph_of_node]
+        .into_iter()
+        .chain(node_read)
+        .chain(node_arrays.into_iter().flatten())
+    {
+        destroy(d);
+    }
 
     // Destroying what came back changes neither the operations nor the graphs.
     for d in read.into_iter().chain(read_arrays.into_iter().flatten()) {
@@ -1669,7 +1723,8 @@ fn hand_out_operations() {
         destroy(d);
     }
 
-    // Before finalize, as hipDNN: the count, then the operations.
+    // Before finalize, as hipDNN: the graph's attributes, the count, the operations.
+    check_graph_attributes_before_finalize(graph);
     assert_eq!(count(graph, ops, descriptor), Ok(2));
     // Room for fewer than all is refused, and nothing is made.
     let mut out = [NONE; 2];
@@ -1772,22 +1827,172 @@ fn hand_out_operations() {
     ok(unsafe { hipdnnDestroy(h) });
 }
 
-#[test]
-fn a_graph_made_from_bytes_has_no_operation_descriptors_to_hand_out() {
-    let _serial = serial();
-    no_leaks(refuse_operations_of_bytes);
+/// The graph-level attributes of an unfinalized `graph` named "conv_add", FLOAT
+/// throughout, no preferred engine, read as hipDNN's frontend reads them; the handle
+/// needs finalizing.
+fn check_graph_attributes_before_finalize(graph: hipdnnBackendDescriptor_t) {
+    let mut name = [0u8; 16];
+    assert_eq!(
+        get(
+            graph,
+            HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
+            HIPDNN_TYPE_CHAR,
+            &mut name
+        ),
+        Ok(9)
+    );
+    assert_eq!(&name[..9], b"conv_add\0");
+    let mut ty = [-1];
+    assert_eq!(
+        get(
+            graph,
+            HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT,
+            HIPDNN_TYPE_DATA_TYPE,
+            &mut ty
+        ),
+        Ok(1)
+    );
+    assert_eq!(ty, [HIPDNN_DATA_FLOAT]);
+    assert_eq!(
+        count(
+            graph,
+            HIPDNN_ATTR_OPERATIONGRAPH_PREFERRED_ENGINE_ID_EXT,
+            HIPDNN_TYPE_INT64
+        ),
+        Ok(0)
+    );
+    let mut h = [ptr::null_mut::<hipdnnHandle>()];
+    assert_eq!(
+        get(
+            graph,
+            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
+            HIPDNN_TYPE_HANDLE,
+            &mut h
+        ),
+        Err(HIPDNN_STATUS_NOT_INITIALIZED)
+    );
 }
 
-fn refuse_operations_of_bytes() {
+#[test]
+fn a_graph_made_from_bytes_hands_out_an_operation_per_node() {
+    let _serial = serial();
+    no_leaks(hand_out_node_operations);
+}
+
+fn hand_out_node_operations() {
+    let ops = HIPDNN_ATTR_OPERATIONGRAPH_OPS;
+    let descriptor = HIPDNN_TYPE_BACKEND_DESCRIPTOR;
     let (conv, y) = conv_with_virtual_y();
     let (built_graph, made) = conv_then_add(conv, y);
     let bytes = serialized(built_graph);
-    let mut graph = ptr::null_mut();
-    // SAFETY: a writable out-parameter; the bytes are a buffer of their length.
-    ok(unsafe {
-        hipdnnBackendCreateAndDeserializeGraph_ext(&mut graph, bytes.as_ptr(), bytes.len())
-    });
-    let mut out = [NONE; 2];
+    for d in [built_graph, conv, y].into_iter().chain(made) {
+        destroy(d);
+    }
+
+    // Before finalize and without a handle, as hipDNN's frontend unpacks a serialized
+    // graph: the graph's attributes and one operation per node, in order.
+    let graph = deserialized(&bytes);
+    check_graph_attributes_before_finalize(graph);
+    assert_eq!(count(graph, ops, descriptor), Ok(2));
+    let mut first = [NONE; 2];
+    assert_eq!(get(graph, ops, descriptor, &mut first), Ok(2));
+    let mut second = [NONE; 2];
+    assert_eq!(get(graph, ops, descriptor, &mut second), Ok(2));
+    assert_eq!(
+        operation_type(first[0]),
+        HIPDNN_OPERATION_TYPE_CONVOLUTION_FORWARD
+    );
+    assert_eq!(operation_name(first[0]), "conv_fwd");
+    let mut mode = [-1];
+    assert_eq!(
+        get(
+            first[0],
+            HIPDNN_ATTR_CONVOLUTION_CONV_MODE,
+            HIPDNN_TYPE_CONVOLUTION_MODE,
+            &mut mode
+        ),
+        Ok(1)
+    );
+    assert_eq!(mode, [HIPDNN_CROSS_CORRELATION]);
+    let x = tensor_of(first[0], HIPDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X);
+    conv_x(1).check(x);
+    destroy(x);
+    assert_eq!(operation_type(second[1]), HIPDNN_OPERATION_TYPE_POINTWISE);
+    let mut pointwise_mode = [-1];
+    assert_eq!(
+        get(
+            second[1],
+            HIPDNN_ATTR_POINTWISE_MODE,
+            HIPDNN_TYPE_POINTWISE_MODE,
+            &mut pointwise_mode
+        ),
+        Ok(1)
+    );
+    assert_eq!(pointwise_mode, [HIPDNN_POINTWISE_ADD]);
+    let y_back = tensor_of(second[1], HIPDNN_ATTR_OPERATION_POINTWISE_IN_0_EXT);
+    conv_y(3).virtual_().check(y_back);
+    destroy(y_back);
+    // Every read shares the graph's tensors: operations of two reads make one graph,
+    // the graph the bytes came from.
+    let mixed = graph_of(&[first[0], second[1]]);
+    ok(set(
+        mixed,
+        HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
+        HIPDNN_TYPE_CHAR,
+        b"conv_add",
+    ));
+    assert_eq!(serialized(mixed), bytes);
+    for d in first.into_iter().chain(second) {
+        destroy(d);
+    }
+    assert_eq!(serialized(mixed), bytes);
+    assert_eq!(serialized(graph), bytes);
+    destroy(mixed);
+    destroy(graph);
+}
+
+#[test]
+fn a_node_no_operation_descriptor_stands_for_is_not_supported() {
+    let _serial = serial();
+    no_leaks(refuse_resample_backward);
+}
+
+fn refuse_resample_backward() {
+    let tensor = |uid: i64, name: &str, dims: &[i64]| TensorAttributes {
+        uid,
+        name: name.to_owned(),
+        data_type: DataType::Float,
+        dims: dims.to_vec(),
+        strides: packed(dims),
+        ..TensorAttributes::default()
+    };
+    let model = Graph {
+        name: "pool_backward".into(),
+        tensors: vec![
+            tensor(1, "dy", &[1, 2, 2, 2]),
+            tensor(2, "dx", &[1, 2, 4, 4]),
+        ],
+        nodes: vec![Node {
+            name: "pool_bwd".into(),
+            compute_data_type: DataType::Float,
+            attributes: ResampleBwdAttributes {
+                dy_tensor_uid: 1,
+                dx_tensor_uid: 2,
+                pre_padding: vec![0, 0],
+                post_padding: vec![0, 0],
+                stride: vec![2, 2],
+                window: vec![2, 2],
+                resample_mode: ResampleMode::AVGPOOL_EXCLUDE_PADDING,
+                padding_mode: PaddingMode::ZERO_PAD,
+                ..ResampleBwdAttributes::default()
+            }
+            .into(),
+        }],
+        ..Graph::default()
+    };
+    let bytes = OperationGraph::new(model).unwrap().bytes().to_vec();
+    let graph = deserialized(&bytes);
+    let mut out = [NONE];
     assert_eq!(
         get(
             graph,
@@ -1798,9 +2003,10 @@ fn refuse_operations_of_bytes() {
         Err(HIPDNN_STATUS_NOT_SUPPORTED)
     );
     let m = c_last_error();
-    assert!(m.contains("serialized bytes"), "{m}");
-    assert_eq!(out, [NONE; 2]);
-    for d in [graph, built_graph, conv, y].into_iter().chain(made) {
-        destroy(d);
-    }
+    assert!(
+        m.contains("pool_bwd") && m.contains("ResampleBwdAttributes"),
+        "{m}"
+    );
+    assert!(out[0].is_null());
+    destroy(graph);
 }

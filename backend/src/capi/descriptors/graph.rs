@@ -9,16 +9,21 @@
 //! set more than once: each call appends). Finalizing validates it as a graph made from
 //! bytes is validated, so the same operations give the same wire bytes either way.
 //!
-//! `OPS` reads back as in hipDNN, before finalize too: one new, finalized operation
-//! descriptor per operation, in order, which the caller owns (and frees with
-//! `hipdnnBackendDestroyDescriptor`); each is the operation that was set, whose
-//! attributes, TENSORs included, read back as that one's do. The array must have room for
-//! all of them (`BAD_PARAM` otherwise, and nothing is made). A graph made from bytes has
-//! no operation descriptors to hand back (`NOT_SUPPORTED`; hipDNN rebuilds them from the
-//! nodes).
+//! A graph reads back before it is finalized too, as hipDNN's does (its frontend unpacks
+//! a graph made from bytes without ever giving it a handle): everything but the handle
+//! and the engine count, which need finalizing (`NOT_INITIALIZED`). `OPS` reads back as
+//! in hipDNN: one new, finalized operation descriptor per operation, in order, which the
+//! caller owns (and frees with `hipdnnBackendDestroyDescriptor`); the array must have
+//! room for all of them (`BAD_PARAM` otherwise, and nothing is made). For a graph built
+//! from operation descriptors each is the operation that was set; for a graph made from
+//! bytes, the operation its node stands for (made at the first read, as hipDNN makes them
+//! when it deserializes, and kept, so every read shares the graph's tensors), whose
+//! attributes read back as if set and whose graph has the node's bytes. A node of a kind
+//! no operation descriptor stands for here (resample backward) is `NOT_SUPPORTED`.
 
+use std::collections::HashMap;
 use std::ffi::c_char;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{EngineApiVersion, Graph, TensorAttributes};
@@ -48,6 +53,9 @@ pub(super) struct GraphDescriptor {
     graph: Option<Arc<OperationGraph>>,
     /// What a graph made with `hipdnnBackendCreateDescriptor` is built from.
     operations: Option<Operations>,
+    /// A graph made from bytes: the operation descriptors its nodes stand for, once
+    /// `HIPDNN_ATTR_OPERATIONGRAPH_OPS` is read.
+    node_operations: OnceLock<Vec<OperationDescriptor>>,
 }
 
 /// The operations and graph-level attributes of a graph built from descriptors.
@@ -180,6 +188,7 @@ impl GraphDescriptor {
             handle: None,
             graph: None,
             operations: Some(Operations::default()),
+            node_operations: OnceLock::new(),
         }
     }
 
@@ -243,50 +252,117 @@ impl GraphDescriptor {
         Ok(())
     }
 
-    /// Reads an attribute back; only `OPS` is read before finalize (the caller checks
-    /// the rest are not).
-    pub(super) fn get(&self, target: GetTarget) -> BackendResult<()> {
-        if target.name == HIPDNN_ATTR_OPERATIONGRAPH_OPS {
-            let Some(ops) = &self.operations else {
-                return Err(BackendError::not_supported(format!(
-                    "attribute {}: an OPERATIONGRAPH made from serialized bytes has no \
-                     operation descriptors to read back (one built from \
-                     HIPDNN_ATTR_OPERATIONGRAPH_OPS has)",
-                    target.name
-                )));
-            };
-            return target
-                .put_new_descriptors(ops.ops.len(), true, |i| Kind::Operation(ops.ops[i].clone()));
+    /// The operation descriptors of a graph made from bytes, one per node, made at the
+    /// first read and kept (so the descriptors of two reads share their tensors, as one
+    /// graph's do).
+    fn node_operations(&self, name: i32) -> BackendResult<&[OperationDescriptor]> {
+        if let Some(ops) = self.node_operations.get() {
+            return Ok(ops);
         }
-        let (Some(handle), Some(graph)) = (&self.handle, &self.graph) else {
-            return Err(unsupported_attribute(Self::TYPE_NAME, target.name));
+        let Some(graph) = &self.graph else {
+            return Err(BackendError::new(
+                HIPDNN_STATUS_INTERNAL_ERROR,
+                "OPERATIONGRAPH without a graph",
+            ));
         };
         let g = graph.graph();
+        let tensors: HashMap<i64, Arc<FrozenTensor>> = g
+            .tensors
+            .iter()
+            .map(|t| (t.uid, FrozenTensor::from_graph(t.clone())))
+            .collect();
+        // A validated graph lists every uid its nodes use.
+        let tensor = |uid: i64| {
+            tensors.get(&uid).cloned().ok_or_else(|| {
+                BackendError::new(
+                    HIPDNN_STATUS_INTERNAL_ERROR,
+                    format!("the graph does not list tensor {uid}"),
+                )
+            })
+        };
+        let ops = g
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| {
+                OperationDescriptor::from_node(node, &tensor).map_err(|e| {
+                    BackendError::new(
+                        e.status,
+                        format!(
+                            "attribute {name}: node {i} ('{}') cannot be read back as an \
+                             operation descriptor: {}",
+                            node.name, e.message
+                        ),
+                    )
+                })
+            })
+            .collect::<BackendResult<Vec<_>>>()?;
+        Ok(self.node_operations.get_or_init(|| ops))
+    }
+
+    /// Reads an attribute back. As in hipDNN, a graph is read before it is finalized
+    /// too (`finalized` false), except for what needs the handle it is finalized with.
+    pub(super) fn get(&self, target: GetTarget, finalized: bool) -> BackendResult<()> {
         match target.name {
-            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE => {
-                target.expect_type(HIPDNN_TYPE_HANDLE)?;
-                // SAFETY: the type is checked: handles.
-                unsafe { target.put(&[SharedHandle::as_raw(handle)]) }
+            HIPDNN_ATTR_OPERATIONGRAPH_OPS => {
+                let ops = match &self.operations {
+                    Some(built) => built.ops.as_slice(),
+                    None => self.node_operations(target.name)?,
+                };
+                return target
+                    .put_new_descriptors(ops.len(), true, |i| Kind::Operation(ops[i].clone()));
             }
-            HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT => {
+            HIPDNN_ATTR_OPERATIONGRAPH_HANDLE | HIPDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT => {
+                let (Some(handle), Some(graph), true) = (&self.handle, &self.graph, finalized)
+                else {
+                    return Err(BackendError::new(
+                        HIPDNN_STATUS_NOT_INITIALIZED,
+                        format!(
+                            "attribute {}: the OPERATIONGRAPH descriptor is not finalized",
+                            target.name
+                        ),
+                    ));
+                };
+                if target.name == HIPDNN_ATTR_OPERATIONGRAPH_HANDLE {
+                    target.expect_type(HIPDNN_TYPE_HANDLE)?;
+                    // SAFETY: the type is checked: handles.
+                    return unsafe { target.put(&[SharedHandle::as_raw(handle)]) };
+                }
                 let n = handle.handle().ranked_engines(graph).map_or(0, |e| e.len()) as i64;
-                put_i64s(&target, &[n])
+                return put_i64s(&target, &[n]);
             }
+            _ => {}
+        }
+        // The graph-level attributes: of the graph (made from bytes, or finalized), else
+        // as set on the graph being built.
+        let built = Operations::default();
+        let (g, ops) = match (&self.graph, &self.operations) {
+            (Some(graph), _) => (Some(graph.graph()), &built),
+            (None, Some(ops)) => (None, ops),
+            (None, None) => (None, &built),
+        };
+        match target.name {
             HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT => {
-                get_data_type(&target, g.compute_data_type)
+                get_data_type(&target, g.map_or(ops.compute, |g| g.compute_data_type))
             }
-            HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT => {
-                get_data_type(&target, g.intermediate_data_type)
+            HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT => get_data_type(
+                &target,
+                g.map_or(ops.intermediate, |g| g.intermediate_data_type),
+            ),
+            HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT => {
+                get_data_type(&target, g.map_or(ops.io, |g| g.io_data_type))
             }
-            HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT => get_data_type(&target, g.io_data_type),
             HIPDNN_ATTR_OPERATIONGRAPH_PREFERRED_ENGINE_ID_EXT => {
-                let id: Vec<i64> = g.preferred_engine_id.into_iter().collect();
-                put_i64s(&target, &id)
+                let id = g.map_or(ops.preferred_engine, |g| g.preferred_engine_id);
+                put_i64s(&target, &id.into_iter().collect::<Vec<_>>())
             }
-            HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT => get_text(&target, &g.name),
-            HIPDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED_EXT => {
-                put_bool(&target, g.is_override_shape_enabled)
+            HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT => {
+                get_text(&target, g.map_or(ops.name.as_str(), |g| g.name.as_str()))
             }
+            HIPDNN_ATTR_OPERATIONGRAPH_IS_OVERRIDE_SHAPE_ENABLED_EXT => put_bool(
+                &target,
+                g.map_or(ops.override_shape, |g| g.is_override_shape_enabled),
+            ),
             other => Err(unsupported_attribute(Self::TYPE_NAME, other)),
         }
     }
@@ -314,6 +390,7 @@ fn make_graph_descriptor(
         handle: None,
         graph: Some(Arc::new(graph)),
         operations: None,
+        node_operations: OnceLock::new(),
     });
     // SAFETY: checked non-null; writable per the caller's contract.
     unsafe { descriptor.write(into_raw(kind, false)) };

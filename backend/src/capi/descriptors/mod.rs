@@ -14,8 +14,9 @@
 //!              get them back (a TENSOR attribute as a new, caller-owned TENSOR)
 //! OPERATIONGRAPH set OPS (and data types, name, preferred engine), HANDLE; finalize
 //!              builds and validates the graph; get OPS (new, caller-owned operation
-//!              descriptors; before finalize too)
-//! hipdnnBackendCreateAndDeserializeGraph_ext  → OPERATIONGRAPH (set HANDLE, finalize)
+//!              descriptors; before finalize too, as the graph's other attributes)
+//! hipdnnBackendCreateAndDeserializeGraph_ext  → OPERATIONGRAPH (set HANDLE, finalize;
+//!              get OPS: an operation descriptor per node)
 //! ENGINEHEUR   set OPERATION_GRAPH, MODE; finalize ranks the engines;
 //!              get RESULTS fills caller-created ENGINECFG descriptors, best first
 //! ENGINE       set OPERATION_GRAPH, GLOBAL_INDEX (the engine id); get NAME_EXT, BEHAVIOR_NOTE,
@@ -378,8 +379,8 @@ pub unsafe extern "C" fn hipdnnBackendFinalize(
 }
 
 /// Reads an attribute of a finalized descriptor (`NOT_INITIALIZED` before; an
-/// OPERATIONGRAPH's `HIPDNN_ATTR_OPERATIONGRAPH_OPS` reads before too, as in hipDNN):
-/// writes `min(requested, available)` elements to `array` and the available count to
+/// OPERATIONGRAPH reads before too, as in hipDNN, all but its HANDLE and
+/// ENGINE_GLOBAL_COUNT): writes `min(requested, available)` elements to `array` and the available count to
 /// `*count`. A null `array` (or `requested` 0) asks for the count only; a negative
 /// `requested` with an array is `BAD_PARAM`. For `HIPDNN_ATTR_ENGINEHEUR_RESULTS`,
 /// `array` holds caller-created ENGINECFG descriptors, which are filled and finalized
@@ -399,9 +400,10 @@ pub unsafe extern "C" fn hipdnnBackendFinalize(
 ///   `HIPDNN_ATTR_OPERATION_CUSTOM_OP_INPUTS_EXT` and `_OUTPUTS_EXT`: the count is the
 ///   array's length), each a TENSOR descriptor of the tensor that was set (same uid,
 ///   name, dimensions, strides, type, value), which may be set on another operation;
-/// * `HIPDNN_ATTR_OPERATIONGRAPH_OPS` of a graph built from operation descriptors: one
-///   operation descriptor per operation, in order, whose attributes read back as the
-///   operation's (a graph made from bytes has none: `NOT_SUPPORTED`);
+/// * `HIPDNN_ATTR_OPERATIONGRAPH_OPS`: one operation descriptor per operation, in order,
+///   whose attributes read back as the operation's (for a graph made from bytes, the
+///   operation each node stands for; a node no operation descriptor stands for, such as
+///   resample backward, is `NOT_SUPPORTED`);
 /// * `HIPDNN_ATTR_ENGINE_KNOB_INFO`: one KNOB_INFO descriptor per knob.
 ///
 /// For the last two the array must have room for all of them (else `BAD_PARAM` and
@@ -424,9 +426,9 @@ pub unsafe extern "C" fn hipdnnBackendGetAttribute(
     boundary("hipdnnBackendGetAttribute", || {
         // SAFETY: per the contract.
         let d = unsafe { desc_mut(descriptor) }?;
-        // hipDNN's graph hands out its operations before it is finalized too.
-        let early = matches!(d.kind, Kind::Graph(_)) && name == HIPDNN_ATTR_OPERATIONGRAPH_OPS;
-        if !d.finalized && !early {
+        // hipDNN reads a graph before it is finalized too (its frontend unpacks a graph
+        // made from bytes without a handle): the graph refuses what needs finalizing.
+        if !d.finalized && !matches!(d.kind, Kind::Graph(_)) {
             return Err(BackendError::new(
                 HIPDNN_STATUS_NOT_INITIALIZED,
                 format!("the {} descriptor is not finalized", d.kind.type_name()),
@@ -442,7 +444,7 @@ pub unsafe extern "C" fn hipdnnBackendGetAttribute(
         let target =
             unsafe { GetTarget::new(descriptor, name, attribute_type, requested, count, array) };
         match &d.kind {
-            Kind::Graph(g) => g.get(target),
+            Kind::Graph(g) => g.get(target, d.finalized),
             Kind::Heuristic(h) => h.get(target),
             Kind::Engine(e) => e.get(target),
             Kind::Plan(p) => p.get(target),

@@ -38,6 +38,30 @@ pub(super) struct FrozenTensor {
     value_bytes: Vec<u8>,
 }
 
+impl FrozenTensor {
+    /// A tensor of a graph made from bytes, as a TENSOR descriptor that had been set to
+    /// it would freeze it: its value as the bytes `HIPDNN_ATTR_TENSOR_VALUE_EXT` takes
+    /// for the value's storage type (half and bfloat16 as their 2 bytes, fp8 as its
+    /// byte).
+    pub(super) fn from_graph(attributes: TensorAttributes) -> Arc<Self> {
+        let value_bytes = match attributes.value {
+            None => Vec::new(),
+            Some(TensorValue::Float32(v)) => v.to_ne_bytes().to_vec(),
+            Some(TensorValue::Float64(v)) => v.to_ne_bytes().to_vec(),
+            Some(TensorValue::Float16(v)) => f32_to_f16(v).to_ne_bytes().to_vec(),
+            Some(TensorValue::BFloat16(v)) => f32_to_bf16(v).to_ne_bytes().to_vec(),
+            Some(TensorValue::Float8(b)) => vec![b],
+            Some(TensorValue::Int32(v)) => v.to_ne_bytes().to_vec(),
+            Some(TensorValue::Int64(v)) => v.to_ne_bytes().to_vec(),
+            Some(TensorValue::Bool(b)) => vec![u8::from(b)],
+        };
+        Arc::new(Self {
+            attributes,
+            value_bytes,
+        })
+    }
+}
+
 impl std::ops::Deref for FrozenTensor {
     type Target = TensorAttributes;
 
@@ -199,6 +223,61 @@ fn f16_to_f32(bits: u16) -> f32 {
     f32::from_bits(sign | magnitude)
 }
 
+/// The IEEE binary16 nearest `value` (ties to even); exact, and the inverse of
+/// [`f16_to_f32`], for every value a half holds (a NaN keeps its payload where it fits).
+fn f32_to_f16(value: f32) -> u16 {
+    let bits = value.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exponent = ((bits >> 23) & 0xff) as i32;
+    let mantissa = bits & 0x7f_ffff;
+    if exponent == 0xff {
+        let payload = (mantissa >> 13) as u16;
+        let nan = match (mantissa, payload) {
+            (0, _) => 0,
+            (_, 0) => 0x200,
+            (_, p) => p,
+        };
+        return sign | 0x7c00 | nan;
+    }
+    // The half's biased exponent.
+    let e = exponent - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    let round = |kept: u32, dropped: u32, half: u32| {
+        if dropped > half || (dropped == half && kept & 1 == 1) {
+            kept + 1
+        } else {
+            kept
+        }
+    };
+    if e <= 0 {
+        // Subnormal (or zero): the 24-bit significand scaled to units of 2^-24.
+        if e < -10 {
+            return sign;
+        }
+        let significand = mantissa | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let kept = significand >> shift;
+        let dropped = significand & ((1 << shift) - 1);
+        // A carry into the exponent field gives the smallest normal, as it should.
+        return sign | round(kept, dropped, 1 << (shift - 1)) as u16;
+    }
+    let kept = ((e as u32) << 10) | (mantissa >> 13);
+    // A carry may reach the exponent (the next binade) or infinity, both right.
+    sign | round(kept, mantissa & 0x1fff, 0x1000) as u16
+}
+
+/// The bfloat16 nearest `value` (ties to even; a NaN stays a NaN).
+fn f32_to_bf16(value: f32) -> u16 {
+    let bits = value.to_bits();
+    if value.is_nan() {
+        return ((bits >> 16) | 0x40) as u16;
+    }
+    let rounding = 0x7fff + ((bits >> 16) & 1);
+    (bits.wrapping_add(rounding) >> 16) as u16
+}
+
 impl TensorDescriptor {
     pub(super) const TYPE_NAME: &str = "TENSOR";
 
@@ -354,6 +433,30 @@ mod tests {
         assert_eq!(data_type_from_c(HIPDNN_DATA_INT4), Some(DataType::Int4));
         assert_eq!(data_type_from_c(17), None);
         assert_eq!(data_type_to_c(DataType::Unset), None);
+    }
+
+    #[test]
+    fn every_half_narrows_back_to_its_bits() {
+        for bits in 0..=u16::MAX {
+            let wide = f16_to_f32(bits);
+            assert_eq!(f32_to_f16(wide), bits, "{bits:#06x} ({wide})");
+        }
+        // Rounding: ties to even, overflow to infinity, underflow to zero.
+        assert_eq!(f32_to_f16(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(f32_to_f16(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        assert_eq!(f32_to_f16(65520.0), 0x7c00);
+        assert_eq!(f32_to_f16(2f32.powi(-26)), 0);
+        assert_eq!(f32_to_f16(-3.0 * 2f32.powi(-26)), 0x8001);
+    }
+
+    #[test]
+    fn bfloat16_values_narrow_to_their_bits() {
+        for bits in [0u16, 0x3f80, 0xbf80, 0x7f7f, 0x0001, 0x7f80, 0xff80] {
+            assert_eq!(f32_to_bf16(f32::from_bits(u32::from(bits) << 16)), bits);
+        }
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f80_8000)), 0x3f80);
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3f81_8000)), 0x3f82);
+        assert!(f32::from_bits(u32::from(f32_to_bf16(f32::NAN)) << 16).is_nan());
     }
 
     #[test]

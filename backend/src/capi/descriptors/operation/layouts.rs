@@ -11,7 +11,7 @@ use hipdnn_flatbuffers_sdk::model::{
     BatchnormInferenceAttributesVarianceExt, BlockScaleDequantizeAttributes,
     BlockScaleQuantizeAttributes, CustomOpAttributes, LayernormAttributes,
     LayernormBackwardAttributes, MatmulAttributes, MoeGroupedMatmulAttributes,
-    MoeGroupedMatmulBwdAttributes, RMSNormAttributes, RMSNormBackwardAttributes,
+    MoeGroupedMatmulBwdAttributes, NodeAttributes, RMSNormAttributes, RMSNormBackwardAttributes,
     ReductionAttributes, ResampleFwdAttributes, SdpaAttributes, SdpaBackwardAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{
@@ -20,7 +20,7 @@ use hipdnn_flatbuffers_sdk::wire::{
 };
 
 use super::super::tensor::FrozenTensor;
-use super::table::{CEnum, Layout, Parts, params, slots};
+use super::table::{CEnum, Layout, Parts, Unbuilt, Value, params, slots};
 use crate::capi::enums::tables::*;
 
 /// `hipdnnReduceTensorOp_t` (`HIPDNN_REDUCE_TENSOR_ADD` … `_MUL_NO_ZEROS`).
@@ -943,4 +943,363 @@ impl Layout {
             _ => return None,
         })
     }
+}
+
+/// The layout of a node's kind and what the node holds by that layout's indices (each
+/// layout's `build` read backwards), for the kinds the table-driven operations stand
+/// for; `None` for the others (the convolutions, pointwise, and kinds no operation
+/// descriptor makes here).
+pub(super) fn unbuild(attributes: &NodeAttributes) -> Option<(&'static Layout, Unbuilt)> {
+    use NodeAttributes as N;
+    let unbuilt =
+        |uids: Vec<Option<i64>>, arrays: Vec<Vec<i64>>, params: Vec<Option<Value>>| Unbuilt {
+            uids,
+            arrays,
+            params,
+        };
+    let code = |c: i8| Some(Value::Code(c.into()));
+    let flag = |b: bool| Some(Value::Bool(b));
+    Some(match attributes {
+        N::BatchnormInferenceAttributes(a) => (
+            &BATCHNORM_INFERENCE,
+            unbuilt(
+                [
+                    a.x_tensor_uid,
+                    a.mean_tensor_uid,
+                    a.inv_variance_tensor_uid,
+                    a.scale_tensor_uid,
+                    a.bias_tensor_uid,
+                    a.y_tensor_uid,
+                ]
+                .map(Some)
+                .into(),
+                vec![],
+                vec![],
+            ),
+        ),
+        N::BatchnormInferenceAttributesVarianceExt(a) => (
+            &BATCHNORM_INFERENCE_VARIANCE,
+            unbuilt(
+                [
+                    a.x_tensor_uid,
+                    a.mean_tensor_uid,
+                    a.variance_tensor_uid,
+                    a.scale_tensor_uid,
+                    a.bias_tensor_uid,
+                    a.y_tensor_uid,
+                    a.epsilon_tensor_uid,
+                ]
+                .map(Some)
+                .into(),
+                vec![],
+                vec![],
+            ),
+        ),
+        N::BatchnormAttributes(a) => (
+            &BATCHNORM,
+            unbuilt(
+                vec![
+                    Some(a.x_tensor_uid),
+                    Some(a.scale_tensor_uid),
+                    Some(a.bias_tensor_uid),
+                    Some(a.epsilon_tensor_uid),
+                    Some(a.y_tensor_uid),
+                    a.mean_tensor_uid,
+                    a.inv_variance_tensor_uid,
+                    a.prev_running_mean_tensor_uid,
+                    a.prev_running_variance_tensor_uid,
+                    a.momentum_tensor_uid,
+                    a.next_running_mean_tensor_uid,
+                    a.next_running_variance_tensor_uid,
+                ],
+                vec![a.peer_stats_tensor_uid.clone()],
+                vec![],
+            ),
+        ),
+        N::BatchnormBackwardAttributes(a) => (
+            &BATCHNORM_BACKWARD,
+            unbuilt(
+                vec![
+                    Some(a.dy_tensor_uid),
+                    Some(a.x_tensor_uid),
+                    Some(a.scale_tensor_uid),
+                    Some(a.dx_tensor_uid),
+                    Some(a.dscale_tensor_uid),
+                    Some(a.dbias_tensor_uid),
+                    a.mean_tensor_uid,
+                    a.inv_variance_tensor_uid,
+                ],
+                vec![a.peer_stats_tensor_uid.clone()],
+                vec![],
+            ),
+        ),
+        N::MatmulAttributes(a) => (
+            &MATMUL,
+            unbuilt(
+                [a.a_tensor_uid, a.b_tensor_uid, a.c_tensor_uid]
+                    .map(Some)
+                    .into(),
+                vec![],
+                vec![],
+            ),
+        ),
+        N::ReductionAttributes(a) => (
+            &REDUCTION,
+            unbuilt(
+                vec![Some(a.in_tensor_uid), Some(a.out_tensor_uid)],
+                vec![],
+                vec![code(a.mode.0), flag(a.is_deterministic)],
+            ),
+        ),
+        N::LayernormAttributes(a) => (
+            &LAYERNORM,
+            unbuilt(
+                vec![
+                    Some(a.x_tensor_uid),
+                    Some(a.scale_tensor_uid),
+                    Some(a.bias_tensor_uid),
+                    Some(a.epsilon_tensor_uid),
+                    Some(a.y_tensor_uid),
+                    a.mean_tensor_uid,
+                    a.inv_variance_tensor_uid,
+                ],
+                vec![],
+                vec![
+                    code(a.forward_phase.0),
+                    Some(Value::I64(a.normalized_dim_count)),
+                ],
+            ),
+        ),
+        N::RMSNormAttributes(a) => (
+            &RMSNORM,
+            unbuilt(
+                vec![
+                    Some(a.x_tensor_uid),
+                    Some(a.scale_tensor_uid),
+                    Some(a.epsilon_tensor_uid),
+                    Some(a.y_tensor_uid),
+                    a.bias_tensor_uid,
+                    a.inv_rms_tensor_uid,
+                ],
+                vec![],
+                vec![code(a.forward_phase.0)],
+            ),
+        ),
+        N::ResampleFwdAttributes(a) => (
+            &RESAMPLE_FWD,
+            unbuilt(
+                vec![
+                    Some(a.x_tensor_uid),
+                    Some(a.y_tensor_uid),
+                    a.index_tensor_uid,
+                ],
+                vec![],
+                vec![
+                    Some(Value::I64s(a.pre_padding.clone())),
+                    Some(Value::I64s(a.post_padding.clone())),
+                    Some(Value::I64s(a.stride.clone())),
+                    Some(Value::I64s(a.window.clone())),
+                    code(a.resample_mode.0),
+                    code(a.padding_mode.0),
+                    flag(a.generate_index),
+                ],
+            ),
+        ),
+        N::LayernormBackwardAttributes(a) => (
+            &LAYERNORM_BACKWARD,
+            unbuilt(
+                vec![
+                    Some(a.dy_tensor_uid),
+                    Some(a.x_tensor_uid),
+                    Some(a.scale_tensor_uid),
+                    a.mean_tensor_uid,
+                    a.inv_variance_tensor_uid,
+                    a.epsilon_tensor_uid,
+                    Some(a.dx_tensor_uid),
+                    Some(a.dscale_tensor_uid),
+                    Some(a.dbias_tensor_uid),
+                ],
+                vec![],
+                vec![Some(Value::I64(a.normalized_dim_count))],
+            ),
+        ),
+        N::RMSNormBackwardAttributes(a) => (
+            &RMSNORM_BACKWARD,
+            unbuilt(
+                vec![
+                    Some(a.dy_tensor_uid),
+                    Some(a.x_tensor_uid),
+                    Some(a.scale_tensor_uid),
+                    Some(a.inv_rms_tensor_uid),
+                    Some(a.dx_tensor_uid),
+                    Some(a.dscale_tensor_uid),
+                    a.dbias_tensor_uid,
+                ],
+                vec![],
+                vec![],
+            ),
+        ),
+        N::SdpaAttributes(a) => (
+            &SDPA_FWD,
+            unbuilt(
+                vec![
+                    Some(a.q_tensor_uid),
+                    Some(a.k_tensor_uid),
+                    Some(a.v_tensor_uid),
+                    Some(a.o_tensor_uid),
+                    a.attn_mask_tensor_uid,
+                    a.scale_tensor_uid,
+                    a.seq_len_q_tensor_uid,
+                    a.seq_len_kv_tensor_uid,
+                    a.seed_tensor_uid,
+                    a.offset_tensor_uid,
+                    a.dropout_mask_tensor_uid,
+                    a.dropout_scale_tensor_uid,
+                    a.page_table_k_tensor_uid,
+                    a.page_table_v_tensor_uid,
+                    a.block_mask_tensor_uid,
+                    a.sink_token_tensor_uid,
+                    a.descale_q_tensor_uid,
+                    a.descale_k_tensor_uid,
+                    a.descale_v_tensor_uid,
+                    a.descale_s_tensor_uid,
+                    a.scale_s_tensor_uid,
+                    a.scale_o_tensor_uid,
+                    a.stats_tensor_uid,
+                    a.max_tensor_uid,
+                    a.sum_exp_tensor_uid,
+                    a.rng_dump_tensor_uid,
+                    a.amax_s_tensor_uid,
+                    a.amax_o_tensor_uid,
+                ],
+                vec![],
+                vec![
+                    a.generate_stats.and_then(flag),
+                    flag(a.alibi_mask),
+                    flag(a.padding_mask),
+                    flag(a.causal_mask),
+                    flag(a.causal_mask_bottom_right),
+                    a.dropout_probability.map(Value::F32),
+                    a.attn_scale_value.map(Value::F32),
+                    a.left_bound.map(Value::I64),
+                    a.right_bound.map(Value::I64),
+                    a.max_seq_len_kv.map(Value::I32),
+                    code(a.diagonal_alignment.0),
+                    Some(Value::Data(a.mma_core_mode)),
+                    code(a.implementation.0),
+                ],
+            ),
+        ),
+        N::SdpaBackwardAttributes(a) => (
+            &SDPA_BWD,
+            unbuilt(
+                vec![
+                    Some(a.q_tensor_uid),
+                    Some(a.k_tensor_uid),
+                    Some(a.v_tensor_uid),
+                    Some(a.o_tensor_uid),
+                    Some(a.do_tensor_uid),
+                    Some(a.stats_tensor_uid),
+                    Some(a.dq_tensor_uid),
+                    Some(a.dk_tensor_uid),
+                    Some(a.dv_tensor_uid),
+                    a.scale_tensor_uid,
+                    a.attn_mask_tensor_uid,
+                    a.seq_len_q_tensor_uid,
+                    a.seq_len_kv_tensor_uid,
+                    a.seed_tensor_uid,
+                    a.offset_tensor_uid,
+                    a.dropout_mask_tensor_uid,
+                    a.dropout_scale_tensor_uid,
+                    a.dropout_scale_inv_tensor_uid,
+                    a.dbias_tensor_uid,
+                ],
+                vec![],
+                vec![
+                    flag(a.alibi_mask),
+                    flag(a.padding_mask),
+                    flag(a.causal_mask),
+                    flag(a.causal_mask_bottom_right),
+                    a.dropout_probability.map(Value::F32),
+                    a.attn_scale_value.map(Value::F32),
+                    a.left_bound.map(Value::I64),
+                    a.right_bound.map(Value::I64),
+                    code(a.diagonal_alignment.0),
+                ],
+            ),
+        ),
+        N::BlockScaleQuantizeAttributes(a) => (
+            &BLOCK_SCALE_QUANTIZE,
+            unbuilt(
+                [a.x_tensor_uid, a.y_tensor_uid, a.scale_tensor_uid]
+                    .map(Some)
+                    .into(),
+                vec![],
+                vec![
+                    Some(Value::I32(a.block_size)),
+                    a.axis.map(Value::I64),
+                    flag(a.transpose),
+                ],
+            ),
+        ),
+        N::BlockScaleDequantizeAttributes(a) => (
+            &BLOCK_SCALE_DEQUANTIZE,
+            unbuilt(
+                [a.x_tensor_uid, a.scale_tensor_uid, a.y_tensor_uid]
+                    .map(Some)
+                    .into(),
+                vec![],
+                vec![
+                    Some(Value::I32s(a.block_size.clone())),
+                    flag(a.is_negative_scale),
+                ],
+            ),
+        ),
+        N::CustomOpAttributes(a) => (
+            &CUSTOM_OP,
+            unbuilt(
+                vec![],
+                vec![a.input_tensor_uids.clone(), a.output_tensor_uids.clone()],
+                vec![
+                    Some(Value::Text(a.custom_op_id.clone())),
+                    Some(Value::Bytes(a.data.clone())),
+                ],
+            ),
+        ),
+        N::MoeGroupedMatmulAttributes(a) => (
+            &MOE_GROUPED_MATMUL,
+            unbuilt(
+                vec![
+                    Some(a.token_tensor_uid),
+                    Some(a.weight_tensor_uid),
+                    Some(a.first_token_offset_tensor_uid),
+                    a.token_index_tensor_uid,
+                    a.token_ks_tensor_uid,
+                    Some(a.output_tensor_uid),
+                ],
+                vec![],
+                vec![code(a.mode.0), Some(Value::I32(a.top_k))],
+            ),
+        ),
+        N::MoeGroupedMatmulBwdAttributes(a) => (
+            &MOE_GROUPED_MATMUL_BWD,
+            unbuilt(
+                [
+                    a.doutput_tensor_uid,
+                    a.token_tensor_uid,
+                    a.first_token_offset_tensor_uid,
+                    a.dweight_tensor_uid,
+                ]
+                .map(Some)
+                .into(),
+                vec![],
+                vec![],
+            ),
+        ),
+        N::PointwiseAttributes(_)
+        | N::ConvolutionFwdAttributes(_)
+        | N::ConvolutionBwdAttributes(_)
+        | N::ConvolutionWrwAttributes(_)
+        | N::ResampleBwdAttributes(_) => return None,
+    })
 }

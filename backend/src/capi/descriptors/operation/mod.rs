@@ -32,6 +32,11 @@
 //! count of 0 asks for the count only. Like every read, it needs a finalized operation
 //! (`NOT_INITIALIZED` before).
 //!
+//! A graph made from bytes hands out, for `HIPDNN_ATTR_OPERATIONGRAPH_OPS`, the operation
+//! descriptor each node stands for ([`OperationDescriptor::from_node`]: every part as if
+//! set, the table-driven ones through [`layouts::unbuild`], each layout's `build` read
+//! backwards), as hipDNN's backend makes one per node when it deserializes a graph.
+//!
 //! Not implemented: resample backward, whose descriptor type this header does not
 //! declare yet (its attributes, `HIPDNN_ATTR_OPERATION_RESAMPLE_BWD_*`, are declared).
 
@@ -39,8 +44,8 @@ use std::sync::Arc;
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{
-    ConvolutionBwdAttributes, ConvolutionFwdAttributes, ConvolutionWrwAttributes, Node,
-    NodeAttributes, PointwiseAttributes,
+    ConvGeometryRef, ConvolutionBwdAttributes, ConvolutionFwdAttributes, ConvolutionWrwAttributes,
+    Node, NodeAttributes, PointwiseAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
@@ -287,6 +292,87 @@ impl OperationDescriptor {
             op,
             frozen: None,
         })
+    }
+
+    /// The operation descriptor a node of a graph made from bytes stands for, finalized,
+    /// as hipDNN's backend makes one for each node of a deserialized graph: every part
+    /// as if set (the tensors found by uid with `tensor`), checked as finalize checks a
+    /// descriptor, and frozen with the node as it came (fields no attribute sets
+    /// included), so a graph of these descriptors has the node's bytes.
+    ///
+    /// # Errors
+    /// `NOT_SUPPORTED` for a kind no operation descriptor stands for here; what
+    /// finalize refuses.
+    pub(super) fn from_node(
+        node: &Node,
+        tensor: &dyn Fn(i64) -> BackendResult<Arc<FrozenTensor>>,
+    ) -> BackendResult<Self> {
+        let compute = node.compute_data_type;
+        let convolution = |direction, uids: [i64; 3], geometry: ConvGeometryRef<'_>| {
+            let mut c = Convolution::new(direction);
+            for (slot, uid) in c.tensors.iter_mut().zip(uids) {
+                *slot = Some(tensor(uid)?);
+            }
+            c.pre_padding = geometry.pre_padding.to_vec();
+            c.post_padding = geometry.post_padding.to_vec();
+            c.stride = geometry.stride.to_vec();
+            c.dilation = geometry.dilation.to_vec();
+            c.mode = geometry.conv_mode;
+            c.compute = compute;
+            Ok::<_, BackendError>(Operation::Convolution(c))
+        };
+        let op = match &node.attributes {
+            NodeAttributes::ConvolutionFwdAttributes(a) => convolution(
+                Direction::Forward,
+                [a.x_tensor_uid, a.w_tensor_uid, a.y_tensor_uid],
+                a.geometry(),
+            )?,
+            NodeAttributes::ConvolutionBwdAttributes(a) => convolution(
+                Direction::BackwardData,
+                [a.dy_tensor_uid, a.w_tensor_uid, a.dx_tensor_uid],
+                a.geometry(),
+            )?,
+            NodeAttributes::ConvolutionWrwAttributes(a) => convolution(
+                Direction::BackwardFilter,
+                [a.x_tensor_uid, a.dy_tensor_uid, a.dw_tensor_uid],
+                a.geometry(),
+            )?,
+            NodeAttributes::PointwiseAttributes(a) => Operation::Pointwise(Pointwise {
+                in_0: Some(tensor(a.in_0_tensor_uid)?),
+                in_1: a.in_1_tensor_uid.map(tensor).transpose()?,
+                in_2: a.in_2_tensor_uid.map(tensor).transpose()?,
+                out_0: Some(tensor(a.out_0_tensor_uid)?),
+                params: a.clone(),
+                compute,
+            }),
+            other => match layouts::unbuild(other) {
+                Some((layout, unbuilt)) => Operation::Tensors(TensorOperation::from_unbuilt(
+                    layout, unbuilt, compute, tensor,
+                )?),
+                None => {
+                    return Err(BackendError::not_supported(format!(
+                        "a {} node has no operation descriptor here",
+                        other.type_name()
+                    )));
+                }
+            },
+        };
+        let mut descriptor = Self {
+            name: node.name.clone(),
+            op,
+            frozen: None,
+        };
+        descriptor.finalize()?;
+        let tensors = descriptor
+            .frozen
+            .take()
+            .map(|f| f.tensors.clone())
+            .unwrap_or_default();
+        descriptor.frozen = Some(Arc::new(FrozenOperation {
+            node: node.clone(),
+            tensors,
+        }));
+        Ok(descriptor)
     }
 
     pub(super) fn type_name(&self) -> &'static str {

@@ -129,6 +129,16 @@ pub(super) enum Value {
     Code(i32),
 }
 
+/// What a node holds, by the indices of its kind's layout (the inverse of the layout's
+/// `build`): the slots' uids, the arrays' uids and the parameters, as an operation
+/// descriptor made from a graph's node takes them.
+#[derive(Debug)]
+pub(super) struct Unbuilt {
+    pub(super) uids: Vec<Option<i64>>,
+    pub(super) arrays: Vec<Vec<i64>>,
+    pub(super) params: Vec<Option<Value>>,
+}
+
 /// What a table-driven operation's node is built from at finalize: the slots' uids
 /// (required ones are set), the arrays' uids and the parameters, by index in the layout.
 #[derive(Debug)]
@@ -279,6 +289,49 @@ impl TensorOperation {
             params: vec![None; layout.params.len()],
             compute: DataType::Unset,
         }
+    }
+
+    /// The operation a node of `layout`'s kind stands for, as if each part had been set:
+    /// the tensors by uid (`tensor`), the parameters as the node holds them (an
+    /// enumeration outside its C values, an unset data type, an empty list or string
+    /// read as not set), `compute` as the compute type.
+    pub(super) fn from_unbuilt(
+        layout: &'static Layout,
+        unbuilt: Unbuilt,
+        compute: DataType,
+        tensor: &dyn Fn(i64) -> BackendResult<Arc<FrozenTensor>>,
+    ) -> BackendResult<Self> {
+        let tensors = unbuilt
+            .uids
+            .iter()
+            .map(|uid| uid.map(tensor).transpose())
+            .collect::<BackendResult<_>>()?;
+        let arrays = unbuilt
+            .arrays
+            .iter()
+            .map(|uids| uids.iter().map(|&uid| tensor(uid)).collect())
+            .collect::<BackendResult<_>>()?;
+        let params = layout
+            .params
+            .iter()
+            .zip(unbuilt.params)
+            .map(|(param, value)| match (&param.ty, value) {
+                (ParamType::Enum(e), Some(Value::Code(c))) if !e.values.contains(&c) => None,
+                (_, Some(Value::Data(DataType::Unset))) => None,
+                (_, Some(Value::I64s(v))) if v.is_empty() => None,
+                (_, Some(Value::I32s(v))) if v.is_empty() => None,
+                (_, Some(Value::Text(v))) if v.is_empty() => None,
+                (_, Some(Value::Bytes(v))) if v.is_empty() => None,
+                (_, value) => value,
+            })
+            .collect();
+        Ok(Self {
+            layout,
+            tensors,
+            arrays,
+            params,
+            compute,
+        })
     }
 
     pub(super) fn set(&mut self, value: &SetValue) -> BackendResult<()> {
