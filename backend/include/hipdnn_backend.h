@@ -338,6 +338,8 @@ hipdnnStatus_t hipdnnBackendCreateAndDeserializeGraph_ext(hipdnnBackendDescripto
  dialect (`docs/graph-json.md`: hipDNN's, as hipDNN's frontend and graph dumps write
  it, or this project's flatc-style form; told apart by content); `size` counts the
  bytes without a terminating NUL (one is allowed).
+ A `size` above 256 MiB (the binary form's limit) is `BAD_PARAM`, before any byte is
+ read.
 
  # Safety
  `descriptor` is null or writable; `json` is null or valid for `size` bytes.

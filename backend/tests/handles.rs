@@ -1252,6 +1252,27 @@ fn huge_attribute_counts_are_bad_param() {
             HIPDNN_STATUS_BAD_PARAM
         );
         assert!(graph.is_null());
+        // So is a JSON graph above the binary form's 256 MiB (it used to be read, past
+        // the end of the caller's buffer: SIGSEGV).
+        for size in [(256 << 20) + 1, 1_usize << 62] {
+            assert_eq!(
+                hipdnnBackendCreateAndDeserializeJsonGraph_ext(
+                    &mut graph,
+                    uids.as_ptr().cast(),
+                    size
+                ),
+                HIPDNN_STATUS_BAD_PARAM,
+                "{size}"
+            );
+            assert_eq!(
+                c_last_error(),
+                format!(
+                    "hipdnnBackendCreateAndDeserializeJsonGraph_ext: JSON graph of {size} bytes \
+                     exceeds the limit of 268435456 bytes"
+                )
+            );
+            assert!(graph.is_null());
+        }
     }
 }
 

@@ -427,6 +427,8 @@ pub unsafe extern "C" fn hipdnnBackendCreateAndDeserializeGraph_ext(
 /// dialect (`docs/graph-json.md`: hipDNN's, as hipDNN's frontend and graph dumps write
 /// it, or this project's flatc-style form; told apart by content); `size` counts the
 /// bytes without a terminating NUL (one is allowed).
+/// A `size` above 256 MiB (the binary form's limit) is `BAD_PARAM`, before any byte is
+/// read.
 ///
 /// # Safety
 /// `descriptor` is null or writable; `json` is null or valid for `size` bytes.
@@ -441,8 +443,16 @@ pub unsafe extern "C" fn hipdnnBackendCreateAndDeserializeJsonGraph_ext(
             return Err(null("JSON graph"));
         }
         check_size(size, "JSON graph")?;
+        // The binary form's bound, before a byte is read (as the verifier checks it
+        // there): a size past the caller's buffer is then refused rather than read.
+        let limit = hipdnn_flatbuffers_sdk::VerifyLimits::DEFAULT.max_bytes;
+        if size > limit {
+            return Err(BackendError::bad_param(format!(
+                "JSON graph of {size} bytes exceeds the limit of {limit} bytes"
+            )));
+        }
         // SAFETY: non-null, valid for `size` bytes per the contract (at most
-        // `isize::MAX`, checked).
+        // 256 MiB, checked).
         let bytes = unsafe { std::slice::from_raw_parts(json.cast::<u8>(), size) };
         let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
         let text = std::str::from_utf8(bytes)
