@@ -12,9 +12,9 @@ use hipdnn_backend::{Handle, MemoryKind, OperationGraph, Plan, VariantPack};
 use hipdnn_data_sdk::{DataType, engine_id_to_hex, engine_name_or_id_to_id};
 use hipdnn_flatbuffers_sdk::VerifyLimits;
 use hipdnn_flatbuffers_sdk::model::{Graph, KnobSetting, NodeAttributes};
-use hipdnn_reference::data::{decode, encode};
+use hipdnn_reference::data::{decode_logical, element_size, encode_into};
 use hipdnn_reference::executor::execute_graph;
-use hipdnn_reference::tensor::HostTensor;
+use hipdnn_reference::tensor::{HostTensor, for_each_index};
 use hipdnn_reference::tolerance::{OpFamily, Tolerance, compare_rounded, tolerance};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -137,20 +137,32 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
         println!("workspace: {} bytes", plan.workspace_size());
     }
 
-    // Buffers: inputs filled (from files or generated), outputs poisoned with 0xFF
-    // (NaN for the float types) so an output the engine never writes cannot pass.
+    // Buffers: zeroed, then inputs written (from files or generated) and outputs
+    // poisoned with 0xFF (NaN for the float types) so an output the engine never writes
+    // cannot pass, element by element at the tensor's offsets: the pages of a buffer
+    // between sparse elements are never touched.
     let mut buffers = Vec::with_capacity(tensors.len());
     let mut input_bytes: BTreeMap<i64, Vec<u8>> = BTreeMap::new();
     let mut sources = Vec::new();
     for t in &tensors {
-        let fill = if t.role == Role::Output { 0xFF } else { 0 };
-        let mut buffer = AlignedBuffer::new(t.byte_len, t.alignment, fill)
+        let mut buffer = AlignedBuffer::new(t.byte_len, t.alignment, 0)
             .map_err(|e| CliError::failed(format!("tensor {}: {e}", t.label())))?;
         if t.role == Role::Input {
-            let (bytes, source) = input_data(g, t, files.get(&t.uid), args.seed)?;
-            buffer.as_mut_slice().copy_from_slice(&bytes);
-            input_bytes.insert(t.uid, bytes);
+            let (values, source) = input_values(g, t, files.get(&t.uid), args.seed)?;
+            let encode = |out: &mut [u8]| {
+                encode_into(t.dtype, &values, &t.dims, &t.strides, out)
+                    .map_err(|e| CliError::usage(format!("tensor {}: {e}", t.label())))
+            };
+            encode(buffer.as_mut_slice())?;
+            if args.check {
+                // The reference's own copy (and the proof the engine left it alone).
+                let mut bytes = vec![0; t.byte_len];
+                encode(&mut bytes)?;
+                input_bytes.insert(t.uid, bytes);
+            }
             sources.push(format!("{} {source}", t.label()));
+        } else {
+            poison(t, buffer.as_mut_slice());
         }
         buffers.push(buffer);
     }
@@ -175,7 +187,7 @@ pub fn run(args: &RunArgs) -> CliResult<()> {
         write_outputs(dir, &tensors, &buffers)?;
     }
     if args.check {
-        check(g, &tensors, &buffers, &input_bytes)?;
+        check(g, &tensors, &buffers, input_bytes)?;
     }
     Ok(())
 }
@@ -318,12 +330,29 @@ fn input_files(dir: &Path, tensors: &[IoTensor]) -> CliResult<BTreeMap<i64, Path
 
 /// The bytes of input `t` (its data type, laid out by its strides) and where they
 /// came from.
-fn input_data(
+/// Sets every byte of each of `t`'s elements in `bytes` to 0xFF (NaN in the float
+/// types), leaving the bytes between elements as they are.
+fn poison(t: &IoTensor, bytes: &mut [u8]) {
+    let size = element_size(t.dtype).unwrap_or(1);
+    for_each_index(&t.dims, |idx| {
+        let off = idx
+            .iter()
+            .zip(&t.strides)
+            .map(|(&i, &s)| i * s)
+            .sum::<usize>()
+            * size;
+        bytes[off..off + size].fill(0xFF);
+    });
+}
+
+/// An input's logical values (row-major), from its `.npy` file or generated, and where
+/// they came from.
+fn input_values(
     g: &Graph,
     t: &IoTensor,
     file: Option<&PathBuf>,
     seed: u64,
-) -> CliResult<(Vec<u8>, String)> {
+) -> CliResult<(Vec<f32>, String)> {
     let (host, source) = match file {
         Some(path) => {
             let ty = NpyType::for_dtype(t.dtype).ok_or_else(|| {
@@ -336,19 +365,17 @@ fn input_data(
             })?;
             let values = npy::read(path, &t.dims, ty)
                 .map_err(|e| CliError::usage(format!("tensor {}: {e}", t.label())))?;
-            let host = HostTensor::from_logical(t.dims.clone(), t.strides.clone(), &values);
-            (host, format!("from {}", path.display()))
+            (values, format!("from {}", path.display()))
         }
         None => {
-            let mut host = HostTensor::zeros(t.dims.clone(), t.strides.clone());
+            // Packed: the values come in row-major logical order whatever the strides.
+            let mut host = HostTensor::packed(t.dims.clone());
             let (lo, hi) = value_range(g, t.uid);
             generator(seed, t.uid).fill_as(&mut host, lo, hi, t.dtype);
-            (host, "generated".to_owned())
+            (host.data, "generated".to_owned())
         }
     };
-    let bytes = encode(t.dtype, &host)
-        .map_err(|e| CliError::usage(format!("tensor {}: {e}", t.label())))?;
-    Ok((bytes, source))
+    Ok((host, source))
 }
 
 /// The id of the engine the user named.
@@ -535,10 +562,9 @@ fn graph_flops(g: &Graph) -> f64 {
         .sum()
 }
 
-/// The logical values of a tensor's buffer.
+/// The logical values of a tensor's buffer (read at its elements' offsets only).
 fn logical(t: &IoTensor, bytes: &[u8]) -> CliResult<Vec<f32>> {
-    decode(t.dtype, bytes, &t.dims, &t.strides)
-        .map(|h| h.logical())
+    decode_logical(t.dtype, bytes, &t.dims, &t.strides)
         .map_err(|e| CliError::failed(format!("tensor {}: {e}", t.label())))
 }
 
@@ -691,9 +717,11 @@ fn check(
     g: &Graph,
     tensors: &[IoTensor],
     buffers: &[AlignedBuffer],
-    inputs: &BTreeMap<i64, Vec<u8>>,
+    inputs: BTreeMap<i64, Vec<u8>>,
 ) -> CliResult<()> {
-    let mut expected = inputs.clone();
+    // The reference reads the inputs and writes only the outputs' elements (zeroed
+    // buffers: untouched pages stay unallocated).
+    let mut expected = inputs;
     for t in tensors.iter().filter(|t| t.role == Role::Output) {
         expected.insert(t.uid, vec![0; t.byte_len]);
     }
@@ -704,7 +732,10 @@ fn check(
     let mut failures = Vec::new();
     for (t, b) in tensors.iter().zip(buffers) {
         if t.role == Role::Input {
-            if b.as_slice() != inputs[&t.uid] {
+            let bits = |bytes: &[u8]| -> CliResult<Vec<u32>> {
+                Ok(logical(t, bytes)?.iter().map(|v| v.to_bits()).collect())
+            };
+            if bits(b.as_slice())? != bits(&expected[&t.uid])? {
                 println!("  input  {}: modified by the engine  FAIL", t.label());
                 failures.push(t.label());
             }

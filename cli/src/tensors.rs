@@ -238,49 +238,95 @@ pub fn generator(seed: u64, uid: i64) -> DataGen {
 /// A zero-initialized-then-filled host allocation with a chosen alignment.
 #[derive(Debug)]
 pub struct AlignedBuffer {
-    ptr: NonNull<u8>,
+    /// The allocation, and where in it the aligned bytes start.
+    base: NonNull<u8>,
+    offset: usize,
     len: usize,
     layout: Layout,
 }
 
+/// The alignment the allocator's zeroed memory has without being asked (`calloc`'s).
+const ZEROED_ALIGN: usize = 16;
+
 impl AlignedBuffer {
-    /// `len` bytes aligned to `alignment` (a power of two), each set to `fill`.
+    /// `len` bytes aligned to `alignment` (a power of two), each set to `fill`. Zeroed
+    /// buffers come from the allocator's zeroed memory (`calloc`, over-allocated by the
+    /// alignment and aligned inside), so the pages of a large one are not touched, and
+    /// not resident, until something writes them: a tensor whose strides spread few
+    /// elements over a large buffer costs the pages they are on. (Asking the allocator
+    /// for zeroed memory with a larger alignment writes every byte.)
     ///
     /// # Errors
     /// An invalid layout or a failed allocation.
     pub fn new(len: usize, alignment: usize, fill: u8) -> Result<Self, String> {
-        let layout = Layout::from_size_align(len.max(1), alignment)
-            .map_err(|e| format!("cannot lay out {len} bytes aligned to {alignment}: {e}"))?;
+        let invalid = |e: std::alloc::LayoutError| {
+            format!("cannot lay out {len} bytes aligned to {alignment}: {e}")
+        };
+        Layout::from_size_align(len.max(1), alignment).map_err(invalid)?;
+        let zeroed = fill == 0 && alignment > ZEROED_ALIGN;
+        let layout = if zeroed {
+            let size = len
+                .max(1)
+                .checked_add(alignment)
+                .ok_or_else(|| format!("cannot allocate {len} bytes"))?;
+            Layout::from_size_align(size, ZEROED_ALIGN).map_err(invalid)?
+        } else {
+            Layout::from_size_align(len.max(1), alignment).map_err(invalid)?
+        };
         // SAFETY: `layout` has a non-zero size.
-        let raw = unsafe { std::alloc::alloc(layout) };
-        let ptr = NonNull::new(raw).ok_or_else(|| format!("cannot allocate {len} bytes"))?;
-        // SAFETY: `ptr` was just allocated for `layout.size()` bytes.
-        unsafe { ptr.as_ptr().write_bytes(fill, layout.size()) };
-        Ok(Self { ptr, len, layout })
+        let raw = unsafe {
+            if fill == 0 {
+                std::alloc::alloc_zeroed(layout)
+            } else {
+                std::alloc::alloc(layout)
+            }
+        };
+        let base = NonNull::new(raw).ok_or_else(|| format!("cannot allocate {len} bytes"))?;
+        let offset = if zeroed {
+            base.as_ptr().align_offset(alignment)
+        } else {
+            0
+        };
+        debug_assert!(offset + len <= layout.size());
+        if fill != 0 {
+            // SAFETY: `base` was just allocated for `layout.size()` bytes.
+            unsafe { base.as_ptr().write_bytes(fill, layout.size()) };
+        }
+        Ok(Self {
+            base,
+            offset,
+            len,
+            layout,
+        })
+    }
+
+    fn ptr(&self) -> *mut u8 {
+        // SAFETY: `offset + len` lies within the allocation (see `new`).
+        unsafe { self.base.as_ptr().add(self.offset) }
     }
 
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: `ptr` is valid and initialized for `len` bytes while `self` lives.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        // SAFETY: valid and initialized for `len` bytes from `ptr()` while `self` lives.
+        unsafe { std::slice::from_raw_parts(self.ptr(), self.len) }
     }
 
     /// The bytes, writable.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as in `as_slice`, and `&mut self` makes this the only reference.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(), self.len) }
     }
 
     /// The pointer handed to the engine.
     pub fn as_mut_ptr(&mut self) -> *mut c_void {
-        self.ptr.as_ptr().cast()
+        self.ptr().cast()
     }
 }
 
 impl Drop for AlignedBuffer {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) };
+        unsafe { std::alloc::dealloc(self.base.as_ptr(), self.layout) };
     }
 }
 
@@ -288,6 +334,30 @@ impl Drop for AlignedBuffer {
 mod tests {
     use super::*;
     use hipdnn_test_sdk::graphs::{Layout as GraphLayout, batchnorm_training, uid_of};
+
+    /// Resident bytes of this process (Linux `/proc/self/statm`, pages × 4 KiB).
+    fn resident_bytes() -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+        let pages: usize = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+        pages * 4096
+    }
+
+    /// A zeroed 2 GiB buffer with a 256-byte alignment costs nothing until written, and
+    /// writing eight elements 256 MiB apart costs their pages: a graph whose strides
+    /// spread few elements over a large buffer is cheap to run.
+    #[test]
+    fn zeroed_buffers_stay_untouched_until_written() {
+        let before = resident_bytes();
+        let mut b = AlignedBuffer::new(2 << 30, 256, 0).unwrap();
+        assert_eq!(b.as_mut_ptr() as usize % 256, 0);
+        for i in 0..8 {
+            b.as_mut_slice()[i << 28] = 1;
+        }
+        let grown = resident_bytes().saturating_sub(before);
+        assert!(grown < 64 << 20, "{grown} bytes became resident");
+        assert_eq!(b.as_slice()[3 << 28], 1);
+        assert_eq!(b.as_slice()[(3 << 28) + 1], 0);
+    }
 
     #[test]
     fn buffers_are_aligned_and_filled() {

@@ -286,11 +286,107 @@ pub fn decode(
     Ok(t)
 }
 
+/// Writes `values` (the logical elements of a `dims` tensor, row-major) into `bytes`, a
+/// buffer of `dtype` elements laid out by `strides`, at each element's offset only:
+/// bytes no element addresses are left as they are, so a sparse layout touches only the
+/// pages its elements are on. Values are rounded to `dtype`.
+///
+/// # Errors
+/// [`DataError::UnsupportedType`], or [`DataError::Length`] when `bytes` is not exactly
+/// [`byte_len`] long or `values` not one per element.
+pub fn encode_into(
+    dtype: DataType,
+    values: &[f32],
+    dims: &[usize],
+    strides: &[usize],
+    bytes: &mut [u8],
+) -> Result<(), DataError> {
+    let size = element_size(dtype).ok_or(DataError::UnsupportedType(dtype))?;
+    let expected = byte_len(dtype, dims, strides)?;
+    let elements: usize = dims.iter().product();
+    if bytes.len() != expected || values.len() != elements {
+        return Err(DataError::Length {
+            got: bytes.len(),
+            expected,
+        });
+    }
+    let mut one = Vec::with_capacity(8);
+    let mut next = values.iter();
+    crate::tensor::for_each_index(dims, |idx| {
+        let off = idx.iter().zip(strides).map(|(&i, &s)| i * s).sum::<usize>() * size;
+        one.clear();
+        encode_one(dtype, *next.next().expect("counted"), &mut one);
+        bytes[off..off + size].copy_from_slice(&one);
+    });
+    Ok(())
+}
+
+/// The logical elements (row-major) of a buffer of `dtype` elements laid out by
+/// `strides`, read at each element's offset only (see [`encode_into`]).
+///
+/// # Errors
+/// [`DataError::UnsupportedType`], or [`DataError::Length`] when `bytes` is not exactly
+/// [`byte_len`] long.
+pub fn decode_logical(
+    dtype: DataType,
+    bytes: &[u8],
+    dims: &[usize],
+    strides: &[usize],
+) -> Result<Vec<f32>, DataError> {
+    let size = element_size(dtype).ok_or(DataError::UnsupportedType(dtype))?;
+    let expected = byte_len(dtype, dims, strides)?;
+    if bytes.len() != expected {
+        return Err(DataError::Length {
+            got: bytes.len(),
+            expected,
+        });
+    }
+    let elements: usize = dims.iter().product();
+    let mut out = Vec::new();
+    out.try_reserve_exact(elements)
+        .map_err(|_| DataError::Allocation { elements })?;
+    crate::tensor::for_each_index(dims, |idx| {
+        let off = idx.iter().zip(strides).map(|(&i, &s)| i * s).sum::<usize>() * size;
+        out.push(decode_one(dtype, &bytes[off..off + size]));
+    });
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tensor::layout_strides;
     use hipdnn_data_sdk::TensorLayout;
+
+    #[test]
+    fn strided_encode_and_decode_touch_only_the_elements() {
+        // Two rows of three, rows 8 apart and columns 2 apart: 13 elements of storage.
+        let (dims, strides) = ([2, 3], [8, 2]);
+        let values = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        for dtype in [DataType::Float, DataType::Half, DataType::Bfloat16] {
+            let size = element_size(dtype).unwrap();
+            let mut bytes = vec![0xAA; 13 * size];
+            encode_into(dtype, &values, &dims, &strides, &mut bytes).unwrap();
+            assert_eq!(
+                decode_logical(dtype, &bytes, &dims, &strides).unwrap(),
+                values
+            );
+            // The gaps keep their bytes.
+            for e in [1, 3, 5, 6, 7, 9, 11] {
+                assert!(
+                    bytes[e * size..(e + 1) * size].iter().all(|&b| b == 0xAA),
+                    "{e}"
+                );
+            }
+            // As the whole-buffer forms read and write it.
+            let t = decode(dtype, &bytes, &dims, &strides).unwrap();
+            assert_eq!(t.logical(), values);
+        }
+        let mut short = vec![0; 12 * 4];
+        assert!(encode_into(DataType::Float, &values, &dims, &strides, &mut short).is_err());
+        assert!(decode_logical(DataType::Float, &short, &dims, &strides).is_err());
+        assert!(encode_into(DataType::Float, &values[..5], &dims, &strides, &mut [0; 52]).is_err());
+    }
 
     #[test]
     fn same_seed_same_values_different_seed_different_values() {

@@ -9,18 +9,20 @@
 //! Scalars (`epsilon`, `momentum`) are read from the tensor's pass-by-value `value`, or
 //! else from the first element of its buffer.
 //!
-//! Memory is bounded before anything is allocated: a non-virtual tensor takes the span
-//! of its strides (it is read from or written to a buffer of that size), a virtual one
-//! only its elements (it is held packed, whatever strides the graph gives it), and the
-//! sum, as `f32`, must stay within [`reference_max_bytes`]. Allocations that fail
-//! anyway are errors, not aborts.
+//! Memory is bounded before anything is allocated: a tensor is held packed, as its
+//! elements only, when it is virtual (whatever strides the graph gives it) or when its
+//! strides address more than its elements (a sparse layout; its buffer is then read and
+//! written element by element, touching only the pages its elements are on), and by its
+//! strides' span otherwise (a broadcast input is as small as its buffer). The sum, as
+//! `f32`, must stay within [`reference_max_bytes`]. Allocations that fail anyway are
+//! errors, not aborts.
 
 use std::collections::BTreeMap;
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{ConvGeometryRef, Graph, NodeAttributes, TensorAttributes};
 
-use crate::data::{decode, encode, round_to};
+use crate::data::{byte_len, decode, decode_logical, encode_into, round_to};
 use crate::kernels::{self, ConvParams, PointwiseParams, ResampleParams, RunningStats};
 use crate::tensor::{HostTensor, dims_usize, row_major_strides, span};
 
@@ -60,26 +62,45 @@ pub fn execute_graph(graph: &Graph, buffers: &mut BTreeMap<i64, Vec<u8>>) -> Res
     execute_graph_within(graph, buffers, reference_max_bytes())
 }
 
-/// The `f32` storage the executor holds for tensor `t`: its strides' span when it has a
-/// buffer, its element count when it is virtual (held packed). `None` on overflow.
+/// The `f32` storage the executor holds for tensor `t`: its element count when it is
+/// virtual or its strides address more than that (held packed, see [`held_strides`]),
+/// else its strides' span (a broadcast input is held as its buffer is). `None` on
+/// overflow.
 fn storage_elements(t: &TensorAttributes) -> Option<usize> {
     let dims: Vec<usize> = t
         .dims
         .iter()
         .map(|&d| usize::try_from(d).ok())
         .collect::<Option<_>>()?;
+    let elements = dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d))?;
     if t.is_virtual {
-        return dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        return Some(elements);
     }
     let strides: Vec<usize> = t
         .strides
         .iter()
         .map(|&s| usize::try_from(s).ok())
         .collect::<Option<_>>()?;
+    if dims.contains(&0) {
+        return Some(0);
+    }
     let reach = dims.iter().zip(&strides).try_fold(0usize, |n, (&d, &s)| {
         n.checked_add(d.checked_sub(1)?.checked_mul(s)?)
     })?;
-    reach.checked_add(1)
+    Some(reach.checked_add(1)?.min(elements))
+}
+
+/// The strides the executor holds tensor `t` (dims `dims`) with: packed when it is
+/// virtual (its strides are only a layout hint) or when its strides address more than
+/// its elements (a sparse layout: eight elements strided 2²⁸ apart are eight values
+/// here, not a buffer's 2³¹), else its own.
+fn held_strides(t: &TensorAttributes, dims: &[usize]) -> Vec<usize> {
+    let strides = dims_usize(&t.strides);
+    if t.is_virtual || span(dims, &strides) > dims.iter().product::<usize>() {
+        row_major_strides(dims)
+    } else {
+        strides
+    }
 }
 
 /// [`execute_graph`] with an explicit memory bound, in bytes.
@@ -124,12 +145,14 @@ pub fn execute_graph_within(
             continue;
         }
         if let Some(bytes) = buffers.get(&t.uid) {
-            let v = decode(
-                data_type(graph, t),
-                bytes,
-                &dims_usize(&t.dims),
-                &dims_usize(&t.strides),
-            )
+            let (dims, strides) = (dims_usize(&t.dims), dims_usize(&t.strides));
+            let held = held_strides(t, &dims);
+            let v = if held == strides {
+                decode(data_type(graph, t), bytes, &dims, &strides)
+            } else {
+                decode_logical(data_type(graph, t), bytes, &dims, &strides)
+                    .map(|v| HostTensor::from_vec(dims.clone(), &v))
+            }
             .map_err(|e| format!("tensor \"{}\" (uid {}): {e}", t.name, t.uid))?;
             ex.values.insert(t.uid, v);
         }
@@ -155,16 +178,18 @@ pub fn execute_graph_within(
         let Some(v) = ex.values.get(&t.uid) else {
             continue;
         };
-        let bytes = encode(data_type(graph, t), v).map_err(|e| e.to_string())?;
-        if bytes.len() != slot.len() {
+        let (dims, strides) = (dims_usize(&t.dims), dims_usize(&t.strides));
+        let dt = data_type(graph, t);
+        let expected = byte_len(dt, &dims, &strides).map_err(|e| e.to_string())?;
+        if expected != slot.len() {
             return Err(format!(
-                "tensor \"{}\": buffer has {} bytes, expected {}",
+                "tensor \"{}\": buffer has {} bytes, expected {expected}",
                 t.name,
                 slot.len(),
-                bytes.len()
             ));
         }
-        *slot = bytes;
+        // Element by element at the tensor's offsets (only the pages they are on).
+        encode_into(dt, &v.logical(), &dims, &strides, slot).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -220,11 +245,7 @@ impl Executor<'_> {
     fn out(&self, uid: i64) -> Result<HostTensor, String> {
         let t = self.attrs(uid)?;
         let dims = dims_usize(&t.dims);
-        let strides = if t.is_virtual {
-            row_major_strides(&dims)
-        } else {
-            dims_usize(&t.strides)
-        };
+        let strides = held_strides(t, &dims);
         let elements = span(&dims, &strides);
         HostTensor::try_zeros(dims, strides).map_err(|_| {
             format!(
@@ -490,7 +511,7 @@ mod tests {
     use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 
     use super::*;
-    use crate::data::DataGen;
+    use crate::data::{DataGen, encode};
 
     fn tensor(uid: i64, name: &str, dims: &[i64], strides: &[i64]) -> TensorAttributes {
         TensorAttributes {
@@ -558,6 +579,34 @@ mod tests {
         execute_graph(&huge, &mut got).unwrap();
         assert_eq!(got, expected);
         assert!(expected[&3].iter().any(|&b| b != 0));
+    }
+
+    /// Input and output buffers with sparse strides (4 × 8 elements, rows 2²⁰ apart:
+    /// 12 MiB of buffer each) are held as their 32 elements: within a bound of 512
+    /// bytes, giving the packed graph's values at the buffers' offsets and leaving the
+    /// bytes between them as they were.
+    #[test]
+    fn sparse_buffers_are_held_as_their_elements() {
+        let packed = two_relus(&[8, 1]);
+        let mut expected = inputs(&packed);
+        execute_graph(&packed, &mut expected).unwrap();
+        let want = decode_logical(DataType::Float, &expected[&3], &[4, 8], &[8, 1]).unwrap();
+
+        let mut sparse = packed.clone();
+        let strides = [1i64 << 20, 1];
+        for uid in [1, 3] {
+            let t = sparse.tensors.iter_mut().find(|t| t.uid == uid).unwrap();
+            t.strides = strides.to_vec();
+        }
+        let len = byte_len(DataType::Float, &[4, 8], &[1 << 20, 1]).unwrap();
+        let x = decode_logical(DataType::Float, &expected[&1], &[4, 8], &[8, 1]).unwrap();
+        let mut x_bytes = vec![0u8; len];
+        encode_into(DataType::Float, &x, &[4, 8], &[1 << 20, 1], &mut x_bytes).unwrap();
+        let mut buffers = BTreeMap::from([(1, x_bytes), (3, vec![0xEE; len])]);
+        execute_graph_within(&sparse, &mut buffers, 512).unwrap();
+        let got = decode_logical(DataType::Float, &buffers[&3], &[4, 8], &[1 << 20, 1]).unwrap();
+        assert_eq!(got, want);
+        assert!(buffers[&3][8 * 4..(1 << 20) * 4].iter().all(|&b| b == 0xEE));
     }
 
     /// Tensors beyond the memory bound are refused before anything is allocated, with
