@@ -8,13 +8,11 @@
 //! The plugins are this crate's `[[example]]` cdylibs (plain `cargo test` builds them).
 
 use std::ffi::c_void;
-use std::path::Path;
 use std::ptr;
-use std::sync::{Mutex, MutexGuard};
 
+use hipdnn_backend::OperationGraph;
 use hipdnn_backend::capi::*;
 use hipdnn_backend::status::*;
-use hipdnn_backend::{LoadingMode, OperationGraph, set_engine_plugin_paths};
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{
     BatchnormAttributes, BatchnormBackwardAttributes, BatchnormInferenceAttributes,
@@ -24,96 +22,7 @@ use hipdnn_flatbuffers_sdk::model::{
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
 mod support;
-
-/// Plugin paths are process-wide: one test at a time.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn c_last_error() -> String {
-    let mut buffer = [0 as std::ffi::c_char; 512];
-    // SAFETY: a writable buffer of its length; the backend NUL-terminates it.
-    unsafe {
-        hipdnnGetLastErrorString(buffer.as_mut_ptr(), buffer.len());
-        std::ffi::CStr::from_ptr(buffer.as_ptr())
-    }
-    .to_string_lossy()
-    .into_owned()
-}
-
-#[track_caller]
-fn ok(status: hipdnnStatus_t) {
-    assert_eq!(status, HIPDNN_STATUS_SUCCESS, "{}", c_last_error());
-}
-
-#[track_caller]
-fn fails(status: hipdnnStatus_t, want: hipdnnStatus_t) -> String {
-    assert_eq!(status, want, "{}", c_last_error());
-    c_last_error()
-}
-
-fn create(kind: hipdnnBackendDescriptorType_t) -> hipdnnBackendDescriptor_t {
-    let mut d = ptr::null_mut();
-    // SAFETY: a writable out-parameter.
-    ok(unsafe { hipdnnBackendCreateDescriptor(kind, &mut d) });
-    d
-}
-
-/// Sets `name` to `values` of attribute type `ty`.
-fn set<T>(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-    values: &[T],
-) -> hipdnnStatus_t {
-    // SAFETY: `values` holds `len` elements of the type `ty` names (the callers pair them).
-    unsafe {
-        hipdnnBackendSetAttribute(
-            d,
-            name,
-            ty,
-            values.len() as i64,
-            values.as_ptr().cast::<c_void>(),
-        )
-    }
-}
-
-fn finalize(d: hipdnnBackendDescriptor_t) -> hipdnnStatus_t {
-    // SAFETY: a live descriptor.
-    unsafe { hipdnnBackendFinalize(d) }
-}
-
-fn destroy(d: hipdnnBackendDescriptor_t) {
-    // SAFETY: a live descriptor, not used again.
-    ok(unsafe { hipdnnBackendDestroyDescriptor(d) });
-}
-
-/// Reads `name` into `out`; returns the count.
-fn get<T>(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-    out: &mut [T],
-) -> Result<i64, hipdnnStatus_t> {
-    let mut count = 0;
-    // SAFETY: `out` has room for `len` elements of the type `ty` names.
-    let status = unsafe {
-        hipdnnBackendGetAttribute(
-            d,
-            name,
-            ty,
-            out.len() as i64,
-            &mut count,
-            out.as_mut_ptr().cast(),
-        )
-    };
-    if status == HIPDNN_STATUS_SUCCESS {
-        Ok(count)
-    } else {
-        Err(status)
-    }
-}
+use support::capi::*;
 
 /// A finalized TENSOR descriptor, packed strides, set as hipDNN's frontend sets them.
 fn tensor(uid: i64, name: &str, dims: &[i64], is_virtual: bool) -> hipdnnBackendDescriptor_t {
@@ -162,14 +71,6 @@ fn tensor(uid: i64, name: &str, dims: &[i64], is_virtual: bool) -> hipdnnBackend
     ));
     ok(finalize(t));
     t
-}
-
-fn packed(dims: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1; dims.len()];
-    for i in (0..dims.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * dims[i + 1];
-    }
-    strides
 }
 
 fn tensor_model(uid: i64, name: &str, dims: &[i64], is_virtual: bool) -> TensorAttributes {
@@ -225,18 +126,6 @@ fn pointwise(
     ));
     ok(finalize(op));
     op
-}
-
-fn serialized(graph: hipdnnBackendDescriptor_t) -> Vec<u8> {
-    let mut size = 0;
-    // SAFETY: size query: writable size, null buffer.
-    ok(unsafe { hipdnnBackendGetSerializedBinaryGraph_ext(graph, 0, &mut size, ptr::null_mut()) });
-    let mut bytes = vec![0u8; size];
-    // SAFETY: a buffer of `size` bytes.
-    ok(unsafe {
-        hipdnnBackendGetSerializedBinaryGraph_ext(graph, size, &mut size, bytes.as_mut_ptr())
-    });
-    bytes
 }
 
 /// conv(x, w) + b, then ReLU: the model hipDNN's frontend would serialize.
@@ -386,17 +275,6 @@ fn conv_bias_relu_descriptors() -> hipdnnBackendDescriptor_t {
     graph
 }
 
-fn use_only(dir: &Path) {
-    set_engine_plugin_paths([dir], LoadingMode::Absolute).expect("no handle is alive");
-}
-
-fn handle() -> hipdnnHandle_t {
-    let mut h = ptr::null_mut();
-    // SAFETY: a writable out-parameter.
-    ok(unsafe { hipdnnCreate(&mut h) });
-    h
-}
-
 #[test]
 fn a_graph_built_from_descriptors_has_the_bytes_of_the_same_graph_from_bytes() {
     let _serial = serial();
@@ -408,25 +286,9 @@ fn a_graph_built_from_descriptors_has_the_bytes_of_the_same_graph_from_bytes() {
 
     // The same graph from its JSON form and from its bytes.
     let json = conv_bias_relu_model().to_json();
-    let mut from_json = ptr::null_mut();
-    // SAFETY: `json` holds `len` bytes.
-    ok(unsafe {
-        hipdnnBackendCreateAndDeserializeJsonGraph_ext(
-            &mut from_json,
-            json.as_ptr().cast(),
-            json.len(),
-        )
-    });
+    let from_json = deserialized_json(&json);
     assert_eq!(serialized(from_json), expected.bytes());
-    let mut from_bytes = ptr::null_mut();
-    // SAFETY: the bytes are a buffer of their length.
-    ok(unsafe {
-        hipdnnBackendCreateAndDeserializeGraph_ext(
-            &mut from_bytes,
-            expected.bytes().as_ptr(),
-            expected.bytes().len(),
-        )
-    });
+    let from_bytes = deserialized(expected.bytes());
     assert_eq!(serialized(from_bytes), expected.bytes());
 
     // Finalized with a handle: the same bytes, and its graph-level attributes read back.
@@ -753,15 +615,7 @@ fn operation_and_graph_descriptors_refuse_what_hipdnn_refuses() {
 
     // A graph made from bytes takes its handle only.
     let bytes = OperationGraph::new(conv_bias_relu_model()).unwrap();
-    let mut from_bytes = ptr::null_mut();
-    // SAFETY: the bytes are a buffer of their length.
-    ok(unsafe {
-        hipdnnBackendCreateAndDeserializeGraph_ext(
-            &mut from_bytes,
-            bytes.bytes().as_ptr(),
-            bytes.bytes().len(),
-        )
-    });
+    let from_bytes = deserialized(bytes.bytes());
     fails(
         set(
             from_bytes,
@@ -973,59 +827,6 @@ fn convolution(
     op
 }
 
-/// An (unfinalized) OPERATIONGRAPH of `ops`, FLOAT throughout, named `name`.
-fn graph_of_operations(ops: &[hipdnnBackendDescriptor_t], name: &str) -> hipdnnBackendDescriptor_t {
-    let graph = create(HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    ok(set(
-        graph,
-        HIPDNN_ATTR_OPERATIONGRAPH_OPS,
-        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
-        ops,
-    ));
-    for attribute in [
-        HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT,
-        HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT,
-        HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT,
-    ] {
-        ok(set(
-            graph,
-            attribute,
-            HIPDNN_TYPE_DATA_TYPE,
-            &[HIPDNN_DATA_FLOAT],
-        ));
-    }
-    ok(set(
-        graph,
-        HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
-        HIPDNN_TYPE_CHAR,
-        name.as_bytes(),
-    ));
-    graph
-}
-
-/// The model of a one-node graph as hipDNN's frontend would serialize it: FLOAT
-/// throughout, the node's tensors in hipDNN's order.
-fn one_node_model(
-    name: &str,
-    node: &str,
-    tensors: Vec<TensorAttributes>,
-    attributes: hipdnn_flatbuffers_sdk::model::NodeAttributes,
-) -> Graph {
-    Graph {
-        name: name.to_owned(),
-        io_data_type: DataType::Float,
-        compute_data_type: DataType::Float,
-        intermediate_data_type: DataType::Float,
-        tensors,
-        nodes: vec![Node {
-            name: node.to_owned(),
-            compute_data_type: DataType::Float,
-            attributes,
-        }],
-        ..Graph::default()
-    }
-}
-
 /// The descriptor-built graph serializes as `model` does, from bytes and from JSON; the
 /// graph (and everything in `others`) is destroyed afterwards.
 #[track_caller]
@@ -1040,31 +841,10 @@ fn assert_same_bytes(
         destroy(d);
     }
     assert_eq!(serialized(graph), expected.bytes());
-    let mut from_json = ptr::null_mut();
-    // SAFETY: `json` holds `len` bytes.
-    ok(unsafe {
-        hipdnnBackendCreateAndDeserializeJsonGraph_ext(
-            &mut from_json,
-            json.as_ptr().cast(),
-            json.len(),
-        )
-    });
+    let from_json = deserialized_json(&json);
     assert_eq!(serialized(from_json), expected.bytes());
     destroy(from_json);
     destroy(graph);
-}
-
-/// The kind an operation descriptor reports.
-fn operation_type(op: hipdnnBackendDescriptor_t) -> i32 {
-    let mut kind = [-1i32];
-    get(
-        op,
-        HIPDNN_ATTR_OPERATION_TYPE_EXT,
-        HIPDNN_TYPE_OPERATION_TYPE_EXT,
-        &mut kind,
-    )
-    .unwrap();
-    kind[0]
 }
 
 fn geometry() -> (Vec<i64>, Vec<i64>, Vec<i64>, Vec<i64>, ConvMode) {
@@ -1704,22 +1484,6 @@ fn new_operation_descriptors_refuse_what_hipdnn_refuses() {
     }
 }
 
-/// The count an attribute reports when asked with a null array.
-fn count_of(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-) -> Result<i64, hipdnnStatus_t> {
-    let mut count = -1;
-    // SAFETY: a count-only query: writable count, null array.
-    let status = unsafe { hipdnnBackendGetAttribute(d, name, ty, 0, &mut count, ptr::null_mut()) };
-    if status == HIPDNN_STATUS_SUCCESS {
-        Ok(count)
-    } else {
-        Err(status)
-    }
-}
-
 /// A finalized ReLU graph on `h`.
 fn relu_graph(h: hipdnnHandle_t) -> hipdnnBackendDescriptor_t {
     let x = tensor(1, "x", &[2, 4], false);
@@ -1773,7 +1537,7 @@ fn engines_describe_their_knobs_and_engine_configs_their_workspace() {
     ok(finalize(engine));
 
     assert_eq!(
-        count_of(
+        count(
             engine,
             HIPDNN_ATTR_ENGINE_KNOB_INFO,
             HIPDNN_TYPE_BACKEND_DESCRIPTOR
@@ -1913,7 +1677,7 @@ fn engines_describe_their_knobs_and_engine_configs_their_workspace() {
     assert_eq!(text_of(mode, HIPDNN_ATTR_KNOB_INFO_DEFAULT_VALUE), "fast");
     assert_eq!(int(mode, HIPDNN_ATTR_KNOB_INFO_STRING_MAX_LENGTH), [8]);
     assert_eq!(
-        count_of(
+        count(
             mode,
             HIPDNN_ATTR_KNOB_INFO_VALID_VALUES_STRING,
             HIPDNN_TYPE_CHAR
@@ -1986,7 +1750,7 @@ fn engines_describe_their_knobs_and_engine_configs_their_workspace() {
     );
     assert_eq!(size, [64], "the counting plugin's plans take 64 bytes");
     assert_eq!(
-        count_of(
+        count(
             config,
             HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE,
             HIPDNN_TYPE_INT64
@@ -2122,15 +1886,7 @@ fn finalized_graphs_are_dumped_to_the_graph_log_dir() {
     );
 
     // The same graph from its bytes: no second file.
-    let mut from_bytes = ptr::null_mut();
-    // SAFETY: the bytes are a buffer of their length.
-    ok(unsafe {
-        hipdnnBackendCreateAndDeserializeGraph_ext(
-            &mut from_bytes,
-            expected.bytes().as_ptr(),
-            expected.bytes().len(),
-        )
-    });
+    let from_bytes = deserialized(expected.bytes());
     finalize_with_handle(from_bytes);
     assert_eq!(json_files().len(), 1);
 

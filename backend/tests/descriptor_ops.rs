@@ -11,123 +11,27 @@
 
 use std::ffi::c_void;
 use std::path::PathBuf;
-use std::ptr;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 
+use hipdnn_backend::OperationGraph;
 use hipdnn_backend::capi::*;
 use hipdnn_backend::status::*;
-use hipdnn_backend::{LoadingMode, OperationGraph, set_engine_plugin_paths};
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::TensorValue;
 use hipdnn_flatbuffers_sdk::model::{
     BlockScaleDequantizeAttributes, BlockScaleQuantizeAttributes, CustomOpAttributes, Graph,
     LayernormAttributes, LayernormBackwardAttributes, MoeGroupedMatmulAttributes,
-    MoeGroupedMatmulBwdAttributes, Node, NodeAttributes, RMSNormAttributes,
-    RMSNormBackwardAttributes, ReductionAttributes, ResampleFwdAttributes, SdpaAttributes,
-    SdpaBackwardAttributes, TensorAttributes,
+    MoeGroupedMatmulBwdAttributes, RMSNormAttributes, RMSNormBackwardAttributes,
+    ReductionAttributes, ResampleFwdAttributes, SdpaAttributes, SdpaBackwardAttributes,
+    TensorAttributes,
 };
 use hipdnn_flatbuffers_sdk::wire::{
     AttentionImplementation, DiagonalAlignment, MoeGroupedMatmulMode, NormFwdPhase, PaddingMode,
     ReductionMode, ResampleMode,
 };
 
-/// Plugin paths are process-wide, and the last error is per thread: one test at a time.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn c_last_error() -> String {
-    let mut buffer = [0 as std::ffi::c_char; 512];
-    // SAFETY: a writable buffer of its length; the backend NUL-terminates it.
-    unsafe {
-        hipdnnGetLastErrorString(buffer.as_mut_ptr(), buffer.len());
-        std::ffi::CStr::from_ptr(buffer.as_ptr())
-    }
-    .to_string_lossy()
-    .into_owned()
-}
-
-#[track_caller]
-fn ok(status: hipdnnStatus_t) {
-    assert_eq!(status, HIPDNN_STATUS_SUCCESS, "{}", c_last_error());
-}
-
-#[track_caller]
-fn fails(status: hipdnnStatus_t, want: hipdnnStatus_t) -> String {
-    assert_eq!(status, want, "{}", c_last_error());
-    c_last_error()
-}
-
-fn create(kind: hipdnnBackendDescriptorType_t) -> hipdnnBackendDescriptor_t {
-    let mut d = ptr::null_mut();
-    // SAFETY: a writable out-parameter.
-    ok(unsafe { hipdnnBackendCreateDescriptor(kind, &mut d) });
-    d
-}
-
-/// Sets `name` to `values` of attribute type `ty`.
-fn set<T>(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-    values: &[T],
-) -> hipdnnStatus_t {
-    // SAFETY: `values` holds `len` elements of the type `ty` names (the callers pair them).
-    unsafe {
-        hipdnnBackendSetAttribute(
-            d,
-            name,
-            ty,
-            values.len() as i64,
-            values.as_ptr().cast::<c_void>(),
-        )
-    }
-}
-
-fn finalize(d: hipdnnBackendDescriptor_t) -> hipdnnStatus_t {
-    // SAFETY: a live descriptor.
-    unsafe { hipdnnBackendFinalize(d) }
-}
-
-fn destroy(d: hipdnnBackendDescriptor_t) {
-    // SAFETY: a live descriptor, not used again.
-    ok(unsafe { hipdnnBackendDestroyDescriptor(d) });
-}
-
-/// Reads `name` into `out`; returns the count.
-fn get<T>(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-    out: &mut [T],
-) -> Result<i64, hipdnnStatus_t> {
-    let mut count = 0;
-    // SAFETY: `out` has room for `len` elements of the type `ty` names.
-    let status = unsafe {
-        hipdnnBackendGetAttribute(
-            d,
-            name,
-            ty,
-            out.len() as i64,
-            &mut count,
-            out.as_mut_ptr().cast(),
-        )
-    };
-    if status == HIPDNN_STATUS_SUCCESS {
-        Ok(count)
-    } else {
-        Err(status)
-    }
-}
-
-fn packed(dims: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1; dims.len()];
-    for i in (0..dims.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * dims[i + 1];
-    }
-    strides
-}
+mod support;
+use support::capi::*;
 
 /// A finalized FLOAT TENSOR descriptor, packed strides, set as hipDNN's frontend sets
 /// them; `value` makes it a pass-by-value scalar.
@@ -226,6 +130,24 @@ fn tensors(
         .unzip()
 }
 
+/// Tensors `(name, dims, element type)`, FLOAT or INT32 and none by value, made into
+/// descriptors and models as [`tensors`] makes them.
+fn typed_tensors(
+    specs: &[(&str, &[i64], hipdnnDataType_t)],
+) -> (Vec<hipdnnBackendDescriptor_t>, Vec<TensorAttributes>) {
+    specs
+        .iter()
+        .zip(1..)
+        .map(|(&(name, dims, ty), uid)| {
+            let mut model = tensor_model(uid, name, dims, None);
+            if ty == HIPDNN_DATA_INT32 {
+                model.data_type = DataType::Int32;
+            }
+            (typed_tensor(uid, name, dims, None, ty), model)
+        })
+        .unzip()
+}
+
 /// A value of one scalar attribute, with its attribute type.
 #[derive(Clone, Copy)]
 enum Scalar<'a> {
@@ -287,71 +209,6 @@ fn operation(
     op
 }
 
-/// An (unfinalized) OPERATIONGRAPH of `ops`, FLOAT throughout, named `name`.
-fn graph_of_operations(ops: &[hipdnnBackendDescriptor_t], name: &str) -> hipdnnBackendDescriptor_t {
-    let graph = create(HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    ok(set(
-        graph,
-        HIPDNN_ATTR_OPERATIONGRAPH_OPS,
-        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
-        ops,
-    ));
-    for attribute in [
-        HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT,
-        HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT,
-        HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT,
-    ] {
-        ok(set(
-            graph,
-            attribute,
-            HIPDNN_TYPE_DATA_TYPE,
-            &[HIPDNN_DATA_FLOAT],
-        ));
-    }
-    ok(set(
-        graph,
-        HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
-        HIPDNN_TYPE_CHAR,
-        name.as_bytes(),
-    ));
-    graph
-}
-
-/// The model of a one-node graph as hipDNN's frontend would serialize it: FLOAT
-/// throughout, the node's tensors in hipDNN's order.
-fn one_node_model(
-    name: &str,
-    node: &str,
-    tensors: Vec<TensorAttributes>,
-    attributes: NodeAttributes,
-) -> Graph {
-    Graph {
-        name: name.to_owned(),
-        io_data_type: DataType::Float,
-        compute_data_type: DataType::Float,
-        intermediate_data_type: DataType::Float,
-        tensors,
-        nodes: vec![Node {
-            name: node.to_owned(),
-            compute_data_type: DataType::Float,
-            attributes,
-        }],
-        ..Graph::default()
-    }
-}
-
-fn serialized(graph: hipdnnBackendDescriptor_t) -> Vec<u8> {
-    let mut size = 0;
-    // SAFETY: size query: writable size, null buffer.
-    ok(unsafe { hipdnnBackendGetSerializedBinaryGraph_ext(graph, 0, &mut size, ptr::null_mut()) });
-    let mut bytes = vec![0u8; size];
-    // SAFETY: a buffer of `size` bytes.
-    ok(unsafe {
-        hipdnnBackendGetSerializedBinaryGraph_ext(graph, size, &mut size, bytes.as_mut_ptr())
-    });
-    bytes
-}
-
 /// The graph of `ops` serializes as `model` does, from bytes and from JSON; the tensors
 /// and operations are destroyed before the graph is read, the graph afterwards.
 #[track_caller]
@@ -367,21 +224,14 @@ fn assert_same_bytes(
         destroy(d);
     }
     assert_eq!(serialized(graph), expected.bytes());
-    let mut from_json = ptr::null_mut();
-    // SAFETY: `json` holds `len` bytes.
-    ok(unsafe {
-        hipdnnBackendCreateAndDeserializeJsonGraph_ext(
-            &mut from_json,
-            json.as_ptr().cast(),
-            json.len(),
-        )
-    });
+    let from_json = deserialized_json(&json);
     assert_eq!(serialized(from_json), expected.bytes());
     destroy(from_json);
     destroy(graph);
 }
 
-/// The kind an operation descriptor reports.
+/// The kind an operation descriptor reports, or the status the read fails with (the
+/// shared `support::capi::operation_type` asserts that it succeeds).
 fn operation_type(op: hipdnnBackendDescriptor_t) -> Result<i32, hipdnnStatus_t> {
     let mut kind = [-1i32];
     get(
@@ -459,6 +309,39 @@ fn reduction_descriptors_have_the_bytes_of_the_same_graph() {
     assert_same_bytes(&[op], &t, model);
 }
 
+/// A layer norm forward named "ln" in `phase` over the last `dims` dimensions, FLOAT, its
+/// tensors `t` in hipDNN's order: x, scale, bias, epsilon, y, and (in training) mean and
+/// inv_variance.
+fn layer_norm(
+    t: &[hipdnnBackendDescriptor_t],
+    phase: Scalar<'static>,
+    dims: i64,
+) -> hipdnnBackendDescriptor_t {
+    let slots = [
+        HIPDNN_ATTR_OPERATION_LAYERNORM_X_EXT,
+        HIPDNN_ATTR_OPERATION_LAYERNORM_SCALE_EXT,
+        HIPDNN_ATTR_OPERATION_LAYERNORM_BIAS_EXT,
+        HIPDNN_ATTR_OPERATION_LAYERNORM_EPSILON_EXT,
+        HIPDNN_ATTR_OPERATION_LAYERNORM_Y_EXT,
+        HIPDNN_ATTR_OPERATION_LAYERNORM_MEAN_EXT,
+        HIPDNN_ATTR_OPERATION_LAYERNORM_INV_VARIANCE_EXT,
+    ];
+    let tensors: Vec<_> = slots.into_iter().zip(t.iter().copied()).collect();
+    operation(
+        HIPDNN_BACKEND_OPERATION_LAYERNORM_DESCRIPTOR_EXT,
+        &tensors,
+        &[
+            (HIPDNN_ATTR_OPERATION_LAYERNORM_FWD_PHASE_EXT, phase),
+            (
+                HIPDNN_ATTR_OPERATION_LAYERNORM_NORMALIZED_DIM_COUNT_EXT,
+                Scalar::I64(&[dims]),
+            ),
+        ],
+        HIPDNN_ATTR_LAYERNORM_COMP_TYPE_EXT,
+        "ln",
+    )
+}
+
 #[test]
 fn layer_norm_descriptors_have_the_bytes_of_the_same_graphs() {
     let _serial = serial();
@@ -473,27 +356,7 @@ fn layer_norm_descriptors_have_the_bytes_of_the_same_graphs() {
         ("mean", &[2, 3, 1, 1], None),
         ("inv_variance", &[2, 3, 1, 1], None),
     ]);
-    let op = operation(
-        HIPDNN_BACKEND_OPERATION_LAYERNORM_DESCRIPTOR_EXT,
-        &[
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_X_EXT, t[0]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_SCALE_EXT, t[1]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_BIAS_EXT, t[2]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_EPSILON_EXT, t[3]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_Y_EXT, t[4]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_MEAN_EXT, t[5]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_INV_VARIANCE_EXT, t[6]),
-        ],
-        &[
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_FWD_PHASE_EXT, TRAINING),
-            (
-                HIPDNN_ATTR_OPERATION_LAYERNORM_NORMALIZED_DIM_COUNT_EXT,
-                Scalar::I64(&[2]),
-            ),
-        ],
-        HIPDNN_ATTR_LAYERNORM_COMP_TYPE_EXT,
-        "ln",
-    );
+    let op = layer_norm(&t, TRAINING, 2);
     assert_eq!(operation_type(op), Ok(HIPDNN_OPERATION_TYPE_LAYERNORM));
     let mut phase = [0i32];
     assert_eq!(
@@ -593,6 +456,23 @@ fn layer_norm_descriptors_have_the_bytes_of_the_same_graphs() {
     assert_same_bytes(&[op], &t, model);
 }
 
+/// An RMS norm forward named "rms" in inference, FLOAT, its tensors `t` in hipDNN's
+/// order: x, scale, epsilon, y.
+fn rms_norm_inference(t: &[hipdnnBackendDescriptor_t]) -> hipdnnBackendDescriptor_t {
+    operation(
+        HIPDNN_BACKEND_OPERATION_RMSNORM_DESCRIPTOR_EXT,
+        &[
+            (HIPDNN_ATTR_OPERATION_RMSNORM_X_EXT, t[0]),
+            (HIPDNN_ATTR_OPERATION_RMSNORM_SCALE_EXT, t[1]),
+            (HIPDNN_ATTR_OPERATION_RMSNORM_EPSILON_EXT, t[2]),
+            (HIPDNN_ATTR_OPERATION_RMSNORM_Y_EXT, t[3]),
+        ],
+        &[(HIPDNN_ATTR_OPERATION_RMSNORM_FWD_PHASE_EXT, INFERENCE)],
+        HIPDNN_ATTR_RMSNORM_COMP_TYPE_EXT,
+        "rms",
+    )
+}
+
 #[test]
 fn rms_norm_descriptors_have_the_bytes_of_the_same_graphs() {
     let _serial = serial();
@@ -671,18 +551,7 @@ fn rms_norm_descriptors_have_the_bytes_of_the_same_graphs() {
         ("epsilon", &[1], Some(1e-6)),
         ("y", &[2, 8], None),
     ]);
-    let op = operation(
-        HIPDNN_BACKEND_OPERATION_RMSNORM_DESCRIPTOR_EXT,
-        &[
-            (HIPDNN_ATTR_OPERATION_RMSNORM_X_EXT, t[0]),
-            (HIPDNN_ATTR_OPERATION_RMSNORM_SCALE_EXT, t[1]),
-            (HIPDNN_ATTR_OPERATION_RMSNORM_EPSILON_EXT, t[2]),
-            (HIPDNN_ATTR_OPERATION_RMSNORM_Y_EXT, t[3]),
-        ],
-        &[(HIPDNN_ATTR_OPERATION_RMSNORM_FWD_PHASE_EXT, INFERENCE)],
-        HIPDNN_ATTR_RMSNORM_COMP_TYPE_EXT,
-        "rms",
-    );
+    let op = rms_norm_inference(&t);
     let model = one_node_model(
         "rmsnorm_inference",
         "rms",
@@ -743,14 +612,22 @@ fn rms_norm_descriptors_have_the_bytes_of_the_same_graphs() {
     assert_same_bytes(&[op], &t, model);
 }
 
-/// The window, stride and padding of a 2×2, stride-2 pooling with one row of padding
-/// after, as `(attribute, values)`.
-fn pooling_geometry() -> [(hipdnnBackendAttributeName_t, Scalar<'static>); 4] {
-    [
+/// The parameters of a 2×2, stride-2 max pooling with one row of padding after, padded
+/// with -inf: window, stride, padding, mode and padding mode as `(attribute, value)`.
+fn max_pooling() -> Vec<(hipdnnBackendAttributeName_t, Scalar<'static>)> {
+    vec![
         (HIPDNN_ATTR_RESAMPLE_WINDOW_DIMS, Scalar::I64(&[2, 2])),
         (HIPDNN_ATTR_RESAMPLE_STRIDES, Scalar::I64(&[2, 2])),
         (HIPDNN_ATTR_RESAMPLE_PRE_PADDINGS, Scalar::I64(&[0, 0])),
         (HIPDNN_ATTR_RESAMPLE_POST_PADDINGS, Scalar::I64(&[1, 0])),
+        (
+            HIPDNN_ATTR_RESAMPLE_MODE,
+            Scalar::Enum(HIPDNN_TYPE_RESAMPLE_MODE, HIPDNN_RESAMPLE_MAXPOOL),
+        ),
+        (
+            HIPDNN_ATTR_RESAMPLE_PADDING_MODE,
+            Scalar::Enum(HIPDNN_TYPE_PADDING_MODE, HIPDNN_PADDING_NEG_INF_PAD),
+        ),
     ]
 }
 
@@ -762,18 +639,8 @@ fn resample_forward_descriptors_have_the_bytes_of_the_same_graph() {
         ("y", &[1, 2, 3, 2], None),
         ("index", &[1, 2, 3, 2], None),
     ]);
-    let mut params = pooling_geometry().to_vec();
-    params.extend([
-        (
-            HIPDNN_ATTR_RESAMPLE_MODE,
-            Scalar::Enum(HIPDNN_TYPE_RESAMPLE_MODE, HIPDNN_RESAMPLE_MAXPOOL),
-        ),
-        (
-            HIPDNN_ATTR_RESAMPLE_PADDING_MODE,
-            Scalar::Enum(HIPDNN_TYPE_PADDING_MODE, HIPDNN_PADDING_NEG_INF_PAD),
-        ),
-        (HIPDNN_ATTR_RESAMPLE_GENERATE_INDEX_EXT, Scalar::Bool(true)),
-    ]);
+    let mut params = max_pooling();
+    params.push((HIPDNN_ATTR_RESAMPLE_GENERATE_INDEX_EXT, Scalar::Bool(true)));
     let op = operation(
         HIPDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR,
         &[
@@ -1253,25 +1120,14 @@ fn custom_op_descriptors_have_the_bytes_of_the_same_graph() {
 /// The tensors of a scattering grouped matmul over 4 experts: tokens, weights, INT32
 /// offsets, index and expert ids, output.
 fn moe_tensors() -> (Vec<hipdnnBackendDescriptor_t>, Vec<TensorAttributes>) {
-    let specs: [(&str, &[i64], hipdnnDataType_t); 6] = [
+    typed_tensors(&[
         ("tokens", &[8, 16], HIPDNN_DATA_FLOAT),
         ("weights", &[4, 16, 32], HIPDNN_DATA_FLOAT),
         ("first_token_offset", &[5], HIPDNN_DATA_INT32),
         ("token_index", &[8], HIPDNN_DATA_INT32),
         ("token_ks", &[8], HIPDNN_DATA_INT32),
         ("output", &[8, 32], HIPDNN_DATA_FLOAT),
-    ];
-    specs
-        .iter()
-        .zip(1..)
-        .map(|(&(name, dims, ty), uid)| {
-            let mut model = tensor_model(uid, name, dims, None);
-            if ty == HIPDNN_DATA_INT32 {
-                model.data_type = DataType::Int32;
-            }
-            (typed_tensor(uid, name, dims, None, ty), model)
-        })
-        .unzip()
+    ])
 }
 
 const MOE_SLOTS: [hipdnnBackendAttributeName_t; 6] = [
@@ -1421,23 +1277,12 @@ const MOE_BWD_MATH_PREC: hipdnnBackendAttributeName_t = 3804;
 fn moe_grouped_matmul_backward_descriptors_have_the_bytes_of_the_same_graph() {
     let _serial = serial();
     // dweight [experts 4, K 16, N 32] from tokens [1, 8, 16] and doutput [1, 8, 32].
-    let specs: [(&str, &[i64], hipdnnDataType_t); 4] = [
+    let (t, models) = typed_tensors(&[
         ("doutput", &[1, 8, 32], HIPDNN_DATA_FLOAT),
         ("tokens", &[1, 8, 16], HIPDNN_DATA_FLOAT),
         ("first_token_offset", &[4, 1, 1], HIPDNN_DATA_INT32),
         ("dweight", &[4, 16, 32], HIPDNN_DATA_FLOAT),
-    ];
-    let (t, models): (Vec<_>, Vec<_>) = specs
-        .iter()
-        .zip(1..)
-        .map(|(&(name, dims, ty), uid)| {
-            let mut model = tensor_model(uid, name, dims, None);
-            if ty == HIPDNN_DATA_INT32 {
-                model.data_type = DataType::Int32;
-            }
-            (typed_tensor(uid, name, dims, None, ty), model)
-        })
-        .unzip();
+    ]);
     let slots = [
         MOE_BWD_DOUTPUT,
         MOE_BWD_TOKEN,
@@ -2167,10 +2012,8 @@ fn descriptor_built_norm_reduction_and_pooling_graphs_run_on_the_cpu_engine() {
     let plugin = cpu_plugin();
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(plugin, dir.path().join("libhipdnn_cpu_provider.so")).unwrap();
-    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
-    let mut h = ptr::null_mut();
-    // SAFETY: a writable out-parameter.
-    ok(unsafe { hipdnnCreate(&mut h) });
+    use_only(dir.path());
+    let h = handle();
 
     // Sum over the middle dim: [2, 3, 4] → [2, 1, 4].
     let x = values(24, 1);
@@ -2216,25 +2059,7 @@ fn descriptor_built_norm_reduction_and_pooling_graphs_run_on_the_cpu_engine() {
         ("epsilon", &[1], Some(eps)),
         ("y", &[3, 8], None),
     ]);
-    let op = operation(
-        HIPDNN_BACKEND_OPERATION_LAYERNORM_DESCRIPTOR_EXT,
-        &[
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_X_EXT, t[0]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_SCALE_EXT, t[1]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_BIAS_EXT, t[2]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_EPSILON_EXT, t[3]),
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_Y_EXT, t[4]),
-        ],
-        &[
-            (HIPDNN_ATTR_OPERATION_LAYERNORM_FWD_PHASE_EXT, INFERENCE),
-            (
-                HIPDNN_ATTR_OPERATION_LAYERNORM_NORMALIZED_DIM_COUNT_EXT,
-                Scalar::I64(&[1]),
-            ),
-        ],
-        HIPDNN_ATTR_LAYERNORM_COMP_TYPE_EXT,
-        "ln",
-    );
+    let op = layer_norm(&t, INFERENCE, 1);
     let got = run(
         h,
         op,
@@ -2259,18 +2084,7 @@ fn descriptor_built_norm_reduction_and_pooling_graphs_run_on_the_cpu_engine() {
         ("epsilon", &[1], Some(eps)),
         ("y", &[3, 8], None),
     ]);
-    let op = operation(
-        HIPDNN_BACKEND_OPERATION_RMSNORM_DESCRIPTOR_EXT,
-        &[
-            (HIPDNN_ATTR_OPERATION_RMSNORM_X_EXT, t[0]),
-            (HIPDNN_ATTR_OPERATION_RMSNORM_SCALE_EXT, t[1]),
-            (HIPDNN_ATTR_OPERATION_RMSNORM_EPSILON_EXT, t[2]),
-            (HIPDNN_ATTR_OPERATION_RMSNORM_Y_EXT, t[3]),
-        ],
-        &[(HIPDNN_ATTR_OPERATION_RMSNORM_FWD_PHASE_EXT, INFERENCE)],
-        HIPDNN_ATTR_RMSNORM_COMP_TYPE_EXT,
-        "rms",
-    );
+    let op = rms_norm_inference(&t);
     let got = run(
         h,
         op,
@@ -2291,24 +2105,13 @@ fn descriptor_built_norm_reduction_and_pooling_graphs_run_on_the_cpu_engine() {
     // 2×2 max pooling, stride 2, one padded row after: [1, 2, 5, 4] → [1, 2, 3, 2].
     let x = values(40, 5);
     let (t, _) = tensors(&[("x", &[1, 2, 5, 4], None), ("y", &[1, 2, 3, 2], None)]);
-    let mut params = pooling_geometry().to_vec();
-    params.extend([
-        (
-            HIPDNN_ATTR_RESAMPLE_MODE,
-            Scalar::Enum(HIPDNN_TYPE_RESAMPLE_MODE, HIPDNN_RESAMPLE_MAXPOOL),
-        ),
-        (
-            HIPDNN_ATTR_RESAMPLE_PADDING_MODE,
-            Scalar::Enum(HIPDNN_TYPE_PADDING_MODE, HIPDNN_PADDING_NEG_INF_PAD),
-        ),
-    ]);
     let op = operation(
         HIPDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR,
         &[
             (HIPDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC, t[0]),
             (HIPDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC, t[1]),
         ],
-        &params,
+        &max_pooling(),
         HIPDNN_ATTR_RESAMPLE_COMP_TYPE,
         "maxpool",
     );

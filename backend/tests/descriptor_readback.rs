@@ -11,16 +11,17 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::ffi::c_void;
 use std::ptr;
-use std::sync::{Mutex, MutexGuard};
 
+use hipdnn_backend::OperationGraph;
 use hipdnn_backend::capi::*;
 use hipdnn_backend::status::*;
-use hipdnn_backend::{LoadingMode, OperationGraph, set_engine_plugin_paths};
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::model::{Graph, Node, ResampleBwdAttributes, TensorAttributes};
 use hipdnn_flatbuffers_sdk::wire::{PaddingMode, ResampleMode};
+
+mod support;
+use support::capi::*;
 
 /// The system allocator, counting the blocks each thread has allocated and not freed.
 struct Counting;
@@ -83,121 +84,6 @@ fn no_leaks(body: impl Fn()) {
     assert_eq!(after, before, "blocks left allocated by a second run");
 }
 
-/// One test at a time: the plugin paths are process-wide, and the double-destroy checks
-/// rely on no other thread making a descriptor meanwhile.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn c_last_error() -> String {
-    let mut buffer = [0 as std::ffi::c_char; 512];
-    // SAFETY: a writable buffer of its length; the backend NUL-terminates it.
-    unsafe {
-        hipdnnGetLastErrorString(buffer.as_mut_ptr(), buffer.len());
-        std::ffi::CStr::from_ptr(buffer.as_ptr())
-    }
-    .to_string_lossy()
-    .into_owned()
-}
-
-#[track_caller]
-fn ok(status: hipdnnStatus_t) {
-    assert_eq!(status, HIPDNN_STATUS_SUCCESS, "{}", c_last_error());
-}
-
-#[track_caller]
-fn fails(status: hipdnnStatus_t, want: hipdnnStatus_t) -> String {
-    assert_eq!(status, want, "{}", c_last_error());
-    c_last_error()
-}
-
-fn create(kind: hipdnnBackendDescriptorType_t) -> hipdnnBackendDescriptor_t {
-    let mut d = ptr::null_mut();
-    // SAFETY: a writable out-parameter.
-    ok(unsafe { hipdnnBackendCreateDescriptor(kind, &mut d) });
-    d
-}
-
-/// Sets `name` to `values` of attribute type `ty`.
-fn set<T>(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-    values: &[T],
-) -> hipdnnStatus_t {
-    // SAFETY: `values` holds `len` elements of the type `ty` names (the callers pair them).
-    unsafe {
-        hipdnnBackendSetAttribute(
-            d,
-            name,
-            ty,
-            values.len() as i64,
-            values.as_ptr().cast::<c_void>(),
-        )
-    }
-}
-
-fn finalize(d: hipdnnBackendDescriptor_t) -> hipdnnStatus_t {
-    // SAFETY: any pointer; the backend checks it.
-    unsafe { hipdnnBackendFinalize(d) }
-}
-
-#[track_caller]
-fn destroy(d: hipdnnBackendDescriptor_t) {
-    // SAFETY: a live descriptor, not used again.
-    ok(unsafe { hipdnnBackendDestroyDescriptor(d) });
-}
-
-/// Reads `name` with room for `requested` elements of `out` (at least that many), the
-/// count written to a variable; returns the count.
-fn get_n<T>(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-    requested: i64,
-    out: &mut [T],
-) -> Result<i64, hipdnnStatus_t> {
-    assert!(requested <= out.len() as i64);
-    let mut count = -1;
-    // SAFETY: `out` has room for `requested` elements of the type `ty` names.
-    let status = unsafe {
-        hipdnnBackendGetAttribute(d, name, ty, requested, &mut count, out.as_mut_ptr().cast())
-    };
-    if status == HIPDNN_STATUS_SUCCESS {
-        Ok(count)
-    } else {
-        Err(status)
-    }
-}
-
-/// Reads `name` into all of `out`; returns the count.
-fn get<T>(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-    out: &mut [T],
-) -> Result<i64, hipdnnStatus_t> {
-    let requested = out.len() as i64;
-    get_n(d, name, ty, requested, out)
-}
-
-/// The count alone (a null array, as hipDNN's frontend asks).
-fn count(
-    d: hipdnnBackendDescriptor_t,
-    name: hipdnnBackendAttributeName_t,
-    ty: hipdnnBackendAttributeType_t,
-) -> Result<i64, hipdnnStatus_t> {
-    let mut count = -1;
-    // SAFETY: a writable count; no array.
-    let status = unsafe { hipdnnBackendGetAttribute(d, name, ty, 0, &mut count, ptr::null_mut()) };
-    if status == HIPDNN_STATUS_SUCCESS {
-        Ok(count)
-    } else {
-        Err(status)
-    }
-}
-
 /// A TENSOR attribute read back as hipDNN's frontend reads it (room for one): the
 /// descriptor handed out.
 #[track_caller]
@@ -218,14 +104,6 @@ fn tensor_of(
 
 /// No descriptor: what an array slot holds before a read writes it.
 const NONE: hipdnnBackendDescriptor_t = ptr::null_mut();
-
-fn packed(dims: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1; dims.len()];
-    for i in (0..dims.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * dims[i + 1];
-    }
-    strides
-}
 
 /// What a TENSOR descriptor is made of.
 #[derive(Debug, Clone)]
@@ -513,52 +391,6 @@ impl Case {
         ok(finalize(op));
         op
     }
-}
-
-/// An (unfinalized) OPERATIONGRAPH of `ops`, FLOAT throughout.
-fn graph_of(ops: &[hipdnnBackendDescriptor_t]) -> hipdnnBackendDescriptor_t {
-    let graph = create(HIPDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    ok(set(
-        graph,
-        HIPDNN_ATTR_OPERATIONGRAPH_OPS,
-        HIPDNN_TYPE_BACKEND_DESCRIPTOR,
-        ops,
-    ));
-    for attribute in [
-        HIPDNN_ATTR_OPERATIONGRAPH_IO_DATA_TYPE_EXT,
-        HIPDNN_ATTR_OPERATIONGRAPH_COMPUTE_DATA_TYPE_EXT,
-        HIPDNN_ATTR_OPERATIONGRAPH_INTERMEDIATE_DATA_TYPE_EXT,
-    ] {
-        ok(set(
-            graph,
-            attribute,
-            HIPDNN_TYPE_DATA_TYPE,
-            &[HIPDNN_DATA_FLOAT],
-        ));
-    }
-    graph
-}
-
-/// An (unfinalized) OPERATIONGRAPH made from serialized bytes.
-fn deserialized(bytes: &[u8]) -> hipdnnBackendDescriptor_t {
-    let mut graph = ptr::null_mut();
-    // SAFETY: a writable out-parameter; the bytes are a buffer of their length.
-    ok(unsafe {
-        hipdnnBackendCreateAndDeserializeGraph_ext(&mut graph, bytes.as_ptr(), bytes.len())
-    });
-    graph
-}
-
-fn serialized(graph: hipdnnBackendDescriptor_t) -> Vec<u8> {
-    let mut size = 0;
-    // SAFETY: size query: writable size, null buffer.
-    ok(unsafe { hipdnnBackendGetSerializedBinaryGraph_ext(graph, 0, &mut size, ptr::null_mut()) });
-    let mut bytes = vec![0u8; size];
-    // SAFETY: a buffer of `size` bytes.
-    ok(unsafe {
-        hipdnnBackendGetSerializedBinaryGraph_ext(graph, size, &mut size, bytes.as_mut_ptr())
-    });
-    bytes
 }
 
 const CROSS_CORRELATION: Scalar =
@@ -1233,19 +1065,7 @@ fn check_tensors(case: &Case, op: hipdnnBackendDescriptor_t) -> HandedOut {
         read.push(d);
     }
     for &attribute in &case.unset {
-        assert_eq!(
-            count(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR),
-            Ok(0),
-            "{what}: attribute {attribute}"
-        );
-        // With an array: the count is 0 and nothing is written.
-        let mut out = [NONE];
-        assert_eq!(
-            get(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &mut out),
-            Ok(0),
-            "{what}: attribute {attribute}"
-        );
-        assert!(out[0].is_null(), "{what}: attribute {attribute}");
+        assert_reads_nothing(what, op, attribute);
     }
     let mut read_arrays = Vec::new();
     for (attribute, specs) in &case.arrays {
@@ -1287,20 +1107,32 @@ fn check_tensors(case: &Case, op: hipdnnBackendDescriptor_t) -> HandedOut {
         read_arrays.push(out);
     }
     for &attribute in &case.empty {
-        assert_eq!(
-            count(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR),
-            Ok(0),
-            "{what}: attribute {attribute}"
-        );
-        let mut out = [NONE];
-        assert_eq!(
-            get(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &mut out),
-            Ok(0),
-            "{what}: attribute {attribute}"
-        );
-        assert!(out[0].is_null(), "{what}: attribute {attribute}");
+        assert_reads_nothing(what, op, attribute);
     }
     (read, read_arrays)
+}
+
+/// The TENSOR attribute `attribute` of `op` (an operation of case `what`), an optional
+/// tensor not set or an empty TENSOR array, reads back as a count of 0; with an array,
+/// the count is 0 and nothing is written.
+#[track_caller]
+fn assert_reads_nothing(
+    what: &str,
+    op: hipdnnBackendDescriptor_t,
+    attribute: hipdnnBackendAttributeName_t,
+) {
+    assert_eq!(
+        count(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR),
+        Ok(0),
+        "{what}: attribute {attribute}"
+    );
+    let mut out = [NONE];
+    assert_eq!(
+        get(op, attribute, HIPDNN_TYPE_BACKEND_DESCRIPTOR, &mut out),
+        Ok(0),
+        "{what}: attribute {attribute}"
+    );
+    assert!(out[0].is_null(), "{what}: attribute {attribute}");
 }
 
 /// Builds the case's operation and checks its TENSOR attributes ([`check_tensors`]);
@@ -1609,13 +1441,7 @@ fn conv_then_add(
         b"add",
     ));
     ok(finalize(add));
-    let graph = graph_of(&[conv, add]);
-    ok(set(
-        graph,
-        HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
-        HIPDNN_TYPE_CHAR,
-        b"conv_add",
-    ));
+    let graph = graph_of_operations(&[conv, add], "conv_add");
     (graph, vec![b, z, add])
 }
 
@@ -1669,27 +1495,6 @@ fn share_a_read_back_tensor() {
     {
         destroy(d);
     }
-}
-
-fn use_only(dir: &std::path::Path) {
-    set_engine_plugin_paths([dir], LoadingMode::Absolute).expect("no handle is alive");
-}
-
-/// The kind an operation descriptor reports.
-fn operation_type(op: hipdnnBackendDescriptor_t) -> i32 {
-    let mut kind = [-1i32];
-    assert_eq!(
-        get(
-            op,
-            HIPDNN_ATTR_OPERATION_TYPE_EXT,
-            HIPDNN_TYPE_OPERATION_TYPE_EXT,
-            &mut kind
-        ),
-        Ok(1),
-        "{}",
-        c_last_error()
-    );
-    kind[0]
 }
 
 fn operation_name(op: hipdnnBackendDescriptor_t) -> String {
@@ -1785,21 +1590,13 @@ fn hand_out_operations() {
         HIPDNN_STATUS_NOT_INITIALIZED,
     );
     // They make the same graph again.
-    let again = graph_of(&out);
-    ok(set(
-        again,
-        HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
-        HIPDNN_TYPE_CHAR,
-        b"conv_add",
-    ));
+    let again = graph_of_operations(&out, "conv_add");
     assert_eq!(serialized(again), bytes);
 
     // Finalized with a handle, the graph still hands them out.
     let dir = tempfile::tempdir().unwrap();
     use_only(dir.path());
-    let mut h = ptr::null_mut();
-    // SAFETY: a writable out-parameter.
-    ok(unsafe { hipdnnCreate(&mut h) });
+    let h = handle();
     ok(set(
         graph,
         HIPDNN_ATTR_OPERATIONGRAPH_HANDLE,
@@ -1934,13 +1731,7 @@ fn hand_out_node_operations() {
     destroy(y_back);
     // Every read shares the graph's tensors: operations of two reads make one graph,
     // the graph the bytes came from.
-    let mixed = graph_of(&[first[0], second[1]]);
-    ok(set(
-        mixed,
-        HIPDNN_ATTR_OPERATIONGRAPH_NAME_EXT,
-        HIPDNN_TYPE_CHAR,
-        b"conv_add",
-    ));
+    let mixed = graph_of_operations(&[first[0], second[1]], "conv_add");
     assert_eq!(serialized(mixed), bytes);
     for d in first.into_iter().chain(second) {
         destroy(d);

@@ -29,6 +29,7 @@ use hipdnn_plugin_abi::{
 use tracing::Level;
 
 mod support;
+use support::capi::{c_last_error, use_only};
 use support::{Capture, install, install_as};
 
 const RELU: &str = "EXAMPLE_RELU_ENGINE";
@@ -45,11 +46,6 @@ fn serial() -> MutexGuard<'static, ()> {
 
 fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temp dir")
-}
-
-/// Only the plugins in `dir` from now on.
-fn use_only(dir: &Path) {
-    set_engine_plugin_paths([dir], LoadingMode::Absolute).expect("no handle is alive");
 }
 
 /// The "loaded plugin <name> ..." info lines among `lines`.
@@ -998,18 +994,6 @@ fn a_graph_with_shape_overrides_skips_plugins_without_the_override_entry_point()
             .ends_with("does not export hipdnnEnginePluginExecuteOpGraphWithOverrides, which a graph with shape overrides needs"),
         "{error}"
     );
-}
-
-/// The C API's last error on this thread (cleared by reading).
-fn c_last_error() -> String {
-    let mut buffer = [0 as std::ffi::c_char; 512];
-    // SAFETY: a writable buffer of its length; the backend NUL-terminates it.
-    unsafe {
-        hipdnn_backend::capi::hipdnnGetLastErrorString(buffer.as_mut_ptr(), buffer.len());
-        std::ffi::CStr::from_ptr(buffer.as_ptr())
-    }
-    .to_string_lossy()
-    .into_owned()
 }
 
 /// The ReLU graph the good plugin runs, as JSON.

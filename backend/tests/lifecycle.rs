@@ -7,21 +7,14 @@ use std::ffi::c_void;
 use std::ptr;
 
 use hipdnn_backend::capi::*;
-use hipdnn_backend::status::{HIPDNN_STATUS_SUCCESS, hipdnnStatus_t};
-use hipdnn_backend::{Handle, LoadingMode, MemoryKind, OperationGraph, set_engine_plugin_paths};
+use hipdnn_backend::{Handle, MemoryKind, OperationGraph};
 use hipdnn_data_sdk::{DataType, engine_name_to_id};
 use hipdnn_flatbuffers_sdk::model::{Graph, Node, PointwiseAttributes, TensorAttributes};
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 use libloading::Library;
 
 mod support;
-
-/// Plugin paths are process-wide and cannot change while a handle lives: one test at a
-/// time.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
+use support::capi::{c_last_error, deserialized_json, destroy, ok, serial, serialized, use_only};
 
 /// A one-node pointwise graph; `name` makes the serialized bytes distinct.
 fn graph(name: &str) -> Graph {
@@ -88,22 +81,6 @@ impl Counts {
         let after = self.now();
         [after[0] - before[0], after[1] - before[1]]
     }
-}
-
-#[track_caller]
-fn ok(status: hipdnnStatus_t) {
-    assert_eq!(status, HIPDNN_STATUS_SUCCESS, "{}", last_error());
-}
-
-fn last_error() -> String {
-    let mut buf = [0 as std::ffi::c_char; 512];
-    // SAFETY: `buf` is writable for its length; the backend NUL-terminates it.
-    unsafe {
-        hipdnnGetLastErrorString(buf.as_mut_ptr(), buf.len());
-        std::ffi::CStr::from_ptr(buf.as_ptr())
-    }
-    .to_string_lossy()
-    .into_owned()
 }
 
 /// Heuristics → engine config → execution plan through the C API, as a C program does.
@@ -194,7 +171,7 @@ fn one_plan_creation_analyses_once_and_builds_once() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = support::install_as(dir.path(), "counting_plugin", "counting_plugin");
-    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
+    use_only(dir.path());
     let handle = Handle::new();
     // SAFETY: the same file the backend loaded (dlopen returns its handle); only the
     // counting export is called.
@@ -250,46 +227,18 @@ fn one_plan_creation_analyses_once_and_builds_once() {
 
 /// The graph a JSON text describes, as the C API serializes it (validated bytes).
 fn c_api_bytes(json: &str) -> Vec<u8> {
-    let mut graph = ptr::null_mut();
-    let mut size = 0_usize;
-    // SAFETY: live locals; `bytes` is writable for `size` bytes; the descriptor is
-    // destroyed once.
-    unsafe {
-        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
-            &mut graph,
-            json.as_ptr().cast(),
-            json.len(),
-        ));
-        ok(hipdnnBackendGetSerializedBinaryGraph_ext(
-            graph,
-            0,
-            &mut size,
-            ptr::null_mut(),
-        ));
-        let mut bytes = vec![0_u8; size];
-        ok(hipdnnBackendGetSerializedBinaryGraph_ext(
-            graph,
-            size,
-            &mut size,
-            bytes.as_mut_ptr(),
-        ));
-        ok(hipdnnBackendDestroyDescriptor(graph));
-        bytes
-    }
+    let graph = deserialized_json(json);
+    let bytes = serialized(graph);
+    destroy(graph);
+    bytes
 }
 
 /// The graph's JSON as the C API writes it.
 fn c_api_json(json: &str) -> String {
-    let mut graph = ptr::null_mut();
+    let graph = deserialized_json(json);
     let mut size = 0_usize;
-    // SAFETY: live locals; `text` is writable for `size` bytes; the descriptor is
-    // destroyed once.
-    unsafe {
-        ok(hipdnnBackendCreateAndDeserializeJsonGraph_ext(
-            &mut graph,
-            json.as_ptr().cast(),
-            json.len(),
-        ));
+    // SAFETY: a live descriptor and a writable size; `text` is writable for `size` bytes.
+    let mut text = unsafe {
         ok(hipdnnBackendGetSerializedJsonGraph_ext(
             graph,
             0,
@@ -303,10 +252,11 @@ fn c_api_json(json: &str) -> String {
             &mut size,
             text.as_mut_ptr().cast(),
         ));
-        ok(hipdnnBackendDestroyDescriptor(graph));
-        assert_eq!(text.pop(), Some(0), "NUL-terminated");
-        String::from_utf8(text).unwrap()
-    }
+        text
+    };
+    destroy(graph);
+    assert_eq!(text.pop(), Some(0), "NUL-terminated");
+    String::from_utf8(text).unwrap()
 }
 
 /// The C API's JSON entry points read upstream hipDNN's dialect as well as ours (told
@@ -332,7 +282,7 @@ fn the_c_api_reads_graphs_in_upstreams_json_dialect() {
     );
     let dir = tempfile::tempdir().unwrap();
     let path = support::install_as(dir.path(), "counting_plugin", "counting_plugin");
-    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
+    use_only(dir.path());
     // SAFETY: the file the backend loads; only the counting export is called.
     let counts = Counts(unsafe { Library::new(&path) }.expect("load the counting plugin"));
     let mut workspace = 0;
@@ -352,7 +302,7 @@ fn the_c_api_reports_a_host_engine_through_its_behavior_notes() {
     );
     let dir = tempfile::tempdir().unwrap();
     support::install_as(dir.path(), "counting_plugin", "counting_plugin");
-    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
+    use_only(dir.path());
     let json = graph("notes").to_json();
     let id = engine_name_to_id("COUNTING_ENGINE");
     let mut handle: hipdnnHandle_t = ptr::null_mut();
@@ -432,7 +382,7 @@ fn plan_outlives_destroyed_handle() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = support::install_as(dir.path(), "counting_plugin", "counting_plugin");
-    set_engine_plugin_paths([dir.path()], LoadingMode::Absolute).expect("no handle is alive");
+    use_only(dir.path());
     let json = graph("outlives").to_json();
     let mut buffers = Buffers {
         x: [1.0; 8],
@@ -552,7 +502,7 @@ fn plan_outlives_destroyed_handle() {
             HIPDNN_STATUS_BAD_PARAM
         );
         assert_eq!(
-            last_error(),
+            c_last_error(),
             format!(
                 "hipdnnBackendExecute: handle {handle:p} is not a live handle (never made by \
                  this library, or already destroyed)"
@@ -585,7 +535,7 @@ fn plan_outlives_destroyed_handle() {
             HIPDNN_STATUS_BAD_PARAM
         );
         assert_eq!(
-            last_error(),
+            c_last_error(),
             format!(
                 "hipdnnBackendDestroyDescriptor: descriptor {plan:p} is not a live descriptor \
                  (never made by this library, or already destroyed)"

@@ -1,7 +1,10 @@
-//! Helpers shared by the backend's integration tests: the built test plugins and a
-//! subscriber that captures log events.
+//! Helpers shared by the backend's integration tests: the built test plugins, a
+//! subscriber that captures log events, and ([`capi`]) the C API calls the descriptor
+//! tests make.
 
 #![allow(dead_code, reason = "each test binary uses a different subset")]
+
+pub mod capi;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
