@@ -11,7 +11,7 @@
 typedef enum
 {
     /* Engine heuristic (ENGINEHEUR, 100-199) */
-    /* ENGINEHEUR: heuristic mode (HEUR_MODE; recorded, every mode ranks the same way). */
+    /* ENGINEHEUR: heuristic mode (HEUR_MODE, required; HIPDNN_HEUR_MODE_FALLBACK is the one mode). */
     HIPDNN_ATTR_ENGINEHEUR_MODE = 100,
     /* ENGINEHEUR: the operation graph (BACKEND_DESCRIPTOR). */
     HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH = 101,
@@ -19,6 +19,7 @@ typedef enum
     HIPDNN_ATTR_ENGINEHEUR_RESULTS = 102,
     HIPDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET = 103,
     HIPDNN_ATTR_ENGINEHEUR_DEVICEPROP = 104,
+    /* ENGINEHEUR: only whether an engine runs the graph (BOOLEAN; results: at most the best one). */
     HIPDNN_ATTR_ENGINEHEUR_FIND_FIRST_EXT = 105,
     HIPDNN_ATTR_ENGINEHEUR_POLICY_ORDER_EXT = 106,
 

@@ -694,6 +694,14 @@ fn a_plan_descriptor_keeps_its_handle_alive_after_hipdnn_destroy() {
             1,
             from_ref(&graph).cast(),
         ));
+        let mode = HIPDNN_HEUR_MODE_FALLBACK;
+        ok(hipdnnBackendSetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_MODE,
+            HIPDNN_TYPE_HEUR_MODE,
+            1,
+            from_ref(&mode).cast(),
+        ));
         ok(hipdnnBackendFinalize(heuristic));
         let mut config: hipdnnBackendDescriptor_t = null_mut();
         ok(hipdnnBackendCreateDescriptor(
@@ -1112,9 +1120,32 @@ fn a_descriptor_of_the_wrong_kind_is_bad_param_where_it_is_stored() {
                  takes an OPERATIONGRAPH descriptor, not a VARIANT_PACK"
             )
         );
-        // Finalizing without a graph is a clean error, not a crash; with one it ranks.
+        // Finalizing without a graph, or without the mode, is a clean error, not a
+        // crash; with both it ranks. FALLBACK is the one mode there is.
         assert_eq!(hipdnnBackendFinalize(heuristic), HIPDNN_STATUS_BAD_PARAM);
         ok(set_graph(graph));
+        assert_eq!(hipdnnBackendFinalize(heuristic), HIPDNN_STATUS_BAD_PARAM);
+        assert!(
+            c_last_error().contains("no heuristic mode (HIPDNN_ATTR_ENGINEHEUR_MODE"),
+            "{}",
+            c_last_error()
+        );
+        let set_mode = |mode: hipdnnBackendHeurMode_t| {
+            hipdnnBackendSetAttribute(
+                heuristic,
+                HIPDNN_ATTR_ENGINEHEUR_MODE,
+                HIPDNN_TYPE_HEUR_MODE,
+                1,
+                from_ref(&mode).cast(),
+            )
+        };
+        assert_eq!(set_mode(2), HIPDNN_STATUS_NOT_SUPPORTED);
+        assert!(
+            c_last_error().contains("heuristic mode 2 is not supported"),
+            "{}",
+            c_last_error()
+        );
+        ok(set_mode(HIPDNN_HEUR_MODE_FALLBACK));
         ok(hipdnnBackendFinalize(heuristic));
 
         // Heuristic results into a descriptor that is not an ENGINECFG, or the

@@ -122,6 +122,14 @@ fn plan_through_the_c_api(json: &str) -> i64 {
             1,
             (&raw const graph).cast(),
         ));
+        let mode = HIPDNN_HEUR_MODE_FALLBACK;
+        ok(hipdnnBackendSetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_MODE,
+            HIPDNN_TYPE_HEUR_MODE,
+            1,
+            (&raw const mode).cast(),
+        ));
         ok(hipdnnBackendFinalize(heuristic));
         ok(hipdnnBackendCreateDescriptor(
             HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR,
@@ -432,6 +440,14 @@ fn plan_outlives_destroyed_handle() {
             HIPDNN_TYPE_BACKEND_DESCRIPTOR,
             1,
             (&raw const graph_desc).cast(),
+        ));
+        let mode = HIPDNN_HEUR_MODE_FALLBACK;
+        ok(hipdnnBackendSetAttribute(
+            heuristic,
+            HIPDNN_ATTR_ENGINEHEUR_MODE,
+            HIPDNN_TYPE_HEUR_MODE,
+            1,
+            (&raw const mode).cast(),
         ));
         ok(hipdnnBackendFinalize(heuristic));
         ok(hipdnnBackendCreateDescriptor(

@@ -89,6 +89,8 @@ int main(void)
     TRY(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heuristic));
     TRY(hipdnnBackendSetAttribute(heuristic, HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
                                   HIPDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph));
+    hipdnnBackendHeurMode_t mode = HIPDNN_HEUR_MODE_FALLBACK;
+    TRY(hipdnnBackendSetAttribute(heuristic, HIPDNN_ATTR_ENGINEHEUR_MODE, HIPDNN_TYPE_HEUR_MODE, 1, &mode));
     TRY(hipdnnBackendFinalize(heuristic));
     TRY(hipdnnBackendCreateDescriptor(HIPDNN_BACKEND_ENGINECFG_DESCRIPTOR, &config));
     int64_t found = 0;

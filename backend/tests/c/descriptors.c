@@ -66,7 +66,19 @@ int main(void)
     int64_t count = 0;
     CHECK(hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS, HIPDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
                                     NULL) == HIPDNN_STATUS_NOT_INITIALIZED);
+    /* The mode is required, and FALLBACK is the one there is. */
+    CHECK(hipdnnBackendFinalize(heur) == HIPDNN_STATUS_BAD_PARAM);
+    hipdnnBackendHeurMode_t mode = (hipdnnBackendHeurMode_t)3;
+    CHECK(hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_MODE, HIPDNN_TYPE_HEUR_MODE, 1, &mode) ==
+          HIPDNN_STATUS_NOT_SUPPORTED);
+    mode = HIPDNN_HEUR_MODE_FALLBACK;
+    CHECK(hipdnnBackendSetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_MODE, HIPDNN_TYPE_HEUR_MODE, 1, &mode) ==
+          HIPDNN_STATUS_SUCCESS);
     CHECK(hipdnnBackendFinalize(heur) == HIPDNN_STATUS_SUCCESS);
+    mode = (hipdnnBackendHeurMode_t)7;
+    CHECK(hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_MODE, HIPDNN_TYPE_HEUR_MODE, 1, &count, &mode) ==
+          HIPDNN_STATUS_SUCCESS);
+    CHECK(mode == HIPDNN_HEUR_MODE_FALLBACK && count == 1);
     CHECK(hipdnnBackendGetAttribute(heur, HIPDNN_ATTR_ENGINEHEUR_RESULTS, HIPDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
                                     NULL) == HIPDNN_STATUS_SUCCESS);
     CHECK(count == 1);

@@ -9,24 +9,29 @@ use hipdnn_flatbuffers_sdk::model::{Knob, KnobSetting};
 use super::attributes::{GetTarget, SetValue};
 use super::graph::GraphRef;
 use super::knob_info::KnobInfoDescriptor;
+use super::tensor::{put_bool, set_bool};
 use super::{
     HIPDNN_ATTR_ENGINE_BEHAVIOR_NOTE, HIPDNN_ATTR_ENGINE_GLOBAL_INDEX,
     HIPDNN_ATTR_ENGINE_KNOB_INFO, HIPDNN_ATTR_ENGINE_NAME_EXT, HIPDNN_ATTR_ENGINE_OPERATION_GRAPH,
     HIPDNN_ATTR_ENGINECFG_ENGINE, HIPDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-    HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, HIPDNN_ATTR_ENGINEHEUR_MODE,
-    HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, HIPDNN_ATTR_ENGINEHEUR_RESULTS,
-    HIPDNN_TYPE_BACKEND_DESCRIPTOR, HIPDNN_TYPE_BEHAVIOR_NOTE, HIPDNN_TYPE_CHAR,
-    HIPDNN_TYPE_HEUR_MODE, HIPDNN_TYPE_INT64,
+    HIPDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, HIPDNN_ATTR_ENGINEHEUR_FIND_FIRST_EXT,
+    HIPDNN_ATTR_ENGINEHEUR_MODE, HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
+    HIPDNN_ATTR_ENGINEHEUR_RESULTS, HIPDNN_HEUR_MODE_FALLBACK, HIPDNN_TYPE_BACKEND_DESCRIPTOR,
+    HIPDNN_TYPE_BEHAVIOR_NOTE, HIPDNN_TYPE_CHAR, HIPDNN_TYPE_HEUR_MODE, HIPDNN_TYPE_INT64,
 };
 use super::{Kind, hipdnnBackendDescriptor_t, into_raw, unsupported_attribute, wrong_kind};
 use crate::status::*;
 
-/// An engine heuristic descriptor.
+/// An engine heuristic descriptor: as in hipDNN, the mode is required and
+/// `HIPDNN_HEUR_MODE_FALLBACK` is the only one (the backend's static ranking); with
+/// `HIPDNN_ATTR_ENGINEHEUR_FIND_FIRST_EXT` set, finalize only asks whether any engine
+/// runs the graph and the results hold at most the best-ranked one.
 #[derive(Debug, Default)]
 pub(super) struct HeuristicDescriptor {
     graph: Option<GraphRef>,
-    /// Recorded; every mode ranks the same way.
-    mode: i32,
+    /// The mode, once set (always `HIPDNN_HEUR_MODE_FALLBACK`).
+    mode: Option<i32>,
+    find_first: bool,
     /// Engine ids, best first (set by finalize).
     results: Vec<i64>,
 }
@@ -42,8 +47,16 @@ impl HeuristicDescriptor {
             HIPDNN_ATTR_ENGINEHEUR_MODE => {
                 value.expect_type(HIPDNN_TYPE_HEUR_MODE)?;
                 // SAFETY: the type is checked: one enum value.
-                self.mode = unsafe { value.one::<i32>() }?;
+                let mode = unsafe { value.one::<i32>() }?;
+                if mode != HIPDNN_HEUR_MODE_FALLBACK {
+                    return Err(BackendError::not_supported(format!(
+                        "HIPDNN_ATTR_ENGINEHEUR_MODE: heuristic mode {mode} is not supported; \
+                         the one mode is HIPDNN_HEUR_MODE_FALLBACK ({HIPDNN_HEUR_MODE_FALLBACK})"
+                    )));
+                }
+                self.mode = Some(mode);
             }
+            HIPDNN_ATTR_ENGINEHEUR_FIND_FIRST_EXT => self.find_first = set_bool(&value)?,
             other => return Err(unsupported_attribute(Self::TYPE_NAME, other)),
         }
         Ok(())
@@ -55,13 +68,15 @@ impl HeuristicDescriptor {
                 "the ENGINEHEUR descriptor has no operation graph (HIPDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH)",
             )
         })?;
-        self.results = g
-            .handle
-            .handle()
-            .ranked_engines(&g.graph)?
-            .into_iter()
-            .map(|e| e.id)
-            .collect();
+        if self.mode.is_none() {
+            return Err(BackendError::bad_param(
+                "the ENGINEHEUR descriptor has no heuristic mode (HIPDNN_ATTR_ENGINEHEUR_MODE: \
+                 HIPDNN_HEUR_MODE_FALLBACK)",
+            ));
+        }
+        let ranked = g.handle.handle().ranked_engines(&g.graph)?.into_iter();
+        let keep = if self.find_first { 1 } else { usize::MAX };
+        self.results = ranked.take(keep).map(|e| e.id).collect();
         Ok(())
     }
 
@@ -69,6 +84,13 @@ impl HeuristicDescriptor {
     /// the ranked engines (no knob settings) and finalizes them.
     pub(super) fn get(&self, target: GetTarget) -> BackendResult<()> {
         match (&self.graph, target.name) {
+            (_, HIPDNN_ATTR_ENGINEHEUR_MODE) => {
+                target.expect_type(HIPDNN_TYPE_HEUR_MODE)?;
+                let mode = self.mode.unwrap_or(HIPDNN_HEUR_MODE_FALLBACK);
+                // SAFETY: the type is checked: one enum value.
+                unsafe { target.put(&[mode]) }
+            }
+            (_, HIPDNN_ATTR_ENGINEHEUR_FIND_FIRST_EXT) => put_bool(&target, self.find_first),
             (Some(graph), HIPDNN_ATTR_ENGINEHEUR_RESULTS) => {
                 target.expect_type(HIPDNN_TYPE_BACKEND_DESCRIPTOR)?;
                 target.write_count(self.results.len())?;

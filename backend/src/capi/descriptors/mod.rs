@@ -17,8 +17,10 @@
 //!              descriptors; before finalize too, as the graph's other attributes)
 //! hipdnnBackendCreateAndDeserializeGraph_ext  → OPERATIONGRAPH (set HANDLE, finalize;
 //!              get OPS: an operation descriptor per node)
-//! ENGINEHEUR   set OPERATION_GRAPH, MODE; finalize ranks the engines;
-//!              get RESULTS fills caller-created ENGINECFG descriptors, best first
+//! ENGINEHEUR   set OPERATION_GRAPH, MODE (required: HIPDNN_HEUR_MODE_FALLBACK, another is
+//!              NOT_SUPPORTED), FIND_FIRST_EXT; finalize ranks the engines (with FIND_FIRST_EXT
+//!              only the best one); get RESULTS fills caller-created ENGINECFG descriptors,
+//!              best first; get MODE, FIND_FIRST_EXT
 //! ENGINE       set OPERATION_GRAPH, GLOBAL_INDEX (the engine id); get NAME_EXT, BEHAVIOR_NOTE,
 //!              KNOB_INFO
 //! KNOB_INFO    made by ENGINE's get KNOB_INFO (caller-owned, finalized); get TYPE,
