@@ -5,14 +5,10 @@
 //! malformed engine details.
 
 use std::ffi::c_void;
-use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 
 use hipdnn_backend::execution::ENGINE_ORDER_ENV;
 use hipdnn_backend::status::*;
-use hipdnn_backend::{
-    Handle, LoadingMode, MemoryKind, OperationGraph, VariantPack, set_engine_plugin_paths,
-};
+use hipdnn_backend::{Handle, MemoryKind, OperationGraph, VariantPack};
 use hipdnn_data_sdk::{DataType, engine_name_to_id};
 use hipdnn_flatbuffers_sdk::model::{
     ConvolutionFwdAttributes, EngineApiVersion, Graph, KnobSetting, KnobValue, Node,
@@ -21,19 +17,11 @@ use hipdnn_flatbuffers_sdk::model::{
 use hipdnn_flatbuffers_sdk::wire::{ConvMode, PointwiseMode};
 
 mod support;
+use support::capi::{serial, use_only};
 use support::install;
 
 const RELU: &str = "EXAMPLE_RELU_ENGINE";
 const SLOPE: &str = "example.relu.negative_slope";
-
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn use_only(dir: &Path) {
-    set_engine_plugin_paths([dir], LoadingMode::Absolute).expect("no handle is alive");
-}
 
 fn tensor(uid: i64, name: &str, dims: &[i64], is_virtual: bool) -> TensorAttributes {
     let mut strides = vec![1; dims.len()];
