@@ -328,8 +328,6 @@ fn input_files(dir: &Path, tensors: &[IoTensor]) -> CliResult<BTreeMap<i64, Path
     Ok(files)
 }
 
-/// The bytes of input `t` (its data type, laid out by its strides) and where they
-/// came from.
 /// Sets every byte of each of `t`'s elements in `bytes` to 0xFF (NaN in the float
 /// types), leaving the bytes between elements as they are.
 fn poison(t: &IoTensor, bytes: &mut [u8]) {
