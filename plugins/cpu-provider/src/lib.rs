@@ -84,6 +84,8 @@ pub const ENGINE_ID: i64 = hipdnn_data_sdk::engine_name_to_id("CPU_ENGINE");
 pub const KNOB_THREADS: &str = "cpu.threads";
 /// Knob: convolution algorithm (`auto`, `gemm`, `direct`).
 pub const KNOB_CONV_ALGO: &str = "cpu.conv_algo";
+/// Knob: 1 declares the filters constant between executions (packed once, kept).
+pub const KNOB_CONSTANT_WEIGHTS: &str = "cpu.constant_weights";
 
 impl Settings for CpuSettings {
     fn from_choices(choices: &KnobChoices<'_>) -> PluginResult<Self> {
@@ -101,6 +103,7 @@ impl Settings for CpuSettings {
             })?,
             deterministic: global.deterministic,
             workspace_limit: global.workspace_size_limit,
+            constant_weights: choices.int(KNOB_CONSTANT_WEIGHTS).unwrap_or(0) == 1,
         })
     }
 }
@@ -116,6 +119,11 @@ pub fn custom_knobs() -> Vec<Knob> {
         KnobFactory::string(KNOB_CONV_ALGO, "auto")
             .valid_strings(&["auto", "gemm", "direct"])
             .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace)")
+            .build()
+            .expect("a valid knob"),
+        KnobFactory::int(KNOB_CONSTANT_WEIGHTS, 0)
+            .valid_ints(&[0, 1])
+            .description("1: convolution filters keep their address and values between executions; they are packed on the first and the packed form kept with the plan (more memory, less work per execution)")
             .build()
             .expect("a valid knob"),
     ]

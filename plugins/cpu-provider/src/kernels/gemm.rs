@@ -96,6 +96,19 @@ pub trait GemmProblem: Sync {
     /// past `nc` in the last panel must be zero.
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]);
 
+    /// Whether A's rows may be read in place by the micro-kernel (without packing)
+    /// when [`GemmProblem::a_rows`] gives them unit stride: they must stay valid
+    /// while the GEMM runs, not only while they are packed.
+    fn a_in_place(&self) -> bool {
+        false
+    }
+
+    /// All of B already packed (by [`PackedB::new`] for this problem), if it is: then
+    /// [`run`] calls no [`GemmProblem::pack_b`].
+    fn packed_b(&self) -> Option<&PackedB> {
+        None
+    }
+
     /// Takes the finished tile `tile[i * NR + j]` for `C[i0 + i, j0 + j]`, `i < mr`,
     /// `j < nr`.
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]);
@@ -297,6 +310,101 @@ fn take_aligned(s: &mut [f32], len: usize) -> (&mut [f32], &mut [f32]) {
     s.split_at_mut(len)
 }
 
+/// Where each K block of a shared packed B starts, and the floats it takes in all.
+fn b_offsets(kblocks: &[(usize, usize)], panels: usize) -> (Vec<usize>, usize) {
+    let mut total = 0;
+    let off = kblocks
+        .iter()
+        .map(|&(_, kc)| {
+            let at = total;
+            total += panels * panel_stride(kc);
+            at
+        })
+        .collect();
+    (off, total)
+}
+
+/// Packs all of `p`'s B into `dst` (laid out per [`b_offsets`]), the threads of `exec`
+/// each taking a contiguous range of panels of every K block.
+fn pack_shared_b<P: GemmProblem>(p: &P, kblocks: &[(usize, usize)], exec: &Exec, dst: &mut [f32]) {
+    let n = p.dims().1;
+    let panels = n.div_ceil(NR);
+    let threads = exec.threads().min(panels).max(1);
+    let mut parts = Vec::with_capacity(kblocks.len() * threads);
+    let mut rest = dst;
+    for &(_, kc) in kblocks {
+        for t in 0..threads {
+            let len = split(panels, threads, t).len() * panel_stride(kc);
+            let (mine, r) = rest.split_at_mut(len);
+            parts.push(std::sync::Mutex::new(mine));
+            rest = r;
+        }
+    }
+    exec.for_each(threads, |t| {
+        let range = split(panels, threads, t);
+        if range.is_empty() {
+            return;
+        }
+        for (bi, &(k0, kc)) in kblocks.iter().enumerate() {
+            if kc == 0 {
+                continue;
+            }
+            let mut guard = parts[bi * threads + t]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let j0 = range.start * NR;
+            let ncols = (range.end * NR).min(n) - j0;
+            p.pack_b(k0, kc, j0, ncols, &mut guard[..]);
+        }
+    });
+}
+
+/// All of a problem's B packed once, in the layout [`run`] shares between its threads,
+/// for problems whose B does not change between runs (a convolution's constant
+/// filters): [`GemmProblem::packed_b`] hands it back and [`run`] packs no B.
+#[derive(Debug)]
+pub struct PackedB {
+    data: Vec<f32>,
+    at: usize,
+    len: usize,
+    dims: (usize, usize, usize),
+    kblocks: Vec<(usize, usize)>,
+}
+
+impl PackedB {
+    /// Packs all of `p`'s B (the threads of `exec` in parallel) with the K blocks
+    /// [`run`] uses under `blocking`.
+    pub fn new<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking) -> Self {
+        let dims = p.dims();
+        let kblocks = if dims.2 == 0 {
+            vec![(0, 0)]
+        } else {
+            p.k_blocks(blocking.kc)
+        };
+        let (_, len) = b_offsets(&kblocks, dims.1.div_ceil(NR));
+        let mut data = vec![0f32; len + 16];
+        let at = data.as_ptr().align_offset(64).min(16);
+        pack_shared_b(p, &kblocks, exec, &mut data[at..at + len]);
+        Self {
+            data,
+            at,
+            len,
+            dims,
+            kblocks,
+        }
+    }
+
+    /// The packed panels (64-byte aligned).
+    fn as_slice(&self) -> &[f32] {
+        &self.data[self.at..self.at + self.len]
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.data.len() * 4
+    }
+}
+
 /// Runs the GEMM with `scratch` of at least [`scratch_len`] elements.
 ///
 /// Per thread: column chunks of `nc`; per chunk, K blocks; per K block, B packed once
@@ -328,6 +436,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     let split_kind = choose_split(m, n, threads);
     let kernel = select_kernel();
     let pair = select_pair_kernel();
+    let pair_rows = select_pair_rows_kernel().filter(|_| p.a_in_place());
     let packer = select_packer();
     let tiles = m.div_ceil(MR);
     let panels = n.div_ceil(NR);
@@ -350,44 +459,26 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     };
     let (shared_b, scratch) = scratch.split_at_mut(shared_b_len);
     let per_thread = scratch.len() / threads;
-    // Shared B: K block `bi` at `b_off[bi]`, its panels `panel_stride(kc)` apart; each
-    // thread packs a contiguous range of panels of every block, then all only read.
-    let prepack_b = prepack_b(m, n, k, threads) && kc_max > 0;
-    let mut b_off = Vec::with_capacity(nkb);
-    let b_all: &[f32] = if prepack_b {
-        let mut total = 0;
-        for &(_, kc) in &kblocks {
-            b_off.push(total);
-            total += panels * panel_stride(kc);
+    // Shared B: K block `bi` at `b_off[bi]`, its panels `panel_stride(kc)` apart: given
+    // by the problem (packed once for many runs), or packed here by the threads in
+    // parallel (each a contiguous range of panels of every block), then only read.
+    let given = p.packed_b();
+    if let Some(b) = given {
+        assert!(
+            b.dims == (m, n, k) && b.kblocks == kblocks,
+            "packed B of another problem"
+        );
+    }
+    let prepack_b = given.is_some() || (prepack_b(m, n, k, threads) && kc_max > 0);
+    let (b_off, total_b) = b_offsets(&kblocks, panels);
+    let b_all: &[f32] = match given {
+        Some(b) => b.as_slice(),
+        None if prepack_b => {
+            let (b_all, _) = take_aligned(shared_b, total_b);
+            pack_shared_b(p, &kblocks, exec, b_all);
+            b_all
         }
-        let (b_all, _) = take_aligned(shared_b, total);
-        let mut parts = Vec::with_capacity(nkb * threads);
-        let mut rest = &mut b_all[..];
-        for &(_, kc) in &kblocks {
-            for t in 0..threads {
-                let len = split(panels, threads, t).len() * panel_stride(kc);
-                let (mine, r) = rest.split_at_mut(len);
-                parts.push(std::sync::Mutex::new(mine));
-                rest = r;
-            }
-        }
-        exec.for_each(threads, |t| {
-            let range = split(panels, threads, t);
-            if range.is_empty() {
-                return;
-            }
-            for (bi, &(k0, kc)) in kblocks.iter().enumerate() {
-                let mut guard = parts[bi * threads + t]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
-                let j0 = range.start * NR;
-                let ncols = (range.end * NR).min(n) - j0;
-                p.pack_b(k0, kc, j0, ncols, &mut guard[..]);
-            }
-        });
-        b_all
-    } else {
-        &[]
+        None => &[],
     };
     // Shared A: tile `it`, K block `bi` at `(it * nkb + bi) * a_stride(kc_max)`, packed
     // by the threads in parallel (contiguous tile ranges), then only read.
@@ -470,11 +561,13 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                     bpack
                 };
                 for group in tiles_v.chunks(MC_TILES) {
-                    // Pack the group's A rows: tile g at `apack[g * kc * MR..]`, while
-                    // fetching the next tile's rows.
+                    // The group's A rows, then (unless the kernel reads them in
+                    // place) packed: tile g at `apack[g * kc * MR..]`, while fetching
+                    // the next tile's rows.
+                    let mut segs = [(0usize, 0usize, 0usize, 1usize); MC_TILES];
+                    let mut in_place = false;
                     if kc > 0 && !prepack {
                         ptrs.clear();
-                        let mut segs = [(0usize, 0usize, 0usize, 1usize); MC_TILES];
                         for (g, &it) in group.iter().enumerate() {
                             let i0 = it * MR;
                             let before = ptrs.len();
@@ -483,6 +576,10 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             debug_assert_eq!(nseg * seg_len, kc);
                             segs[g] = (before, nseg, seg_len, ks);
                         }
+                        in_place =
+                            pair_rows.is_some() && segs[..group.len()].iter().all(|s| s.3 == 1);
+                    }
+                    if kc > 0 && !prepack && !in_place {
                         for (g, &it) in group.iter().enumerate() {
                             if let Some(&(at, nseg, seg_len, 1)) = segs[..group.len()].get(g + 1) {
                                 for &r in &ptrs[at..at + nseg * MR] {
@@ -539,7 +636,25 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             } else {
                                 (&mut local, &mut local2)
                             };
-                        if kc > 0 {
+                        if kc > 0 && in_place {
+                            let (at, nseg, seg_len, _) = segs[g];
+                            let a = ARows {
+                                ptrs: &ptrs[at..at + nseg * MR],
+                                nseg,
+                                seg_len,
+                                ks: 1,
+                            };
+                            // An odd last panel goes through the pair kernel with
+                            // itself as the second panel (that result is dropped).
+                            let pr = pair_rows.expect("in place only with the kernel");
+                            let second = if two { panel(q + 1) } else { panel(q) };
+                            if two {
+                                pr(&a, panel(q), second, tile, next, (bi > 0, mr));
+                            } else {
+                                let mut spare = [0f32; TILE];
+                                pr(&a, panel(q), second, tile, &mut spare, (bi > 0, mr));
+                            }
+                        } else if kc > 0 {
                             match pair {
                                 Some(pair) if two => {
                                     pair(kc, a, panel(q), panel(q + 1), tile, next, (bi > 0, mr));
@@ -599,6 +714,10 @@ type PackFn = fn(usize, &ARows<'_>, &mut [f32]);
 /// set), for rows `< mr`.
 type PairFn = fn(usize, &[f32], &[f32], &[f32], &mut [f32; TILE], &mut [f32; TILE], (bool, usize));
 
+/// [`PairFn`] reading A in place: rows through the pointers of an [`ARows`] with unit
+/// stride, instead of a packed `[kc][MR]` strip.
+type PairRowsFn = fn(&ARows<'_>, &[f32], &[f32], &mut [f32; TILE], &mut [f32; TILE], (bool, usize));
+
 /// The widest instruction set the micro-kernels may use: AVX-512 unless `HIPDNN_CPU_ISA`
 /// says `avx2` (or `portable`), read once per process. Any other value (but `avx512`) is
 /// ignored with a warning naming the accepted ones.
@@ -630,6 +749,19 @@ fn select_pair_kernel() -> Option<PairFn> {
             && !matches!(isa_cap(), "avx2" | "portable")
         {
             return Some(avx512::kernel_pair as PairFn);
+        }
+        None
+    })
+}
+
+fn select_pair_rows_kernel() -> Option<PairRowsFn> {
+    static PAIR: OnceLock<Option<PairRowsFn>> = OnceLock::new();
+    *PAIR.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && !matches!(isa_cap(), "avx2" | "portable")
+        {
+            return Some(avx512::kernel_pair_rows as PairRowsFn);
         }
         None
     })
@@ -711,7 +843,7 @@ fn portable_kernel(
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{MR, NR, TILE};
+    use super::{ARows, MR, NR, TILE};
 
     /// The 6×32 micro-kernel: one row tile against two adjacent B panels, 12 zmm
     /// accumulators (one 16-float panel row is one zmm register).
@@ -736,6 +868,105 @@ mod avx512 {
                 3 => pair::<3>(kc, a, b0, b1, tile, next, acc),
                 2 => pair::<2>(kc, a, b0, b1, tile, next, acc),
                 _ => pair::<1>(kc, a, b0, b1, tile, next, acc),
+            }
+        }
+    }
+
+    /// [`kernel_pair`] reading A in place: row `i` of segment `s` at
+    /// `a.ptrs[s * MR + i]`, `a.seg_len` consecutive floats.
+    pub(super) fn kernel_pair_rows(
+        a: &ARows<'_>,
+        b0: &[f32],
+        b1: &[f32],
+        tile: &mut [f32; TILE],
+        next: &mut [f32; TILE],
+        (acc, mr): (bool, usize),
+    ) {
+        let kc = a.nseg * a.seg_len;
+        assert!(a.ks == 1 && a.ptrs.len() >= a.nseg * MR);
+        assert!(b0.len() >= kc * NR && b1.len() >= kc * NR);
+        let (nseg, len, rows) = (a.nseg, a.seg_len, a.ptrs.as_ptr());
+        let (b0, b1) = (b0.as_ptr(), b1.as_ptr());
+        // SAFETY: the CPU supports AVX-512F (checked before this function is
+        // selected); each row pointer addresses `seg_len` floats (the `ARows`
+        // contract) and the panels hold `kc` packed steps (checked above).
+        unsafe {
+            match mr {
+                6.. => pair_rows::<6>(nseg, len, rows, b0, b1, tile, next, acc),
+                5 => pair_rows::<5>(nseg, len, rows, b0, b1, tile, next, acc),
+                4 => pair_rows::<4>(nseg, len, rows, b0, b1, tile, next, acc),
+                3 => pair_rows::<3>(nseg, len, rows, b0, b1, tile, next, acc),
+                2 => pair_rows::<2>(nseg, len, rows, b0, b1, tile, next, acc),
+                _ => pair_rows::<1>(nseg, len, rows, b0, b1, tile, next, acc),
+            }
+        }
+    }
+
+    /// `M` rows of [`kernel_pair_rows`].
+    ///
+    /// # Safety
+    /// AVX-512F available; `rows` holds `nseg * MR` pointers, each to `len` readable
+    /// floats; `b0` and `b1` hold `nseg * len * NR` floats.
+    #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pair_rows<const M: usize>(
+        nseg: usize,
+        len: usize,
+        rows: *const *const f32,
+        b0: *const f32,
+        b1: *const f32,
+        tile: &mut [f32; TILE],
+        next: &mut [f32; TILE],
+        acc: bool,
+    ) {
+        let (t0, t1) = (tile.as_mut_ptr(), next.as_mut_ptr());
+        // SAFETY: (whole body) per the function's contract; `t0`, `t1` address TILE
+        // floats and rows `i < M <= MR` are written.
+        unsafe {
+            let mut c0 = [_mm512_setzero_ps(); M];
+            let mut c1 = [_mm512_setzero_ps(); M];
+            let (mut p0, mut p1) = (b0, b1);
+            for s in 0..nseg {
+                let r: [*const f32; M] = std::array::from_fn(|i| *rows.add(s * MR + i));
+                macro_rules! step {
+                    ($k:expr, $u:expr) => {{
+                        let v0 = _mm512_loadu_ps(p0.add($u * NR));
+                        let v1 = _mm512_loadu_ps(p1.add($u * NR));
+                        for i in 0..M {
+                            let av = _mm512_set1_ps(*r[i].add($k + $u));
+                            c0[i] = _mm512_fmadd_ps(av, v0, c0[i]);
+                            c1[i] = _mm512_fmadd_ps(av, v1, c1[i]);
+                        }
+                    }};
+                }
+                let mut k = 0;
+                while k + 4 <= len {
+                    _mm_prefetch::<_MM_HINT_T0>(p0.add(8 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p1.add(8 * NR).cast());
+                    step!(k, 0);
+                    step!(k, 1);
+                    _mm_prefetch::<_MM_HINT_T0>(p0.add(10 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p1.add(10 * NR).cast());
+                    step!(k, 2);
+                    step!(k, 3);
+                    p0 = p0.add(4 * NR);
+                    p1 = p1.add(4 * NR);
+                    k += 4;
+                }
+                while k < len {
+                    step!(k, 0);
+                    p0 = p0.add(NR);
+                    p1 = p1.add(NR);
+                    k += 1;
+                }
+            }
+            for i in 0..M {
+                if acc {
+                    c0[i] = _mm512_add_ps(c0[i], _mm512_loadu_ps(t0.add(i * NR)));
+                    c1[i] = _mm512_add_ps(c1[i], _mm512_loadu_ps(t1.add(i * NR)));
+                }
+                _mm512_storeu_ps(t0.add(i * NR), c0[i]);
+                _mm512_storeu_ps(t1.add(i * NR), c1[i]);
             }
         }
     }

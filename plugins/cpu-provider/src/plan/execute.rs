@@ -248,13 +248,15 @@ impl StageRunner<'_> {
             (HeadOp::Elementwise { init, .. }, _) => {
                 elementwise(&self.operand(init, dims), &ep, dims, exec);
             }
-            (HeadOp::Convolution { x, w, .. }, Kernel::Convolution(plan)) => plan.run(
-                &self.input(*x),
-                &self.input(*w),
-                &ep,
-                exec,
-                kernel_workspace(),
-            ),
+            (HeadOp::Convolution { x, w, .. }, Kernel::Convolution(plan, cache)) => plan
+                .run_cached(
+                    &self.input(*x),
+                    &self.input(*w),
+                    &ep,
+                    exec,
+                    kernel_workspace(),
+                    cache.as_deref(),
+                ),
             (
                 HeadOp::Convolution {
                     pass,

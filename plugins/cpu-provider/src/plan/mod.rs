@@ -50,6 +50,10 @@ pub struct CpuSettings {
     pub deterministic: bool,
     /// Largest workspace the plan may ask for, in bytes.
     pub workspace_limit: Option<usize>,
+    /// The filter tensors of the plan's convolutions keep their address and values
+    /// from one execution to the next (`cpu.constant_weights`): their packed form is
+    /// kept by the plan and reused.
+    pub constant_weights: bool,
 }
 
 /// An executable plan for one graph (built by [`plan_for`] or [`Plan::from_model`]).

@@ -3,12 +3,13 @@
 //! and lays out memory; everything about the graph was settled by the analysis.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::analysis::{Analysis, CheckedChain, TensorInfo};
 use super::ops::{BatchNormInference, ConvPass, EpilogueOp, EpilogueStep, HeadOp, ValueSource};
-use super::workspace::{F32Arrays, Placement, WorkspaceLayout};
+use super::workspace::{F32Arrays, Lifetime, Placement, WorkspaceLayout, assign_offsets};
 use super::{CpuSettings, Plan};
-use crate::kernels::conv::{ConvAlgo, FpropPlan};
+use crate::kernels::conv::{ConvAlgo, FpropPlan, WeightCache};
 use crate::kernels::conv_bwd::{self, BwdImpl};
 use crate::kernels::exec::Exec;
 use crate::kernels::matmul::MatmulPlan;
@@ -37,7 +38,8 @@ pub(super) enum Kernel {
     /// Nothing to choose: an elementwise head is its epilogue, batch-norm backward
     /// writes its three outputs itself.
     Direct,
-    Convolution(FpropPlan),
+    /// With the packed filters it keeps, when they are declared constant.
+    Convolution(FpropPlan, Option<Arc<WeightCache>>),
     /// Data or filter gradient.
     ConvolutionGradient(BwdImpl),
     Matmul(MatmulPlan),
@@ -117,6 +119,8 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
     let mut layout = WorkspaceLayout::default();
     let mut stages = Vec::with_capacity(analysis.chains.len());
     let mut outputs = Vec::new();
+    // Tensors stored in the workspace, with the stage that stores them.
+    let mut materialised: Vec<(i64, usize)> = Vec::new();
     for checked in &analysis.chains {
         let chain = &checked.chain;
         let mut stage = head_stage(analysis, &tensors, checked, settings, exec.threads());
@@ -159,8 +163,9 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
                         }
                         _ => t.shape.packed_like(),
                     };
-                    t.placement =
-                        Placement::Workspace(layout.materialised.reserve(t.shape.numel()));
+                    // Its offset is assigned once every stage is known (by lifetime).
+                    t.placement = Placement::Workspace(usize::MAX);
+                    materialised.push((uid, stages.len()));
                 }
                 match stage.steps.last_mut() {
                     Some(s) => s.store = Some(uid),
@@ -175,11 +180,36 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         outputs.extend(&chain.outputs);
         stages.push(stage);
     }
+    // A materialised tensor lives from the stage that stores it to the last stage
+    // whose nodes read it; tensors whose lifetimes do not overlap share bytes, so the
+    // workspace a network touches per execution stays small (and in cache).
+    let mut last_read: HashMap<i64, usize> = HashMap::new();
+    for (s, checked) in analysis.chains.iter().enumerate() {
+        for node in checked.chain.nodes() {
+            for &uid in analysis.index.node_inputs(node) {
+                last_read.insert(uid, s);
+            }
+        }
+    }
+    let lives: Vec<Lifetime> = materialised
+        .iter()
+        .map(|&(uid, birth)| Lifetime {
+            birth,
+            death: last_read.get(&uid).copied().unwrap_or(birth).max(birth),
+            bytes: tensors[&uid].shape.numel() * 4,
+        })
+        .collect();
+    let (offsets, bytes) = assign_offsets(&lives);
+    for (&(uid, _), offset) in materialised.iter().zip(offsets) {
+        let t = tensors.get_mut(&uid).expect("a declared tensor");
+        t.placement = Placement::Workspace(offset);
+    }
+    layout.materialised_bytes(bytes);
     Plan {
         tensors,
         stages,
         outputs,
-        scratch_at: layout.materialised.bytes(),
+        scratch_at: layout.scratch_at(),
         workspace: layout.size(),
         exec,
         settings: settings.clone(),
@@ -253,7 +283,13 @@ fn head_stage(
                 threads,
             );
             stage.kernel_workspace = plan.workspace_len();
-            (format!("conv {:?}", plan.imp), Kernel::Convolution(plan))
+            let cache = settings
+                .constant_weights
+                .then(|| Arc::new(WeightCache::default()));
+            (
+                format!("conv {:?}", plan.imp),
+                Kernel::Convolution(plan, cache),
+            )
         }
         HeadOp::Convolution { pass, geometry, .. } => {
             let algorithm = match settings.conv_algo {

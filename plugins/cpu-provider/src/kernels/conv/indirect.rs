@@ -19,6 +19,8 @@ pub(super) struct Indirect<'a> {
     pub(super) ep: &'a Prepared<'a>,
     /// [`y_linear`] of the plain `f32` output, if any (worked out once).
     pub(super) ylin: Option<(usize, usize, usize)>,
+    /// All of B packed on an earlier run (constant filters), if kept.
+    pub(super) packed: Option<&'a gemm::PackedB>,
 }
 
 impl GemmProblem for Indirect<'_> {
@@ -55,23 +57,31 @@ impl GemmProblem for Indirect<'_> {
         let cbase = (self.grp * cg + ci0) * self.xs[1];
         // Channels are contiguous when channels-last; else (1×1 NCHW) strided.
         let ks = if seg_len > 1 { self.xs[1] } else { 1 };
+        let xs = &self.xs;
+        // The tile's pixels once (rows past `mr` repeat the last), then per segment
+        // only the tap's offset and the bounds.
+        let pixels: [Pix; MR] = self.pix.run(i0);
+        let last_row = mr.max(1) - 1;
+        let base: [isize; MR] = std::array::from_fn(|i| {
+            let px = &pixels[i.min(last_row)];
+            (px.n * xs[0] + cbase) as isize
+                + px.i0[0] * xs[2] as isize
+                + px.i0[1] * xs[3] as isize
+                + px.i0[2] * xs[4] as isize
+        });
+        let span = self.x_span as isize - ((seg_len - 1) * ks) as isize;
         for s in 0..nseg {
             let tap = self.taps[tap0 + s];
+            let tap_off =
+                tap[0] * xs[2] as isize + tap[1] * xs[3] as isize + tap[2] * xs[4] as isize;
             for i in 0..MR {
-                let px = &self.pix.get(i0 + i.min(mr - 1));
+                let px = &pixels[i.min(last_row)];
                 let c = [px.i0[0] + tap[0], px.i0[1] + tap[1], px.i0[2] + tap[2]];
                 let inside = (0..3).all(|d| c[d] >= 0 && c[d] < g.inp[d] as isize);
                 let ptr = if inside {
-                    let off = px.n * self.xs[0]
-                        + cbase
-                        + c[0] as usize * self.xs[2]
-                        + c[1] as usize * self.xs[3]
-                        + c[2] as usize * self.xs[4];
-                    assert!(
-                        off + (seg_len - 1) * ks < self.x_span,
-                        "indirect row out of bounds"
-                    );
-                    self.x.0.wrapping_add(off)
+                    let off = base[i] + tap_off;
+                    assert!(off >= 0 && off < span, "indirect row out of bounds");
+                    self.x.0.wrapping_add(off as usize)
                 } else {
                     // The plan only lets strided rows through when no pixel reads
                     // padding (the zero row has unit stride).
@@ -82,6 +92,15 @@ impl GemmProblem for Indirect<'_> {
             }
         }
         (nseg, seg_len, ks)
+    }
+
+    fn a_in_place(&self) -> bool {
+        // The input and the zero row outlive the GEMM.
+        true
+    }
+
+    fn packed_b(&self) -> Option<&gemm::PackedB> {
+        self.packed
     }
 
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {

@@ -16,8 +16,10 @@
 //! * [`FpropImpl::Direct`]: a straightforward loop for what GEMMs do badly (depthwise
 //!   and other thin grouped convolutions) and as the always-available fallback.
 //!
-//! Weights are never cached across executions (their values arrive with each
-//! execute); all packing happens inside `run`, in the workspace.
+//! Weights are packed inside `run`, in the workspace, on every execution (their
+//! values arrive with each execute), unless the caller declares them constant:
+//! [`FpropPlan::run_cached`] keeps the indirect implementation's packed filters in a
+//! [`WeightCache`] for later runs with the same filter address.
 //!
 //! Problems of 1 to 3 spatial dimensions are handled as 3-D with size-1 dimensions.
 //! Convolution mode (flipped filter) is handled by reading filter taps in reverse.
@@ -37,7 +39,7 @@ mod plan;
 mod weights;
 
 pub use geometry::{ConvAlgo, ConvGeometry, ConvMode, ConvParams};
-pub use plan::{FpropImpl, FpropPlan};
+pub use plan::{FpropImpl, FpropPlan, WeightCache};
 
 use direct::*;
 use implicit::*;

@@ -47,6 +47,35 @@ impl Pixels {
         let i0 = std::array::from_fn(|d| (o[d] * self.stride[d]) as isize - self.pad[d] as isize);
         Pix { n, o, i0 }
     }
+
+    /// Pixels `j..j + M` (the last repeated past the end), one division chain for the
+    /// first and carries for the rest.
+    #[inline]
+    pub(super) fn run<const M: usize>(&self, j: usize) -> [Pix; M] {
+        let mut p = self.get(j);
+        let last = self.len.saturating_sub(1);
+        std::array::from_fn(|i| {
+            let this = p;
+            if j + i < last {
+                p.o[2] += 1;
+                p.i0[2] += self.stride[2] as isize;
+                for d in (1..3).rev() {
+                    if p.o[d] == self.out[d] {
+                        p.o[d] = 0;
+                        p.i0[d] = -(self.pad[d] as isize);
+                        p.o[d - 1] += 1;
+                        p.i0[d - 1] += self.stride[d - 1] as isize;
+                    }
+                }
+                if p.o[0] == self.out[0] {
+                    p.o[0] = 0;
+                    p.i0[0] = -(self.pad[0] as isize);
+                    p.n += 1;
+                }
+            }
+            this
+        })
+    }
 }
 
 /// The AVX2 gather im2col packer (see [`Implicit::pack_gather`]).

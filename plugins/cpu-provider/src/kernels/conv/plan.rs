@@ -1,5 +1,7 @@
 //! Choosing an implementation and running it: [`FpropPlan`].
 
+use std::sync::{Arc, Mutex};
+
 use super::*;
 
 /// The implementation a convolution forward will use.
@@ -138,12 +140,31 @@ impl FpropPlan {
     /// When `ws` is shorter than [`FpropPlan::workspace_len`] or the tensors do not
     /// match the geometry (internal contracts).
     pub fn run(&self, x: &RawIn, w: &RawIn, ep: &Epilogue, exec: &Exec, ws: &mut [f32]) {
+        self.run_cached(x, w, ep, exec, ws, None);
+    }
+
+    /// [`FpropPlan::run`], keeping the packed filters in `cache` (when given) for the
+    /// next run with the same filter address: the caller promises that the filter
+    /// values at that address do not change between the runs. Only the indirect
+    /// implementation packs filters that can be kept; the others ignore `cache`.
+    ///
+    /// # Panics
+    /// As [`FpropPlan::run`].
+    pub fn run_cached(
+        &self,
+        x: &RawIn,
+        w: &RawIn,
+        ep: &Epilogue,
+        exec: &Exec,
+        ws: &mut [f32],
+        cache: Option<&WeightCache>,
+    ) {
         assert!(ws.len() >= self.workspace_len(), "conv workspace too small");
         let prepared = Prepared::new(ep);
         match self.imp {
             FpropImpl::Direct => direct(&self.geo, x, w, &prepared, exec),
             FpropImpl::ImplicitGemm => self.run_implicit(x, w, &prepared, exec, ws),
-            FpropImpl::Indirect => self.run_indirect(x, w, &prepared, exec, ws),
+            FpropImpl::Indirect => self.run_indirect(x, w, &prepared, exec, ws, cache),
         }
     }
 
@@ -212,10 +233,13 @@ impl FpropPlan {
         ep: &Prepared<'_>,
         exec: &Exec,
         ws: &mut [f32],
+        cache: Option<&WeightCache>,
     ) {
         let g = &self.geo;
         let kred = g.cg() * g.taps();
         let panels = g.kg().div_ceil(NR);
+        let w_addr = w.ptr_as::<f32>() as usize;
+        let cached = cache.and_then(|c| c.get(w_addr));
         let direct_w = self.weight_rows_tap_major();
         let wlen = if direct_w {
             0
@@ -225,14 +249,15 @@ impl FpropPlan {
         let (wpack, rest) = ws.split_at_mut(wlen);
         let (zeros, rest) = rest.split_at_mut(g.cg());
         zeros.fill(0.0);
-        if !direct_w {
+        if !direct_w && cached.is_none() {
             pack_weights_panels(g, w, wpack, exec);
         }
+        let mut fresh = Vec::new();
         let pix = Pixels::new(g);
         let taps = tap_list(g);
         let blocks = indirect_blocks(g, self.blocking.kc);
         for grp in 0..g.g {
-            let prob = Indirect {
+            let mut prob = Indirect {
                 geo: g,
                 grp,
                 x: SendPtr(x.ptr_as::<f32>()),
@@ -256,8 +281,55 @@ impl FpropPlan {
                 pix: &pix,
                 ep,
                 ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
+                packed: cached.as_ref().map(|c| &c[grp]),
             };
-            gemm::run(&prob, exec, self.blocking, rest);
+            if cache.is_some() && cached.is_none() {
+                let packed = gemm::PackedB::new(&prob, exec, self.blocking);
+                prob.packed = Some(&packed);
+                gemm::run(&prob, exec, self.blocking, rest);
+                fresh.push(packed);
+            } else {
+                gemm::run(&prob, exec, self.blocking, rest);
+            }
         }
+        if let Some(c) = cache
+            && cached.is_none()
+        {
+            c.put(w_addr, fresh);
+        }
+    }
+}
+
+/// Packed filters kept between runs of one convolution whose filters do not change
+/// (the CPU engine's `cpu.constant_weights` knob): one [`gemm::PackedB`] per group,
+/// tagged with the filter address they were packed from. A run with the same address
+/// reuses them; another address packs again and replaces them. Safe to share between
+/// threads running the same plan (a run that finds nothing packs for itself).
+#[derive(Debug, Default)]
+pub struct WeightCache {
+    entry: Mutex<Option<(usize, Arc<Vec<gemm::PackedB>>)>>,
+}
+
+impl WeightCache {
+    /// The packed filters for filter address `addr`, if kept.
+    fn get(&self, addr: usize) -> Option<Arc<Vec<gemm::PackedB>>> {
+        let entry = self.entry.lock().unwrap_or_else(|e| e.into_inner());
+        entry
+            .as_ref()
+            .filter(|(a, _)| *a == addr)
+            .map(|(_, p)| Arc::clone(p))
+    }
+
+    fn put(&self, addr: usize, packed: Vec<gemm::PackedB>) {
+        let mut entry = self.entry.lock().unwrap_or_else(|e| e.into_inner());
+        *entry = Some((addr, Arc::new(packed)));
+    }
+
+    /// Bytes of packed filters held.
+    pub fn bytes(&self) -> usize {
+        let entry = self.entry.lock().unwrap_or_else(|e| e.into_inner());
+        entry
+            .as_ref()
+            .map_or(0, |(_, p)| p.iter().map(gemm::PackedB::bytes).sum())
     }
 }
