@@ -4,7 +4,7 @@
 #
 #   bench/cpu_graphs_vs_onnxruntime.sh [--threads T] [--iters N] [--rounds R]
 #       [--batches 1,8] [--layouts nhwc] [--sets convs,block,resnet50]
-#       [--prefix DIR] [--graphs DIR] [--python PY] [--no-build]
+#       [--prefix DIR] [--graphs DIR] [--python PY] [--no-build] [--knob K=V ...]
 #
 # Builds and installs the release tree into --prefix (default target/bench-install),
 # writes the graphs with the `bench_graphs` example (ResNet-50's 23 distinct
@@ -17,7 +17,9 @@
 # the median of its R round medians. Prints a table (ratio = ORT time / ours, > 1: the
 # CPU engine is faster) with geometric means per set, and leaves it with the raw rounds
 # in target/bench-graphs/. --no-build takes --prefix and --graphs as they are (for a
-# machine that only runs the binaries).
+# machine that only runs the binaries). --knob passes an engine knob to every `hipdnn
+# run` (e.g. cpu.constant_weights=1, which declares the filters constant as ONNX
+# Runtime's initializers are).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=2
@@ -30,6 +32,7 @@ PREFIX=target/bench-install
 GRAPHS=
 PY=
 BUILD=1
+KNOBS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --threads) THREADS="$2"; shift 2 ;;
@@ -42,6 +45,7 @@ while [[ $# -gt 0 ]]; do
     --graphs) GRAPHS="$2"; shift 2 ;;
     --python) PY="$2"; shift 2 ;;
     --no-build) BUILD=0; shift ;;
+    --knob) KNOBS+=(--knob "$2"); shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -69,7 +73,7 @@ HIPDNN="$PREFIX/bin/hipdnn"
 ORT_VERSION=$("$PY" -c "import onnxruntime; print(onnxruntime.__version__)")
 RAW="$OUT/rounds.jsonl"
 : > "$RAW"
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; onnxruntime $ORT_VERSION; threads $THREADS, iters $ITERS, rounds $ROUNDS" | tee "$OUT/machine.txt"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; onnxruntime $ORT_VERSION; threads $THREADS, iters $ITERS, rounds $ROUNDS; knobs: ${KNOBS[*]:-none}" | tee "$OUT/machine.txt"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 # Graphs in the order sets were asked for, batch, layout.
 mapfile -t FILES < <(ls "$GRAPHS"/*.json | sort)
@@ -77,7 +81,7 @@ for g in "${FILES[@]}"; do
   base=$(basename "$g")
   for r in $(seq 1 "$ROUNDS"); do
     ours=$(OMP_NUM_THREADS="$THREADS" "$HIPDNN" run "$g" --iters "$ITERS" --knob "cpu.threads=$THREADS" \
-      | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
+      ${KNOBS[@]+"${KNOBS[@]}"} | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
     [[ -n "$ours" ]] || { echo "hipdnn run $g printed no median" >&2; exit 1; }
     peer=$(OMP_NUM_THREADS="$THREADS" "$PY" bench/ort_graph.py "$g" --threads "$THREADS" --iters "$ITERS" \
       | sed -n 's/.*"ms": \([0-9.]*\).*/\1/p')

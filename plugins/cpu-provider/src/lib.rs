@@ -22,8 +22,14 @@
 //!   on a 6×16 AVX2/FMA micro-kernel (6×32 over two panels with AVX-512F) that reads A
 //!   through row pointers (weights in place, or channels-last input pixels through an
 //!   indirection buffer) and packs B a few columns at a time ([`kernels::gemm`]). No
-//!   full im2col matrix is formed, and 1×1 convolutions pack nothing but a copy of
-//!   their input rows.
+//!   full im2col matrix is formed; with AVX-512 the channels-last pixels are not packed
+//!   at all (the micro-kernel reads them through the pointers).
+//! * **Memory reused.** Intermediates that must be stored share workspace bytes when
+//!   their lifetimes (from the stage writing them to the last reading them) do not
+//!   overlap, so a network touches a few megabytes per execution, most of it in cache.
+//! * **Threads that stay awake.** Each parallel section hands part `p` to thread
+//!   `p % threads`, the calling thread included; workers spin briefly between sections
+//!   (which follow each other within microseconds) before they sleep.
 //! * **Layouts kept.** Intermediates a later stage reads are stored densely in the
 //!   memory order of the stage's input, so a channels-last network stays channels-last
 //!   (and runs the indirect kernel) whatever strides its virtual tensors declare.
@@ -37,6 +43,11 @@
 //! # Knobs
 //!
 //! `cpu.threads` (int, 0 = one per core), `cpu.conv_algo` (`auto`, `gemm`, `direct`),
+//! `cpu.constant_weights` (0 or 1: with 1 the caller promises that convolution filters
+//! keep their address and values from one execution of the plan to the next; the
+//! channels-last convolutions then pack them on the first execution and keep the
+//! packed form with the plan, about the filters' size again in memory; filters at a
+//! new address are packed again, values changed in place are not seen),
 //! `global.deterministic`, `global.workspace_size_limit`. The environment variable
 //! `HIPDNN_CPU_ISA=avx2` (or `portable`; `avx512`, the default, lifts the cap; other
 //! values are ignored with a warning) caps the instruction set of the GEMM

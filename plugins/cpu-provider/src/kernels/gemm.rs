@@ -8,9 +8,12 @@
 //!   from one pointer per row and *segment* supplied by the problem: a row of weights
 //!   (one segment covering the K block), or, for channels-last convolutions, the input
 //!   pixels under each filter tap (one segment per tap: an indirection buffer, so there
-//!   is no im2col matrix).
+//!   is no im2col matrix). Where the problem allows it ([`GemmProblem::a_in_place`])
+//!   and the rows have unit stride, the AVX-512 pair kernel reads them through the
+//!   pointers instead, and A is not packed at all.
 //! * **B is packed** per K block into 16-wide panels by the problem: im2col of a few
-//!   output pixels (implicit GEMM; never the whole im2col matrix), or the weights.
+//!   output pixels (implicit GEMM; never the whole im2col matrix), or the weights; or
+//!   all of it once for many runs ([`PackedB`], constant filters).
 //! * **C is written through the problem** one finished 6×16 tile at a time, so bias,
 //!   activations and type conversion are fused into the tile store (the epilogue).
 //!
@@ -1339,11 +1342,19 @@ mod tests {
         a: &'a [f32],
         b: &'a [f32],
         c: std::sync::Mutex<&'a mut [f32]>,
+        in_place: bool,
+        packed: Option<&'a PackedB>,
     }
 
     impl GemmProblem for Dense<'_> {
         fn dims(&self) -> (usize, usize, usize) {
             (self.m, self.n, self.k)
+        }
+        fn a_in_place(&self) -> bool {
+            self.in_place
+        }
+        fn packed_b(&self) -> Option<&PackedB> {
+            self.packed
         }
         fn a_rows(
             &self,
@@ -1386,7 +1397,7 @@ mod tests {
     #[test]
     fn engine_matches_naive_gemm() {
         for &(m, n, k, threads) in &[
-            (1, 1, 1, 1),
+            (1usize, 1usize, 1usize, 1usize),
             (7, 33, 5, 2),
             (13, 17, 600, 2),
             (64, 5, 300, 2),
@@ -1396,24 +1407,36 @@ mod tests {
         ] {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
-            let mut c = vec![f32::NAN; m * n];
             let exec = Exec::new(threads);
             let blocking = Blocking { kc: 128, nc: 32 };
             let kb = k.div_ceil(128).max(1);
-            let mut scratch = vec![0f32; scratch_len(m, n, k, kb, blocking, threads)];
-            let p = Dense {
-                m,
-                n,
-                k,
-                a: &a,
-                b: &b,
-                c: std::sync::Mutex::new(&mut c),
-            };
-            run(&p, &exec, blocking, &mut scratch);
-            for i in 0..m {
-                for j in 0..n {
-                    let e: f32 = (0..k).map(|q| a[i * k + q] * b[q * n + j]).sum();
-                    assert_eq!(c[i * n + j], e, "({m},{n},{k}) at ({i},{j})");
+            // Packed A, A read in place (where the CPU has the kernel), and all of B
+            // packed beforehand: the same exact results.
+            for (in_place, prepacked) in [(false, false), (true, false), (false, true)] {
+                let mut c = vec![f32::NAN; m * n];
+                let mut scratch = vec![0f32; scratch_len(m, n, k, kb, blocking, threads)];
+                let mut p = Dense {
+                    m,
+                    n,
+                    k,
+                    a: &a,
+                    b: &b,
+                    c: std::sync::Mutex::new(&mut c),
+                    in_place,
+                    packed: None,
+                };
+                let packed = prepacked.then(|| PackedB::new(&p, &exec, blocking));
+                p.packed = packed.as_ref();
+                run(&p, &exec, blocking, &mut scratch);
+                for i in 0..m {
+                    for j in 0..n {
+                        let e: f32 = (0..k).map(|q| a[i * k + q] * b[q * n + j]).sum();
+                        assert_eq!(
+                            c[i * n + j],
+                            e,
+                            "({m},{n},{k}) in place {in_place} prepacked {prepacked} at ({i},{j})"
+                        );
+                    }
                 }
             }
         }

@@ -294,3 +294,73 @@ fn bottleneck_block_epilogues_match_the_reference_in_both_layouts() {
         }
     }
 }
+
+/// `cpu.constant_weights`: executions after the first reuse the packed filters and give
+/// the first one's values bit for bit; filters at another address are packed again.
+#[test]
+fn constant_weights_reuse_packed_filters_and_repack_at_a_new_address() {
+    use std::collections::BTreeMap;
+
+    use hipdnn_data_sdk::TensorLayout;
+    use hipdnn_frontend::samples;
+
+    let graph = samples::resnet_bottleneck(2, 32, 9, DataType::Float, TensorLayout::ChannelsLast);
+    let io: Vec<_> = graph.tensors.iter().filter(|t| !t.is_virtual).collect();
+    let out_uid = io.iter().find(|t| t.name == "y").unwrap().uid;
+    let data: BTreeMap<i64, Vec<f32>> = io
+        .iter()
+        .filter(|t| t.uid != out_uid)
+        .map(|t| (t.uid, values(span(&t.dims, &t.strides), t.uid as u64)))
+        .collect();
+    let out_len = {
+        let t = io.iter().find(|t| t.uid == out_uid).unwrap();
+        span(&t.dims, &t.strides)
+    };
+    let run = |plan: &Plan, data: &BTreeMap<i64, Vec<f32>>| {
+        let mut y = vec![0f32; out_len];
+        let mut tensors = HostTensors::new();
+        for (uid, v) in data {
+            tensors = tensors.input(*uid, v);
+        }
+        plan.run(&mut tensors.output(out_uid, &mut y)).unwrap();
+        y
+    };
+    let plain = Plan::from_model(&graph, &settings()).unwrap();
+    let constant = CpuSettings {
+        constant_weights: true,
+        ..settings()
+    };
+    let cached = Plan::from_model(&graph, &constant).unwrap();
+    let want = run(&plain, &data);
+    let first = run(&cached, &data);
+    let second = run(&cached, &data);
+    assert_eq!(first, want, "the first execution packs as usual");
+    assert_eq!(second, want, "later executions reuse the packed filters");
+    // New filter values in new buffers: packed again, so the results follow them.
+    let filters: Vec<i64> = graph
+        .tensors
+        .iter()
+        .filter(|t| t.name.ends_with("_w"))
+        .map(|t| t.uid)
+        .collect();
+    assert_eq!(filters.len(), 3, "{filters:?}");
+    let mut changed = data.clone();
+    for uid in &filters {
+        let w = changed.get_mut(uid).unwrap();
+        *w = w.iter().map(|v| -v).collect();
+    }
+    let want_changed = run(&plain, &changed);
+    assert_ne!(want_changed, want);
+    assert_eq!(run(&cached, &changed), want_changed);
+    // The packed filters are really kept: values changed in place (which the knob
+    // promises never happens) are not seen, the plain plan sees them.
+    let first_changed = run(&cached, &changed);
+    let mut in_place = changed;
+    for uid in &filters {
+        for v in in_place.get_mut(uid).unwrap().iter_mut() {
+            *v = -*v;
+        }
+    }
+    assert_eq!(run(&plain, &in_place), want);
+    assert_eq!(run(&cached, &in_place), first_changed);
+}
