@@ -211,6 +211,27 @@ mod x86 {
 
     use super::{Rows, VStep};
 
+    /// Row tiles ahead that [`prefetch_ahead`] fetches.
+    const AHEAD: usize = 4;
+
+    /// Fetches the same columns `AHEAD` blocks further down (the row tile the GEMM
+    /// writes `AHEAD` tiles later) of every full-tensor operand and of the output, so
+    /// that they are cached when that block is computed: a residual written several
+    /// stages ago, and an output not yet written, are far from the core, and their
+    /// loads (and the stores' line fills) would stall the chain. Prefetches never
+    /// fault, so rows past a tensor's end are harmless.
+    #[inline(always)]
+    fn prefetch_ahead(ops: &[Rows], rows: usize, y: *mut f32, ys: usize) {
+        for i in AHEAD * rows..(AHEAD + 1) * rows {
+            for o in ops.iter().filter(|o| !o.splat) {
+                // SAFETY: a prefetch reads nothing and cannot fault.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(o.ptr.wrapping_add(i * o.rs).cast()) };
+            }
+            // SAFETY: as above.
+            unsafe { _mm_prefetch::<_MM_HINT_ET0>(y.wrapping_add(i * ys).cast_const().cast()) };
+        }
+    }
+
     /// The chain over one block with 16-float vectors, masked to `cols`.
     ///
     /// # Safety
@@ -246,6 +267,7 @@ mod x86 {
                 }
             }};
         }
+        prefetch_ahead(ops, rows, y, ys);
         for i in 0..rows {
             // SAFETY: row `i` of `vals` holds `cols` values (contract).
             let mut v = unsafe { _mm512_maskz_loadu_ps(mask, vals.as_ptr().add(i * ld)) };
@@ -307,6 +329,7 @@ mod x86 {
                 }
             }};
         }
+        prefetch_ahead(ops, rows, y, ys);
         for i in 0..rows {
             for (h, &m) in masks.iter().enumerate() {
                 if h * 8 >= cols {
