@@ -268,23 +268,66 @@ mod x86 {
             }};
         }
         prefetch_ahead(ops, rows, y, ys);
-        for i in 0..rows {
-            // SAFETY: row `i` of `vals` holds `cols` values (contract).
-            let mut v = unsafe { _mm512_maskz_loadu_ps(mask, vals.as_ptr().add(i * ld)) };
-            for s in steps {
-                v = match *s {
-                    VStep::ScaleShift(a, b) => {
-                        _mm512_add_ps(_mm512_mul_ps(v, load!(&ops[a], i)), load!(&ops[b], i))
-                    }
-                    VStep::Add(t) => _mm512_add_ps(v, load!(&ops[t], i)),
-                    VStep::AddScalar(c) => _mm512_add_ps(v, _mm512_set1_ps(c)),
-                    VStep::Mul(t) => _mm512_mul_ps(v, load!(&ops[t], i)),
-                    VStep::MulScalar(c) => _mm512_mul_ps(v, _mm512_set1_ps(c)),
-                    VStep::Relu => _mm512_max_ps(v, _mm512_setzero_ps()),
-                };
+        // Rows in groups of up to `G` held in registers; each step is matched once
+        // per group, and an operand that is the same for every row (a per-channel
+        // vector, a splat) is loaded once per group.
+        const G: usize = 8;
+        let mut r0 = 0;
+        while r0 < rows {
+            let n = G.min(rows - r0);
+            let mut v = [_mm512_setzero_ps(); G];
+            for (i, vi) in v.iter_mut().enumerate().take(n) {
+                // SAFETY: row `r0 + i` of `vals` holds `cols` values (contract).
+                *vi = unsafe { _mm512_maskz_loadu_ps(mask, vals.as_ptr().add((r0 + i) * ld)) };
             }
-            // SAFETY: `cols` writable values at row `i` (contract).
-            unsafe { _mm512_mask_storeu_ps(y.add(i * ys), mask, v) };
+            for s in steps {
+                macro_rules! each {
+                    ($o:expr, |$x:ident, $t:ident| $e:expr) => {{
+                        let o: &Rows = $o;
+                        if o.splat || o.rs == 0 {
+                            let $t = load!(o, r0);
+                            for $x in v.iter_mut().take(n) {
+                                *$x = $e;
+                            }
+                        } else {
+                            for (i, $x) in v.iter_mut().enumerate().take(n) {
+                                let $t = load!(o, r0 + i);
+                                *$x = $e;
+                            }
+                        }
+                    }};
+                }
+                match *s {
+                    VStep::ScaleShift(a, b) => {
+                        each!(&ops[a], |x, t| _mm512_mul_ps(*x, t));
+                        each!(&ops[b], |x, t| _mm512_add_ps(*x, t));
+                    }
+                    VStep::Add(t) => each!(&ops[t], |x, u| _mm512_add_ps(*x, u)),
+                    VStep::AddScalar(c) => {
+                        let c = _mm512_set1_ps(c);
+                        for x in v.iter_mut().take(n) {
+                            *x = _mm512_add_ps(*x, c);
+                        }
+                    }
+                    VStep::Mul(t) => each!(&ops[t], |x, u| _mm512_mul_ps(*x, u)),
+                    VStep::MulScalar(c) => {
+                        let c = _mm512_set1_ps(c);
+                        for x in v.iter_mut().take(n) {
+                            *x = _mm512_mul_ps(*x, c);
+                        }
+                    }
+                    VStep::Relu => {
+                        for x in v.iter_mut().take(n) {
+                            *x = _mm512_max_ps(*x, _mm512_setzero_ps());
+                        }
+                    }
+                }
+            }
+            for (i, vi) in v.iter().enumerate().take(n) {
+                // SAFETY: `cols` writable values at row `r0 + i` (contract).
+                unsafe { _mm512_mask_storeu_ps(y.add((r0 + i) * ys), mask, *vi) };
+            }
+            r0 += n;
         }
     }
 
