@@ -286,6 +286,13 @@ pub fn split(n: usize, parts: usize, part: usize) -> std::ops::Range<usize> {
 /// A pointer to read-only data that outlives a parallel section, shared by its threads.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SendPtr<T>(pub *const T);
+impl<T> SendPtr<T> {
+    /// The pointer (a method, so that closures capture the whole `Sync` wrapper).
+    pub(crate) fn get(self) -> *const T {
+        self.0
+    }
+}
+
 // SAFETY: only made for read-only buffers that outlive the parallel section.
 unsafe impl<T> Send for SendPtr<T> {}
 // SAFETY: as above.

@@ -13,6 +13,9 @@
 //!   never formed: the engine packs each filter tap's input pixel through a pointer
 //!   (an indirection buffer, zero row for padding); weights stored as (tap, channel)
 //!   rows are packed per K block straight from the tensor (else once per execution).
+//!   An input with fewer than 8 channels (a network's first layer) goes the same way
+//!   over filter rows: it is copied zero-padded into the workspace, and the `filt_w × C`
+//!   consecutive floats under a filter row are one segment of A.
 //! * [`FpropImpl::Direct`]: a straightforward loop for what GEMMs do badly (depthwise
 //!   and other thin grouped convolutions) and as the always-available fallback.
 //!

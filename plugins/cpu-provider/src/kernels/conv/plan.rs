@@ -47,6 +47,43 @@ pub struct FpropPlan {
     pub(super) blocking: Blocking,
     pub(super) weights_in_place: Option<bool>,
     pub(super) threads: usize,
+    /// Indirect over filter rows: the input is copied zero-padded and each filter row
+    /// (`filt[2] × C` consecutive floats of a channels-last input) is one segment.
+    pub(super) rows: bool,
+}
+
+/// Whether a channels-last convolution with few input channels (a network's first
+/// layer: 3 channels, 7×7) runs [`FpropImpl::Indirect`] over filter rows: one group,
+/// cross-correlation, undilated rows of at least 8 floats, weights readable in place as
+/// (tap, channel) rows.
+fn by_filter_rows(geo: &ConvGeometry, channels_last: bool, w_in_place: Option<bool>) -> bool {
+    channels_last
+        && geo.g == 1
+        && geo.cg() < 8
+        && !geo.flip
+        && geo.dil[2] == 1
+        && geo.filt[2] > 1
+        && geo.cg() * geo.filt[2] >= 8
+        && w_in_place == Some(true)
+}
+
+/// Extents of the zero-padded input copy: the padding before, and enough after for
+/// every tap of every output pixel.
+fn padded_extents(g: &ConvGeometry) -> [usize; 3] {
+    std::array::from_fn(|d| {
+        (g.pad[d] + g.inp[d]).max((g.out[d] - 1) * g.stride[d] + (g.filt[d] - 1) * g.dil[d] + 1)
+    })
+}
+
+/// The geometry of a filter-row convolution over the padded copy: no padding, each
+/// filter row one tap of `filt[2] × C` channels.
+fn row_geometry(g: &ConvGeometry) -> ConvGeometry {
+    let mut v = g.clone();
+    v.inp = padded_extents(g);
+    v.pad = [0; 3];
+    v.c = g.c * g.filt[2];
+    v.filt[2] = 1;
+    v
 }
 
 impl FpropPlan {
@@ -61,8 +98,11 @@ impl FpropPlan {
         let xs = geo.strides5(x.0);
         let thin = geo.cg() * geo.taps() < 8 || geo.kg() < 4;
         let channels_last = x.1 == DType::F32 && (xs[1] == 1 || geo.cg() == 1);
+        let w_in_place = weight_rows_in_place(&geo, w.0, w.1);
+        let rows = algo != ConvAlgo::Direct && by_filter_rows(&geo, channels_last, w_in_place);
         let imp = match algo {
             ConvAlgo::Direct => FpropImpl::Direct,
+            _ if rows => FpropImpl::Indirect,
             ConvAlgo::Auto if thin => FpropImpl::Direct,
             // Channels-last: pixels are rows of A read through the indirection buffer,
             // weights are packed as B per K block (no im2col, no transposed pixels).
@@ -82,11 +122,12 @@ impl FpropPlan {
         };
         let blocking = Blocking::default();
         Self {
-            weights_in_place: weight_rows_in_place(&geo, w.0, w.1),
+            weights_in_place: w_in_place,
             geo,
             imp,
             blocking,
             threads: threads.max(1),
+            rows,
         }
     }
 
@@ -102,7 +143,17 @@ impl FpropPlan {
     /// The same plan with another implementation (tests, benchmarks).
     pub fn with_impl(mut self, imp: FpropImpl) -> Self {
         self.imp = imp;
+        self.rows &= imp == FpropImpl::Indirect;
         self
+    }
+
+    /// Floats of the zero-padded input copy a filter-row convolution makes.
+    fn padded_len(&self) -> usize {
+        if !self.rows {
+            return 0;
+        }
+        let p = padded_extents(&self.geo);
+        self.geo.n * p.iter().product::<usize>() * self.geo.c
     }
 
     /// Workspace in `f32` elements.
@@ -126,9 +177,13 @@ impl FpropPlan {
                 } else {
                     g.g * g.kg().div_ceil(NR) * NR * kred
                 };
-                let kb = indirect_blocks(g, self.blocking.kc).len();
-                wpack
-                    + g.cg()
+                // The K blocks and the zero row of the geometry the GEMM runs on.
+                let rg = self.rows.then(|| row_geometry(g));
+                let ig = rg.as_ref().unwrap_or(g);
+                let kb = indirect_blocks(ig, self.blocking.kc).len();
+                self.padded_len()
+                    + wpack
+                    + ig.cg()
                     + gemm::scratch_len(g.npix(), g.kg(), kred, kb, self.blocking, self.threads)
             }
         }
@@ -235,7 +290,21 @@ impl FpropPlan {
         ws: &mut [f32],
         cache: Option<&WeightCache>,
     ) {
-        let g = &self.geo;
+        let rows_geo;
+        let (g, ws, x_src): (&ConvGeometry, &mut [f32], XSource) = if self.rows {
+            let (padded, rest) = ws.split_at_mut(self.padded_len());
+            let strides = pad_channels_last(&self.geo, x, padded, exec);
+            rows_geo = row_geometry(&self.geo);
+            let src = (SendPtr(padded.as_ptr()), padded.len(), strides);
+            (&rows_geo, rest, src)
+        } else {
+            let src = (
+                SendPtr(x.ptr_as::<f32>()),
+                x.shape().span(),
+                self.geo.strides5(x.shape()),
+            );
+            (&self.geo, ws, src)
+        };
         let kred = g.cg() * g.taps();
         let panels = g.kg().div_ceil(NR);
         let w_addr = w.ptr_as::<f32>() as usize;
@@ -260,9 +329,9 @@ impl FpropPlan {
             let mut prob = Indirect {
                 geo: g,
                 grp,
-                x: SendPtr(x.ptr_as::<f32>()),
-                x_span: x.shape().span(),
-                xs: g.strides5(x.shape()),
+                x: x_src.0,
+                x_span: x_src.1,
+                xs: x_src.2,
                 zeros: SendPtr(zeros.as_ptr()),
                 wpack: if direct_w {
                     &[]
@@ -298,6 +367,50 @@ impl FpropPlan {
             c.put(w_addr, fresh);
         }
     }
+}
+
+/// Where the indirect GEMM reads its input: base, span in floats, strides (5 entries).
+type XSource = (SendPtr<f32>, usize, [usize; 5]);
+
+/// Copies channels-last `x` (one group) into `dst` as a dense zero-padded
+/// `[N][D'][H'][W'][C]` (extents [`padded_extents`]), the threads of `exec` taking
+/// rows; returns its strides as 5 entries.
+fn pad_channels_last(g: &ConvGeometry, x: &RawIn, dst: &mut [f32], exec: &Exec) -> [usize; 5] {
+    let p = padded_extents(g);
+    let c = g.c;
+    let strides = [p[0] * p[1] * p[2] * c, 1, p[1] * p[2] * c, p[2] * c, c];
+    let xs = g.strides5(x.shape());
+    let span = x.shape().span();
+    let src = SendPtr(x.ptr_as::<f32>());
+    let rows: Vec<std::sync::Mutex<&mut [f32]>> = dst
+        .chunks_mut(strides[3])
+        .map(std::sync::Mutex::new)
+        .collect();
+    let parts = exec.threads().min(rows.len()).max(1);
+    exec.for_each(parts, |part| {
+        for r in split(rows.len(), parts, part) {
+            let mut row = rows[r].lock().unwrap_or_else(|e| e.into_inner());
+            row.fill(0.0);
+            let (n, dh) = (r / (p[0] * p[1]), r % (p[0] * p[1]));
+            let (d, h) = (dh / p[1], dh % p[1]);
+            let (Some(id), Some(ih)) = (d.checked_sub(g.pad[0]), h.checked_sub(g.pad[1])) else {
+                continue;
+            };
+            if id >= g.inp[0] || ih >= g.inp[1] {
+                continue;
+            }
+            for iw in 0..g.inp[2] {
+                let at = n * xs[0] + id * xs[2] + ih * xs[3] + iw * xs[4];
+                assert!(at + (c - 1) * xs[1] < span, "padded copy out of bounds");
+                let to = (g.pad[2] + iw) * c;
+                for ch in 0..c {
+                    // SAFETY: inside x (checked above); x is only read.
+                    row[to + ch] = unsafe { *src.get().add(at + ch * xs[1]) };
+                }
+            }
+        }
+    });
+    strides
 }
 
 /// Packed filters kept between runs of one convolution whose filters do not change

@@ -269,8 +269,10 @@ mod x86 {
         }
         prefetch_ahead(ops, rows, y, ys);
         // Rows in groups of up to `G` held in registers; each step is matched once
-        // per group, and an operand that is the same for every row (a per-channel
-        // vector, a splat) is loaded once per group.
+        // per group, and an operand whose rows all start at one address (a
+        // per-channel vector in a channels-last block) is loaded once per group. A
+        // splat operand may still differ from row to row (per-channel values in a
+        // channels-first block, one per row).
         const G: usize = 8;
         let mut r0 = 0;
         while r0 < rows {
@@ -284,7 +286,7 @@ mod x86 {
                 macro_rules! each {
                     ($o:expr, |$x:ident, $t:ident| $e:expr) => {{
                         let o: &Rows = $o;
-                        if o.splat || o.rs == 0 {
+                        if o.rs == 0 {
                             let $t = load!(o, r0);
                             for $x in v.iter_mut().take(n) {
                                 *$x = $e;
@@ -425,10 +427,12 @@ mod tests {
         unsafe { RawOut::from_parts(data.as_mut_ptr().cast(), DType::F32, shape) }
     }
 
-    /// Runs `ep` over every block of a 1 x 20 x 3 x 4 index space (rows of 5 pixels,
-    /// 13 channels from channel 4) and returns the output, with the vector path on
-    /// (`isa`) or off.
-    fn run(ep: &Epilogue, isa: Option<Isa>, y: &mut [f32]) -> bool {
+    /// Runs `ep` over every block of a 1 x 20 x 3 x 4 index space and returns whether
+    /// the vector path is used, with it on (`isa`) or off. Channels-last blocks are
+    /// rows of up to 5 pixels by 13 channels from channel 4; channels-first blocks
+    /// (as the implicit GEMM writes) rows of up to 5 channels from channel 4 by the
+    /// 12 pixels, where a per-channel operand is one value per row.
+    fn run(ep: &Epilogue, isa: Option<Isa>, y: &mut [f32], channels_first: bool) -> bool {
         let mut prepared = Prepared::new(ep);
         let used = prepared.vector.is_some();
         match isa {
@@ -440,17 +444,32 @@ mod tests {
             None => prepared.vector = None,
         }
         y.fill(f32::NAN);
-        let (pixels, rows, c0, cols) = (12, 5, 4, 13);
-        let mut p0 = 0;
-        while p0 < pixels {
-            let rows = rows.min(pixels - p0);
-            let mut vals: Vec<f32> = (0..rows * NR).map(|i| value(i + p0 * NR, 7)).collect();
-            prepared.apply_block(&mut vals, NR, rows, cols, |l| BlockAt {
-                base: p0 * l.ps + c0 * l.cs,
-                rs: l.ps,
-                cs: l.cs,
+        let (pixels, rows, c0, channels) = (12, 5, 4, 13);
+        let (extent, cols) = if channels_first {
+            (channels, pixels)
+        } else {
+            (pixels, channels)
+        };
+        let mut r0 = 0;
+        while r0 < extent {
+            let rows = rows.min(extent - r0);
+            let mut vals: Vec<f32> = (0..rows * NR).map(|i| value(i + r0 * NR, 7)).collect();
+            prepared.apply_block(&mut vals, NR, rows, cols, |l| {
+                if channels_first {
+                    BlockAt {
+                        base: (c0 + r0) * l.cs,
+                        rs: l.cs,
+                        cs: l.ps,
+                    }
+                } else {
+                    BlockAt {
+                        base: r0 * l.ps + c0 * l.cs,
+                        rs: l.ps,
+                        cs: l.cs,
+                    }
+                }
             });
-            p0 += rows;
+            r0 += rows;
         }
         used
     }
@@ -506,21 +525,49 @@ mod tests {
             ],
         ];
         for steps in chains {
-            let mut steps = steps;
-            let last = steps.pop().unwrap().store_to(output(&mut y, nhwc.clone()));
-            steps.push(last);
-            let ep = Epilogue { store: None, steps };
-            let mut ep_ref = ep.clone();
-            ep_ref.steps.last_mut().unwrap().store = Some(output(&mut y_ref, nhwc.clone()));
-            run(&ep_ref, None, &mut y_ref);
-            for &isa in &isas {
-                assert!(run(&ep, Some(isa), &mut y), "{isa:?} not used");
-                for (i, (a, b)) in y.iter().zip(&y_ref).enumerate() {
-                    // Channels 0..4 and 17..20 are outside the blocks: NaN in both.
+            for channels_first in [false, true] {
+                let layout = if channels_first {
+                    Shape::packed(&dims)
+                } else {
+                    nhwc.clone()
+                };
+                // The residual in the layout of the output.
+                let steps: Vec<Step> = steps
+                    .iter()
+                    .map(|s| {
+                        let mut s = s.clone();
+                        for o in s.others.iter_mut().flatten() {
+                            if let Operand::Tensor(t) = o
+                                && t.shape().strides == nhwc.strides
+                            {
+                                *o = Operand::Tensor(input(&residual, layout.clone()));
+                            }
+                        }
+                        s
+                    })
+                    .collect();
+                let mut steps = steps;
+                let last = steps
+                    .pop()
+                    .unwrap()
+                    .store_to(output(&mut y, layout.clone()));
+                steps.push(last);
+                let ep = Epilogue { store: None, steps };
+                let mut ep_ref = ep.clone();
+                ep_ref.steps.last_mut().unwrap().store = Some(output(&mut y_ref, layout.clone()));
+                run(&ep_ref, None, &mut y_ref, channels_first);
+                for &isa in &isas {
                     assert!(
-                        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
-                        "{isa:?} at {i}: {a} vs {b}"
+                        run(&ep, Some(isa), &mut y, channels_first),
+                        "{isa:?} not used"
                     );
+                    for (i, (a, b)) in y.iter().zip(&y_ref).enumerate() {
+                        // Channels 0..4 and 17..20 are outside the blocks: NaN in both.
+                        assert!(
+                            a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                            "{isa:?} channels-first {channels_first} at {i}: {a} vs {b}"
+                        );
+                    }
                 }
             }
         }
