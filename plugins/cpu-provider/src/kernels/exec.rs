@@ -149,7 +149,16 @@ fn worker(shared: &Shared, index: usize) {
             }
             std::hint::spin_loop();
             spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(256) && start.elapsed() > SPIN {
+            if !spins.is_multiple_of(256) {
+                continue;
+            }
+            let waited = start.elapsed();
+            if waited > SPIN / 8 && waited <= SPIN {
+                // Past the first few microseconds, let other runnable threads have
+                // the core (a machine with more threads than cores).
+                std::thread::yield_now();
+            }
+            if waited > SPIN {
                 let mut guard = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
                 shared.sleepers.fetch_add(1, Ordering::SeqCst);
                 loop {

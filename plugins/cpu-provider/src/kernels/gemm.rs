@@ -848,6 +848,22 @@ mod avx512 {
 
     use super::{ARows, MR, NR, TILE};
 
+    /// The pair kernels' end: rows `i < M` of both accumulators (plus what the tiles
+    /// hold, when accumulating) stored to the tiles. A macro, so the intrinsics stay
+    /// inside the calling kernel's target features.
+    macro_rules! store_pair {
+        ($m:expr, $c0:ident, $c1:ident, $t0:ident, $t1:ident, $acc:ident) => {
+            for i in 0..$m {
+                if $acc {
+                    $c0[i] = _mm512_add_ps($c0[i], _mm512_loadu_ps($t0.add(i * NR)));
+                    $c1[i] = _mm512_add_ps($c1[i], _mm512_loadu_ps($t1.add(i * NR)));
+                }
+                _mm512_storeu_ps($t0.add(i * NR), $c0[i]);
+                _mm512_storeu_ps($t1.add(i * NR), $c1[i]);
+            }
+        };
+    }
+
     /// The 6×32 micro-kernel: one row tile against two adjacent B panels, 12 zmm
     /// accumulators (one 16-float panel row is one zmm register).
     pub(super) fn kernel_pair(
@@ -963,14 +979,7 @@ mod avx512 {
                     k += 1;
                 }
             }
-            for i in 0..M {
-                if acc {
-                    c0[i] = _mm512_add_ps(c0[i], _mm512_loadu_ps(t0.add(i * NR)));
-                    c1[i] = _mm512_add_ps(c1[i], _mm512_loadu_ps(t1.add(i * NR)));
-                }
-                _mm512_storeu_ps(t0.add(i * NR), c0[i]);
-                _mm512_storeu_ps(t1.add(i * NR), c1[i]);
-            }
+            store_pair!(M, c0, c1, t0, t1, acc);
         }
     }
 
@@ -1028,14 +1037,7 @@ mod avx512 {
                 p1 = p1.add(NR);
                 k += 1;
             }
-            for i in 0..M {
-                if acc {
-                    c0[i] = _mm512_add_ps(c0[i], _mm512_loadu_ps(t0.add(i * NR)));
-                    c1[i] = _mm512_add_ps(c1[i], _mm512_loadu_ps(t1.add(i * NR)));
-                }
-                _mm512_storeu_ps(t0.add(i * NR), c0[i]);
-                _mm512_storeu_ps(t1.add(i * NR), c1[i]);
-            }
+            store_pair!(M, c0, c1, t0, t1, acc);
         }
     }
 }
