@@ -401,11 +401,6 @@ impl PackedB {
     fn as_slice(&self) -> &[f32] {
         &self.data[self.at..self.at + self.len]
     }
-
-    /// Bytes held.
-    pub fn bytes(&self) -> usize {
-        self.data.len() * 4
-    }
 }
 
 /// Runs the GEMM with `scratch` of at least [`scratch_len`] elements.
@@ -650,13 +645,13 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             // An odd last panel goes through the pair kernel with
                             // itself as the second panel (that result is dropped).
                             let pr = pair_rows.expect("in place only with the kernel");
-                            let second = if two { panel(q + 1) } else { panel(q) };
-                            if two {
-                                pr(&a, panel(q), second, tile, next, (bi > 0, mr));
+                            let mut spare = [0f32; TILE];
+                            let (second, out) = if two {
+                                (panel(q + 1), &mut *next)
                             } else {
-                                let mut spare = [0f32; TILE];
-                                pr(&a, panel(q), second, tile, &mut spare, (bi > 0, mr));
-                            }
+                                (panel(q), &mut spare)
+                            };
+                            pr(&a, panel(q), second, tile, out, (bi > 0, mr));
                         } else if kc > 0 {
                             match pair {
                                 Some(pair) if two => {

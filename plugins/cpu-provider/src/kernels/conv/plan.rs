@@ -437,12 +437,4 @@ impl WeightCache {
         let mut entry = self.entry.lock().unwrap_or_else(|e| e.into_inner());
         *entry = Some((addr, Arc::new(packed)));
     }
-
-    /// Bytes of packed filters held.
-    pub fn bytes(&self) -> usize {
-        let entry = self.entry.lock().unwrap_or_else(|e| e.into_inner());
-        entry
-            .as_ref()
-            .map_or(0, |(_, p)| p.iter().map(gemm::PackedB::bytes).sum())
-    }
 }
