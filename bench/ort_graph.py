@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times a hipDNN graph (its JSON form, docs/graph-json.md) in ONNX Runtime.
 
-    ort_graph.py GRAPH.json [GRAPH.json ...] --threads T --iters N
+    ort_graph.py GRAPH.json [GRAPH.json ...] --threads T --iters N [--profile]
 
 Each graph becomes the equivalent ONNX model (opset 17): convolutions, batch-norm
 inference, the pointwise modes below, max and average pooling, matmuls. Tensors that
@@ -14,11 +14,15 @@ ONNX Runtime runs NCHW models (with its own NCHWc layout for convolutions).
 
 The session: intra_op_num_threads = T, inter_op_num_threads = 1, sequential execution,
 all graph optimizations. Prints one JSON object per graph: {"graph", "ms"} with the
-median of N runs after one warm-up.
+median of N runs after one warm-up. --profile also prints, on stderr, ONNX Runtime's own
+per-node kernel times (median over the N runs, in execution order, with the node's
+operator): the peer's side of the CPU engine's HIPDNN_CPU_PROFILE=1 table.
 """
 import json
 import os
+import statistics
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -175,6 +179,9 @@ def main():
             return value
         return default
 
+    profile = "--profile" in args
+    if profile:
+        args.remove("--profile")
     threads = int(opt("--threads", "2"))
     iters = int(opt("--iters", "10"))
     for path in args:
@@ -187,11 +194,42 @@ def main():
         opts.log_severity_level = 3
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if profile:
+            opts.enable_profiling = True
+            opts.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
         session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
         rng = np.random.default_rng(1)
         feed = {n: rng.standard_normal(d).astype(np.float32) for n, d in inputs}
         ms = median_ms(lambda: session.run(None, feed), iters)
         print(json.dumps({"graph": os.path.basename(path), "ms": round(ms, 4)}), flush=True)
+        if profile:
+            print_profile(os.path.basename(path), session.end_profiling())
+
+
+def print_profile(graph, trace):
+    """Per-node kernel times from ONNX Runtime's trace file (median over the runs)."""
+    with open(trace) as f:
+        events = json.load(f)
+    order, times, ops = [], {}, {}
+    for e in events:
+        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
+            continue
+        node = e["name"][: -len("_kernel_time")]
+        if node not in times:
+            order.append(node)
+            times[node] = []
+            ops[node] = e.get("args", {}).get("op_name", "?")
+        times[node].append(e["dur"])
+    # The first run is the warm-up.
+    medians = {n: statistics.median(t[1:] or t) for n, t in times.items()}
+    total = sum(medians.values())
+    print(f"ONNX Runtime profile of {graph}: {len(order)} nodes, kernel medians sum to "
+          f"{total / 1e3:.3f} ms", file=sys.stderr)
+    print("node   median_us   share  op  name", file=sys.stderr)
+    for i, n in enumerate(order):
+        share = medians[n] / total * 100 if total else 0.0
+        print(f"{i:4} {medians[n]:11.1f} {share:6.1f}%  {ops[n]}  {n}", file=sys.stderr)
+    os.remove(trace)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,10 @@
 //!   all of it once for many runs ([`PackedB`], constant filters).
 //! * **C is written through the problem** one finished 6×16 tile at a time, so bias,
 //!   activations and type conversion are fused into the tile store (the epilogue).
+//!   Where the epilogue is a short fp32 chain over rows with contiguous columns
+//!   ([`FusedOut`]: scale-and-shift or bias, residual add, ReLU, one store) and the
+//!   CPU has the AVX-512 pair kernels, they apply it to their accumulators and store
+//!   the output themselves: no tile goes through memory on the way.
 //!
 //! Loops (per thread): column chunks of `nc`, K blocks of about `kc` (so a B panel stays
 //! in L1 while the packed row tiles of a group stream through it from L2), groups of
@@ -58,6 +62,80 @@ pub struct ARows<'a> {
     pub seg_len: usize,
     /// Element stride between K steps.
     pub ks: usize,
+}
+
+/// One step of a [`FusedOut`] chain over the finished values `x` of row `i`, column
+/// `j` (GEMM coordinates).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FusedStep {
+    /// `x · a[j] + b[j]` (a multiply, then an add).
+    ScaleShift(*const f32, *const f32),
+    /// `x + t[j]`.
+    AddCols(*const f32),
+    /// `x · t[j]`.
+    MulCols(*const f32),
+    /// `x + t[i · rs + j]`.
+    AddRows(*const f32, usize),
+    /// `x · t[i · rs + j]`.
+    MulRows(*const f32, usize),
+    /// `x + s`.
+    AddScalar(f32),
+    /// `x · s`.
+    MulScalar(f32),
+    /// `max(x, 0)`.
+    Relu,
+}
+
+/// An epilogue the AVX-512 pair kernels apply to their accumulators and store
+/// themselves, instead of handing each finished tile to
+/// [`GemmProblem::write_tile`]: the steps in order, then `C[i, j]` to
+/// `y[i · ys + j]`. Built once per GEMM by the problem
+/// ([`GemmProblem::fused_out`]); the bias, batch-norm scale-and-shift, residual add and
+/// ReLU that end most convolutions then cost no pass over a stored tile.
+#[derive(Debug, Clone)]
+pub struct FusedOut {
+    steps: Vec<FusedStep>,
+    y: *mut f32,
+    ys: usize,
+}
+
+// SAFETY: the pointers address tensors that outlive the GEMM (`FusedOut::new`'s
+// contract); threads only read the operands and write disjoint tiles of `y`.
+unsafe impl Send for FusedOut {}
+// SAFETY: as above.
+unsafe impl Sync for FusedOut {}
+
+impl FusedOut {
+    /// A chain over an `m × n` GEMM's output.
+    ///
+    /// # Safety
+    /// For every `i < m`, `j < n`: `y[i · ys + j]` is writable and no two `(i, j)`
+    /// share an element; every step's operand is readable at the offsets its
+    /// [`FusedStep`] names; all of them stay valid, and `y` is not otherwise
+    /// accessed, while every GEMM run with this chain lasts.
+    pub unsafe fn new(steps: Vec<FusedStep>, y: *mut f32, ys: usize) -> Self {
+        Self { steps, y, ys }
+    }
+
+    /// The steps, in order.
+    pub fn steps(&self) -> &[FusedStep] {
+        &self.steps
+    }
+
+    /// Where row 0, column 0 is stored, and the stride between rows.
+    pub fn target(&self) -> (*mut f32, usize) {
+        (self.y, self.ys)
+    }
+}
+
+/// Where a pair kernel stores a fused tile: rows `i0..i0 + M`, columns `j0..` (the
+/// first panel's `cols.0`, the second's `cols.1`, 0 when there is none).
+#[derive(Debug, Clone, Copy)]
+struct FuseAt<'a> {
+    out: &'a FusedOut,
+    i0: usize,
+    j0: usize,
+    cols: (usize, usize),
 }
 
 /// A GEMM whose operands and output are supplied piecewise.
@@ -109,6 +187,13 @@ pub trait GemmProblem: Sync {
     /// All of B already packed (by [`PackedB::new`] for this problem), if it is: then
     /// [`run`] calls no [`GemmProblem::pack_b`].
     fn packed_b(&self) -> Option<&PackedB> {
+        None
+    }
+
+    /// The epilogue as a [`FusedOut`], if it has that form: then, where the CPU has
+    /// the AVX-512 pair kernels, [`run`] stores the output itself and calls no
+    /// [`GemmProblem::write_tile`]. Asked once per [`run`].
+    fn fused_out(&self) -> Option<&FusedOut> {
         None
     }
 
@@ -435,6 +520,8 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     let kernel = select_kernel();
     let pair = select_pair_kernel();
     let pair_rows = select_pair_rows_kernel().filter(|_| p.a_in_place());
+    // The chain the pair kernels apply and store themselves, where they run.
+    let fused = p.fused_out().filter(|_| pair.is_some());
     let packer = select_packer();
     let tiles = m.div_ceil(MR);
     let panels = n.div_ceil(NR);
@@ -634,6 +721,12 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             } else {
                                 (&mut local, &mut local2)
                             };
+                        let fuse = fused.filter(|_| last && kc > 0).map(|out| FuseAt {
+                            out,
+                            i0,
+                            j0: j0 + q * NR,
+                            cols: (cols(q), if two { cols(q + 1) } else { 0 }),
+                        });
                         if kc > 0 && in_place {
                             let (at, nseg, seg_len, _) = segs[g];
                             let a = ARows {
@@ -651,11 +744,20 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             } else {
                                 (panel(q), &mut spare)
                             };
-                            pr(&a, panel(q), second, tile, out, (bi > 0, mr));
+                            pr(&a, panel(q), second, tile, out, (bi > 0, mr), fuse.as_ref());
                         } else if kc > 0 {
+                            let flags = (bi > 0, mr);
                             match pair {
                                 Some(pair) if two => {
-                                    pair(kc, a, panel(q), panel(q + 1), tile, next, (bi > 0, mr));
+                                    let (b0, b1) = (panel(q), panel(q + 1));
+                                    pair(kc, a, b0, b1, tile, next, flags, fuse.as_ref());
+                                }
+                                // A fused odd last panel: the pair kernel with the panel
+                                // as its own second (that half is not stored).
+                                Some(pair) if fuse.is_some() => {
+                                    let mut spare = [0f32; TILE];
+                                    let b = panel(q);
+                                    pair(kc, a, b, b, tile, &mut spare, flags, fuse.as_ref());
                                 }
                                 _ => kernel(kc, a, panel(q), tile, (bi > 0, mr, cols(q))),
                             }
@@ -663,7 +765,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             tile.fill(0.0);
                             next.fill(0.0);
                         }
-                        if last {
+                        if last && fuse.is_none() {
                             p.write_tile(i0, mr, j0 + q * NR, cols(q), tile);
                             if two {
                                 p.write_tile(i0, mr, j0 + (q + 1) * NR, cols(q + 1), next);
@@ -710,11 +812,30 @@ type PackFn = fn(usize, &ARows<'_>, &mut [f32]);
 
 /// Two adjacent panels at once: `tile = A·B0`, `next = A·B1` (`+=` when the flag is
 /// set), for rows `< mr`.
-type PairFn = fn(usize, &[f32], &[f32], &[f32], &mut [f32; TILE], &mut [f32; TILE], (bool, usize));
+/// With a [`FuseAt`], the pair runs its chain and stores to the output instead of the
+/// tiles.
+type PairFn = fn(
+    usize,
+    &[f32],
+    &[f32],
+    &[f32],
+    &mut [f32; TILE],
+    &mut [f32; TILE],
+    (bool, usize),
+    Option<&FuseAt<'_>>,
+);
 
 /// [`PairFn`] reading A in place: rows through the pointers of an [`ARows`] with unit
 /// stride, instead of a packed `[kc][MR]` strip.
-type PairRowsFn = fn(&ARows<'_>, &[f32], &[f32], &mut [f32; TILE], &mut [f32; TILE], (bool, usize));
+type PairRowsFn = fn(
+    &ARows<'_>,
+    &[f32],
+    &[f32],
+    &mut [f32; TILE],
+    &mut [f32; TILE],
+    (bool, usize),
+    Option<&FuseAt<'_>>,
+);
 
 /// The widest instruction set the micro-kernels may use: AVX-512 unless `HIPDNN_CPU_ISA`
 /// says `avx2` (or `portable`), read once per process. Any other value (but `avx512`) is
@@ -841,26 +962,141 @@ fn portable_kernel(
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{ARows, MR, NR, TILE};
+    use super::{ARows, FuseAt, FusedStep, MR, NR, TILE};
 
     /// The pair kernels' end: rows `i < M` of both accumulators (plus what the tiles
-    /// hold, when accumulating) stored to the tiles. A macro, so the intrinsics stay
-    /// inside the calling kernel's target features.
-    macro_rules! store_pair {
-        ($m:expr, $c0:ident, $c1:ident, $t0:ident, $t1:ident, $acc:ident) => {
-            for i in 0..$m {
-                if $acc {
+    /// hold, when accumulating) stored to the tiles or, with a [`FuseAt`], run through
+    /// its chain and stored to the output (masked to each panel's columns). A macro,
+    /// so the intrinsics stay inside the calling kernel's target features.
+    macro_rules! finish_pair {
+        ($m:expr, $c0:ident, $c1:ident, $t0:ident, $t1:ident, $acc:ident, $fuse:ident) => {
+            if $acc {
+                for i in 0..$m {
                     $c0[i] = _mm512_add_ps($c0[i], _mm512_loadu_ps($t0.add(i * NR)));
                     $c1[i] = _mm512_add_ps($c1[i], _mm512_loadu_ps($t1.add(i * NR)));
                 }
-                _mm512_storeu_ps($t0.add(i * NR), $c0[i]);
-                _mm512_storeu_ps($t1.add(i * NR), $c1[i]);
+            }
+            match $fuse {
+                None => {
+                    for i in 0..$m {
+                        _mm512_storeu_ps($t0.add(i * NR), $c0[i]);
+                        _mm512_storeu_ps($t1.add(i * NR), $c1[i]);
+                    }
+                }
+                Some(f) => {
+                    let f: &FuseAt<'_> = f;
+                    let mask = |c: usize| -> __mmask16 { if c >= NR { !0 } else { (1 << c) - 1 } };
+                    let (m0, m1) = (mask(f.cols.0), mask(f.cols.1));
+                    // Masked lanes are not read, so a missing second panel's pointers
+                    // (past the operand) are never dereferenced.
+                    let cols2 = |p: *const f32, off: usize| {
+                        let p = p.wrapping_add(off);
+                        (
+                            _mm512_maskz_loadu_ps(m0, p),
+                            _mm512_maskz_loadu_ps(m1, p.wrapping_add(NR)),
+                        )
+                    };
+                    for st in f.out.steps() {
+                        match *st {
+                            FusedStep::ScaleShift(a, b) => {
+                                let (a0, a1) = cols2(a, f.j0);
+                                let (b0, b1) = cols2(b, f.j0);
+                                for i in 0..$m {
+                                    $c0[i] = _mm512_add_ps(_mm512_mul_ps($c0[i], a0), b0);
+                                    $c1[i] = _mm512_add_ps(_mm512_mul_ps($c1[i], a1), b1);
+                                }
+                            }
+                            FusedStep::AddCols(t) => {
+                                let (t0, t1) = cols2(t, f.j0);
+                                for i in 0..$m {
+                                    $c0[i] = _mm512_add_ps($c0[i], t0);
+                                    $c1[i] = _mm512_add_ps($c1[i], t1);
+                                }
+                            }
+                            FusedStep::MulCols(t) => {
+                                let (t0, t1) = cols2(t, f.j0);
+                                for i in 0..$m {
+                                    $c0[i] = _mm512_mul_ps($c0[i], t0);
+                                    $c1[i] = _mm512_mul_ps($c1[i], t1);
+                                }
+                            }
+                            FusedStep::AddRows(t, rs) => {
+                                for i in 0..$m {
+                                    let (t0, t1) = cols2(t, (f.i0 + i) * rs + f.j0);
+                                    $c0[i] = _mm512_add_ps($c0[i], t0);
+                                    $c1[i] = _mm512_add_ps($c1[i], t1);
+                                }
+                            }
+                            FusedStep::MulRows(t, rs) => {
+                                for i in 0..$m {
+                                    let (t0, t1) = cols2(t, (f.i0 + i) * rs + f.j0);
+                                    $c0[i] = _mm512_mul_ps($c0[i], t0);
+                                    $c1[i] = _mm512_mul_ps($c1[i], t1);
+                                }
+                            }
+                            FusedStep::AddScalar(v) => {
+                                let v = _mm512_set1_ps(v);
+                                for i in 0..$m {
+                                    $c0[i] = _mm512_add_ps($c0[i], v);
+                                    $c1[i] = _mm512_add_ps($c1[i], v);
+                                }
+                            }
+                            FusedStep::MulScalar(v) => {
+                                let v = _mm512_set1_ps(v);
+                                for i in 0..$m {
+                                    $c0[i] = _mm512_mul_ps($c0[i], v);
+                                    $c1[i] = _mm512_mul_ps($c1[i], v);
+                                }
+                            }
+                            FusedStep::Relu => {
+                                let z = _mm512_setzero_ps();
+                                for i in 0..$m {
+                                    $c0[i] = _mm512_max_ps($c0[i], z);
+                                    $c1[i] = _mm512_max_ps($c1[i], z);
+                                }
+                            }
+                        }
+                    }
+                    for i in 0..$m {
+                        let y = f.out.y.add((f.i0 + i) * f.out.ys + f.j0);
+                        _mm512_mask_storeu_ps(y, m0, $c0[i]);
+                        _mm512_mask_storeu_ps(y.wrapping_add(NR), m1, $c1[i]);
+                    }
+                }
             }
         };
     }
 
+    /// Fetches what a fused tile one row tile further down (the same columns) reads
+    /// and writes: its residual rows and its output lines (for writing), which are
+    /// far from the core when the kernel gets there (written stages ago, or not at
+    /// all). Prefetches never fault, so rows past the output are harmless.
+    #[inline(always)]
+    fn prefetch_fused(f: Option<&FuseAt<'_>>) {
+        let Some(f) = f else { return };
+        for i in f.i0 + MR..f.i0 + 2 * MR {
+            for st in f.out.steps() {
+                if let FusedStep::AddRows(t, rs) | FusedStep::MulRows(t, rs) = *st {
+                    let p = t.wrapping_add(i * rs + f.j0);
+                    // SAFETY: a prefetch reads nothing and cannot fault.
+                    unsafe {
+                        _mm_prefetch::<_MM_HINT_T0>(p.cast());
+                        _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(NR).cast());
+                    }
+                }
+            }
+            let y = f.out.y.wrapping_add(i * f.out.ys + f.j0).cast_const();
+            // SAFETY: as above.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_ET0>(y.cast());
+                _mm_prefetch::<_MM_HINT_ET0>(y.wrapping_add(NR).cast());
+            }
+        }
+    }
+
     /// The 6×32 micro-kernel: one row tile against two adjacent B panels, 12 zmm
     /// accumulators (one 16-float panel row is one zmm register).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn kernel_pair(
         kc: usize,
         a: &[f32],
@@ -869,19 +1105,21 @@ mod avx512 {
         tile: &mut [f32; TILE],
         next: &mut [f32; TILE],
         (acc, mr): (bool, usize),
+        fuse: Option<&FuseAt<'_>>,
     ) {
         assert!(a.len() >= kc * MR && b0.len() >= kc * NR && b1.len() >= kc * NR);
         let (a, b0, b1) = (a.as_ptr(), b0.as_ptr(), b1.as_ptr());
+        prefetch_fused(fuse);
         // SAFETY: the CPU supports AVX-512F (checked before this function is
         // selected); the operands hold `kc` packed steps (checked above).
         unsafe {
             match mr {
-                6.. => pair::<6>(kc, a, b0, b1, tile, next, acc),
-                5 => pair::<5>(kc, a, b0, b1, tile, next, acc),
-                4 => pair::<4>(kc, a, b0, b1, tile, next, acc),
-                3 => pair::<3>(kc, a, b0, b1, tile, next, acc),
-                2 => pair::<2>(kc, a, b0, b1, tile, next, acc),
-                _ => pair::<1>(kc, a, b0, b1, tile, next, acc),
+                6.. => pair::<6>(kc, a, b0, b1, tile, next, acc, fuse),
+                5 => pair::<5>(kc, a, b0, b1, tile, next, acc, fuse),
+                4 => pair::<4>(kc, a, b0, b1, tile, next, acc, fuse),
+                3 => pair::<3>(kc, a, b0, b1, tile, next, acc, fuse),
+                2 => pair::<2>(kc, a, b0, b1, tile, next, acc, fuse),
+                _ => pair::<1>(kc, a, b0, b1, tile, next, acc, fuse),
             }
         }
     }
@@ -895,8 +1133,10 @@ mod avx512 {
         tile: &mut [f32; TILE],
         next: &mut [f32; TILE],
         (acc, mr): (bool, usize),
+        fuse: Option<&FuseAt<'_>>,
     ) {
         let kc = a.nseg * a.seg_len;
+        prefetch_fused(fuse);
         assert!(a.ks == 1 && a.ptrs.len() >= a.nseg * MR);
         assert!(b0.len() >= kc * NR && b1.len() >= kc * NR);
         let (nseg, len, rows) = (a.nseg, a.seg_len, a.ptrs.as_ptr());
@@ -906,12 +1146,12 @@ mod avx512 {
         // contract) and the panels hold `kc` packed steps (checked above).
         unsafe {
             match mr {
-                6.. => pair_rows::<6>(nseg, len, rows, b0, b1, tile, next, acc),
-                5 => pair_rows::<5>(nseg, len, rows, b0, b1, tile, next, acc),
-                4 => pair_rows::<4>(nseg, len, rows, b0, b1, tile, next, acc),
-                3 => pair_rows::<3>(nseg, len, rows, b0, b1, tile, next, acc),
-                2 => pair_rows::<2>(nseg, len, rows, b0, b1, tile, next, acc),
-                _ => pair_rows::<1>(nseg, len, rows, b0, b1, tile, next, acc),
+                6.. => pair_rows::<6>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
+                5 => pair_rows::<5>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
+                4 => pair_rows::<4>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
+                3 => pair_rows::<3>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
+                2 => pair_rows::<2>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
+                _ => pair_rows::<1>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
             }
         }
     }
@@ -932,10 +1172,12 @@ mod avx512 {
         tile: &mut [f32; TILE],
         next: &mut [f32; TILE],
         acc: bool,
+        fuse: Option<&FuseAt<'_>>,
     ) {
         let (t0, t1) = (tile.as_mut_ptr(), next.as_mut_ptr());
         // SAFETY: (whole body) per the function's contract; `t0`, `t1` address TILE
-        // floats and rows `i < M <= MR` are written.
+        // floats and rows `i < M <= MR` are written; a fused tile's rows and columns
+        // lie inside its chain's tensors (`FusedOut::new`'s contract).
         unsafe {
             let mut c0 = [_mm512_setzero_ps(); M];
             let mut c1 = [_mm512_setzero_ps(); M];
@@ -974,7 +1216,7 @@ mod avx512 {
                     k += 1;
                 }
             }
-            store_pair!(M, c0, c1, t0, t1, acc);
+            finish_pair!(M, c0, c1, t0, t1, acc, fuse);
         }
     }
 
@@ -983,6 +1225,7 @@ mod avx512 {
     /// # Safety
     /// AVX-512F available; `a` holds `kc * MR`, `b0` and `b1` `kc * NR` floats.
     #[target_feature(enable = "avx512f")]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn pair<const M: usize>(
         kc: usize,
         a: *const f32,
@@ -991,10 +1234,12 @@ mod avx512 {
         tile: &mut [f32; TILE],
         next: &mut [f32; TILE],
         acc: bool,
+        fuse: Option<&FuseAt<'_>>,
     ) {
         let (t0, t1) = (tile.as_mut_ptr(), next.as_mut_ptr());
         // SAFETY: (whole body) `t0`, `t1` address TILE floats and rows `i < M <= MR`
-        // are written; `a`, `b0`, `b1` are read within `kc` packed steps.
+        // are written; `a`, `b0`, `b1` are read within `kc` packed steps; a fused
+        // tile's rows and columns lie inside its chain's tensors (`FusedOut::new`).
         unsafe {
             let mut c0 = [_mm512_setzero_ps(); M];
             let mut c1 = [_mm512_setzero_ps(); M];
@@ -1032,7 +1277,7 @@ mod avx512 {
                 p1 = p1.add(NR);
                 k += 1;
             }
-            store_pair!(M, c0, c1, t0, t1, acc);
+            finish_pair!(M, c0, c1, t0, t1, acc, fuse);
         }
     }
 }
@@ -1341,9 +1586,13 @@ mod tests {
         c: std::sync::Mutex<&'a mut [f32]>,
         in_place: bool,
         packed: Option<&'a PackedB>,
+        fused: Option<FusedOut>,
     }
 
     impl GemmProblem for Dense<'_> {
+        fn fused_out(&self) -> Option<&FusedOut> {
+            self.fused.as_ref()
+        }
         fn dims(&self) -> (usize, usize, usize) {
             (self.m, self.n, self.k)
         }
@@ -1421,6 +1670,7 @@ mod tests {
                     c: std::sync::Mutex::new(&mut c),
                     in_place,
                     packed: None,
+                    fused: None,
                 };
                 let packed = prepacked.then(|| PackedB::new(&p, &exec, blocking));
                 p.packed = packed.as_ref();
@@ -1433,6 +1683,81 @@ mod tests {
                             e,
                             "({m},{n},{k}) in place {in_place} prepacked {prepacked} at ({i},{j})"
                         );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A fused chain (scale-and-shift, residual rows, ReLU; per-column add, scalar
+    /// multiply) stored by the pair kernels gives the plain GEMM's values with the
+    /// steps applied in order, for odd panel counts, partial row tiles, several K
+    /// blocks, A packed or read in place, one or two threads (exact: small integers).
+    #[test]
+    fn fused_chain_matches_the_steps_applied_after_the_gemm() {
+        let (m, n, k) = (13usize, 37usize, 300usize);
+        let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
+        let scale: Vec<f32> = (0..n).map(|j| (j % 3) as f32 - 1.0).collect();
+        let shift: Vec<f32> = (0..n).map(|j| (j % 5) as f32).collect();
+        let bias: Vec<f32> = (0..n).map(|j| (j % 4) as f32 - 2.0).collect();
+        let ys = n + 3;
+        let res: Vec<f32> = (0..m * ys).map(|i| ((i * 5) % 7) as f32 - 3.0).collect();
+        let blocking = Blocking { kc: 128, nc: 32 };
+        for (threads, in_place) in [(1, false), (2, false), (1, true), (2, true)] {
+            for chain in 0..2 {
+                let mut y = vec![f32::NAN; m * ys];
+                let steps = if chain == 0 {
+                    vec![
+                        FusedStep::ScaleShift(scale.as_ptr(), shift.as_ptr()),
+                        FusedStep::AddRows(res.as_ptr(), ys),
+                        FusedStep::Relu,
+                    ]
+                } else {
+                    vec![
+                        FusedStep::AddCols(bias.as_ptr()),
+                        FusedStep::MulScalar(-2.0),
+                    ]
+                };
+                // SAFETY: `y` and `res` hold `m` rows of `ys >= n` floats, the
+                // per-column arrays `n`; all outlive the GEMM below.
+                let fused = unsafe { FusedOut::new(steps, y.as_mut_ptr(), ys) };
+                let mut c = vec![f32::NAN; m * n];
+                let p = Dense {
+                    m,
+                    n,
+                    k,
+                    a: &a,
+                    b: &b,
+                    c: std::sync::Mutex::new(&mut c),
+                    in_place,
+                    packed: None,
+                    fused: Some(fused),
+                };
+                let exec = Exec::new(threads);
+                let kb = k.div_ceil(blocking.kc);
+                let mut scratch = vec![0f32; scratch_len(m, n, k, kb, blocking, threads)];
+                run(&p, &exec, blocking, &mut scratch);
+                let pair = select_pair_kernel().is_some();
+                for i in 0..m {
+                    for j in 0..n {
+                        let x: f32 = (0..k).map(|q| a[i * k + q] * b[q * n + j]).sum();
+                        let want = if chain == 0 {
+                            (x * scale[j] + shift[j] + res[i * ys + j]).max(0.0)
+                        } else {
+                            (x + bias[j]) * -2.0
+                        };
+                        // Without the pair kernels the tiles go to `write_tile`.
+                        let (got, want) = if pair {
+                            (y[i * ys + j], want)
+                        } else {
+                            (c[i * n + j], x)
+                        };
+                        assert_eq!(got, want, "chain {chain} threads {threads} at ({i},{j})");
+                    }
+                    if pair {
+                        // Columns past `n` in a row are not written.
+                        assert!(y[i * ys + n..(i + 1) * ys].iter().all(|v| v.is_nan()));
                     }
                 }
             }
@@ -1460,7 +1785,7 @@ mod tests {
             for acc in [false, true] {
                 let start: [f32; TILE] = std::array::from_fn(|i| (i % 5) as f32);
                 let (mut t0, mut t1) = (start, start);
-                pair(kc, &a, &b0, &b1, &mut t0, &mut t1, (acc, mr));
+                pair(kc, &a, &b0, &b1, &mut t0, &mut t1, (acc, mr), None);
                 for (b, got) in [(&b0, &t0), (&b1, &t1)] {
                     let mut want = start;
                     portable_kernel(kc, &a, b, &mut want, (acc, mr, NR));

@@ -8,6 +8,7 @@ use hipdnn_plugin_sdk::{PluginError, PluginResult};
 use super::Plan;
 use super::analysis::TensorInfo;
 use super::ops::{BatchNormTraining, ConvPass, HeadOp, Normalization, ValueSource};
+use super::profile::StageClock;
 use super::stages::{BatchNormFold, Kernel, ScaleShift, Stage};
 use super::workspace::{ALIGN, Placement};
 use crate::kernels::conv_bwd;
@@ -55,9 +56,12 @@ pub(super) unsafe fn run(
         buffers,
         workspace,
     };
+    let mut clock = StageClock::new(plan.profile.as_ref(), plan.stages.len());
     for stage in &plan.stages {
         runner.run(stage);
+        clock.lap();
     }
+    clock.finish();
     Ok(())
 }
 

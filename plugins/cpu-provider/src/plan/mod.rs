@@ -21,6 +21,7 @@
 mod analysis;
 mod execute;
 mod ops;
+mod profile;
 mod stages;
 mod workspace;
 
@@ -33,6 +34,7 @@ use hipdnn_plugin_sdk::{Buffers, PluginError, PluginResult};
 
 use self::analysis::{Analysis, TensorInfo};
 use self::execute::HostBuffer;
+use self::profile::Profile;
 use self::stages::Stage;
 use self::workspace::Placement;
 use crate::kernels::conv::ConvAlgo;
@@ -68,6 +70,8 @@ pub struct Plan {
     workspace: usize,
     exec: Exec,
     settings: CpuSettings,
+    /// Stage times of every execution (`HIPDNN_CPU_PROFILE=1`), printed at drop.
+    profile: Option<Profile>,
 }
 
 /// Builds a plan for `graph` under `settings`.
@@ -117,6 +121,12 @@ impl Plan {
                 )));
             }
         }
+        plan.profile = Profile::from_env(
+            plan.stages
+                .iter()
+                .map(|s| format!("{} over {:?}", s.description, s.dims))
+                .collect(),
+        );
         // Once per plan: which kernel runs each stage (HIPDNN_LOG_LEVEL=info shows it).
         tracing::info!(
             graph = %g.name,

@@ -213,6 +213,7 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         workspace: layout.size(),
         exec,
         settings: settings.clone(),
+        profile: None,
     }
 }
 

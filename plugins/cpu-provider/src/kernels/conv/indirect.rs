@@ -21,6 +21,8 @@ pub(super) struct Indirect<'a> {
     pub(super) ylin: Option<(usize, usize, usize)>,
     /// All of B packed on an earlier run (constant filters), if kept.
     pub(super) packed: Option<&'a gemm::PackedB>,
+    /// The epilogue in the form the pair kernels apply in registers, if it has one.
+    pub(super) fused: Option<gemm::FusedOut>,
 }
 
 impl GemmProblem for Indirect<'_> {
@@ -101,6 +103,10 @@ impl GemmProblem for Indirect<'_> {
 
     fn packed_b(&self) -> Option<&gemm::PackedB> {
         self.packed
+    }
+
+    fn fused_out(&self) -> Option<&gemm::FusedOut> {
+        self.fused.as_ref()
     }
 
     fn pack_b(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {

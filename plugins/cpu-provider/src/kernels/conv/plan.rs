@@ -325,6 +325,7 @@ impl FpropPlan {
         let pix = Pixels::new(g);
         let taps = tap_list(g);
         let blocks = indirect_blocks(g, self.blocking.kc);
+        let hw: usize = g.out.iter().product();
         for grp in 0..g.g {
             let mut prob = Indirect {
                 geo: g,
@@ -351,6 +352,7 @@ impl FpropPlan {
                 ep,
                 ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
                 packed: cached.as_ref().map(|c| &c[grp]),
+                fused: ep.fused_rows(hw, pix.len(), grp * g.kg(), g.kg()),
             };
             if cache.is_some() && cached.is_none() {
                 let packed = gemm::PackedB::new(&prob, exec, self.blocking);

@@ -12,8 +12,8 @@
 //! add for the scale-and-shift, `max(x, 0)` for the ReLU), so both give the same values (bit for bit, the sign of a zero ReLU output aside).
 
 use super::block::{BlockAt, Linear, last_offset};
-use super::{Epilogue, Operand};
-use crate::kernels::gemm::NR;
+use super::{Epilogue, Operand, Prepared};
+use crate::kernels::gemm::{FusedOut, FusedStep, NR};
 use crate::kernels::pointwise::PwOp;
 use crate::tensor::{DType, RawIn, RawOut};
 
@@ -187,6 +187,98 @@ impl VectorChain {
             }
         }
         true
+    }
+}
+
+impl Prepared<'_> {
+    /// The epilogue as a chain the GEMM's AVX-512 pair kernels apply in registers,
+    /// for a GEMM of `rows × cols` whose row `i` is the flat output pixel `i`
+    /// (`n · hw + p`, images one after another) and whose column `j` is channel
+    /// `ch0 + j`: when it is a vector chain ending in one fp32 store (or only that
+    /// store), and every tensor has contiguous channels and rows that step evenly
+    /// (channels-last, and per-channel operands). `None`: the tiles go through
+    /// `apply_block` as before.
+    ///
+    /// # Panics
+    /// When the rows and columns leave a tensor (the index space is not the GEMM's).
+    pub(crate) fn fused_rows(
+        &self,
+        hw: usize,
+        rows: usize,
+        ch0: usize,
+        cols: usize,
+    ) -> Option<FusedOut> {
+        let (lin_in, lin_out) = self.linear.as_ref()?;
+        let out = match (self.outs.as_slice(), lin_out.as_slice()) {
+            ([o], [l]) if o.dtype() == DType::F32 => (*o, *l),
+            _ => return None,
+        };
+        let vsteps: &[VStep] = if self.ep.steps.is_empty() {
+            self.plain_f32_out()?;
+            &[]
+        } else {
+            match &self.vector {
+                Some(v) if v.isa == Isa::Avx512 => &v.steps,
+                _ => return None,
+            }
+        };
+        if rows == 0 || cols == 0 {
+            return None;
+        }
+        // Elements between consecutive GEMM rows, if constant.
+        let row_stride = |l: &Linear| -> Option<usize> {
+            if rows == 1 {
+                Some(0)
+            } else if rows <= hw {
+                Some(l.ps)
+            } else if hw == 1 {
+                Some(l.ns)
+            } else {
+                (l.ns == hw * l.ps).then_some(l.ps)
+            }
+        };
+        let last = |rs: usize| (rows - 1) * rs + ch0 + cols - 1;
+        let (y, ylin) = out;
+        let ys = row_stride(&ylin)?;
+        if ylin.cs != 1 || (rows > 1 && ys < cols) {
+            return None;
+        }
+        assert!(last(ys) < y.shape().span(), "fused output out of bounds");
+        // Operand `k`: its channel-`ch0` pointer and row stride (0: per channel).
+        let operand = |k: usize| -> Option<(*const f32, usize)> {
+            let (t, l) = (self.ins[k], &lin_in[k]);
+            let rs = row_stride(l)?;
+            if l.cs != 1 || t.dtype() != DType::F32 {
+                return None;
+            }
+            assert!(last(rs) < t.shape().span(), "fused operand out of bounds");
+            Some((t.ptr_as::<f32>().wrapping_add(ch0), rs))
+        };
+        let mut steps = Vec::with_capacity(vsteps.len());
+        for s in vsteps {
+            steps.push(match *s {
+                VStep::ScaleShift(a, b) => match (operand(a)?, operand(b)?) {
+                    ((a, 0), (b, 0)) => FusedStep::ScaleShift(a, b),
+                    _ => return None,
+                },
+                VStep::Add(t) => match operand(t)? {
+                    (t, 0) => FusedStep::AddCols(t),
+                    (t, rs) => FusedStep::AddRows(t, rs),
+                },
+                VStep::Mul(t) => match operand(t)? {
+                    (t, 0) => FusedStep::MulCols(t),
+                    (t, rs) => FusedStep::MulRows(t, rs),
+                },
+                VStep::AddScalar(v) => FusedStep::AddScalar(v),
+                VStep::MulScalar(v) => FusedStep::MulScalar(v),
+                VStep::Relu => FusedStep::Relu,
+            });
+        }
+        // SAFETY: rows `i < rows` and columns `j < cols` lie inside the output and
+        // every operand (asserted above), output rows do not overlap (`ys >= cols`);
+        // the tensors outlive the stage that runs the GEMM, operands are only read
+        // and the output only written by it.
+        Some(unsafe { FusedOut::new(steps, y.ptr_as::<f32>().wrapping_add(ch0), ys) })
     }
 }
 
@@ -615,5 +707,57 @@ mod tests {
             Step::unary(PwOp::Identity).store_to(output(&mut y2, Shape::channels_last(&dims))),
         );
         assert!(Prepared::new(&ep).vector.is_none());
+    }
+
+    /// A channels-last chain over two images becomes the in-register form: per-channel
+    /// operands by column from channel `ch0`, the residual by rows; a channels-first
+    /// output has none.
+    #[test]
+    fn fused_rows_of_a_channels_last_chain() {
+        let dims = [2, 20, 3, 4];
+        let scale: Vec<f32> = (0..20).map(|i| value(i, 1)).collect();
+        let shift: Vec<f32> = (0..20).map(|i| value(i, 2)).collect();
+        let residual: Vec<f32> = (0..480).map(|i| value(i, 4)).collect();
+        let channel = Shape::new(&dims, &[0, 1, 0, 0]);
+        let nhwc = Shape::channels_last(&dims);
+        let relu = PwOp::ReluFwd {
+            lower: 0.0,
+            upper: f32::INFINITY,
+            slope: 0.0,
+        };
+        let mut y = vec![0f32; 480];
+        let y_ptr = y.as_mut_ptr();
+        for out in [nhwc.clone(), Shape::packed(&dims)] {
+            let steps = vec![
+                Step {
+                    op: PwOp::ScaleShift,
+                    chain_input: 0,
+                    others: [
+                        None,
+                        Some(Operand::Tensor(input(&scale, channel.clone()))),
+                        Some(Operand::Tensor(input(&shift, channel.clone()))),
+                    ],
+                    store: None,
+                },
+                Step::binary(PwOp::Add, Operand::Tensor(input(&residual, nhwc.clone()))),
+                Step::unary(relu).store_to(output(&mut y, out.clone())),
+            ];
+            let ep = Epilogue { store: None, steps };
+            let fused = Prepared::new(&ep).fused_rows(12, 24, 4, 13);
+            if out != nhwc || isa() != Some(Isa::Avx512) {
+                assert!(fused.is_none(), "{out:?}");
+                continue;
+            }
+            let fused = fused.expect("a channels-last chain");
+            assert_eq!(
+                fused.steps(),
+                [
+                    FusedStep::ScaleShift(scale[4..].as_ptr(), shift[4..].as_ptr()),
+                    FusedStep::AddRows(residual[4..].as_ptr(), 20),
+                    FusedStep::Relu,
+                ]
+            );
+            assert_eq!(fused.target(), (y_ptr.wrapping_add(4), 20));
+        }
     }
 }
