@@ -270,9 +270,16 @@ fn nhwc_row<T: Elem>(x: &RawIn, g: &PoolGeometry, row: usize, dst: &mut [f32]) {
                 }
             }
         }
+        // `finish`, with the mode matched once per position (the loops vectorise).
         let inside = rd.len() * rh.len() * rw.len();
-        for a in acc.iter_mut() {
-            *a = g.finish(*a, inside);
+        let size: usize = g.window.iter().product();
+        match g.mode {
+            PoolMode::Max if g.zero_pad && inside < size => {
+                acc.iter_mut().for_each(|a| *a = a.max(0.0));
+            }
+            PoolMode::Max => {}
+            PoolMode::AvgExcludePadding => acc.iter_mut().for_each(|a| *a /= inside as f32),
+            PoolMode::AvgIncludePadding => acc.iter_mut().for_each(|a| *a /= size as f32),
         }
     }
 }

@@ -325,14 +325,26 @@ impl StageRunner<'_> {
             (HeadOp::Pool { x, geometry }, Kernel::Pool { at, channels_last }) => {
                 let n: usize = dims.iter().product();
                 let x = self.input(*x);
-                pool::pool(&x, geometry, *channels_last, self.scratch(*at, n), exec);
                 let shape = if *channels_last {
                     Shape::channels_last(dims)
                 } else {
                     Shape::packed(dims)
                 };
-                let values = ValueSource::Scratch { offset: *at, shape };
-                elementwise(&self.operand(&values, dims), &ep, dims, exec);
+                // A plain fp32 store to a tensor laid out as the pool writes: straight
+                // there, without the scratch pass.
+                match (&ep.store, ep.steps.is_empty()) {
+                    (Some(o), true) if o.dtype() == DType::F32 && *o.shape() == shape => {
+                        // SAFETY: the stage's output, `n` dense floats (its shape),
+                        // written by this stage only and overlapping none of its inputs.
+                        let out = unsafe { std::slice::from_raw_parts_mut(o.ptr_as::<f32>(), n) };
+                        pool::pool(&x, geometry, *channels_last, out, exec);
+                    }
+                    _ => {
+                        pool::pool(&x, geometry, *channels_last, self.scratch(*at, n), exec);
+                        let values = ValueSource::Scratch { offset: *at, shape };
+                        elementwise(&self.operand(&values, dims), &ep, dims, exec);
+                    }
+                }
             }
             _ => unreachable!("the stage builder pairs each head with its kernel"),
         }
