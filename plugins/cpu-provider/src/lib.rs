@@ -42,7 +42,8 @@
 //!
 //! # Knobs
 //!
-//! `cpu.threads` (int, 0 = one per core), `cpu.conv_algo` (`auto`, `gemm`, `direct`),
+//! `cpu.threads` (int, 0 = one per core), `cpu.conv_algo` (`auto`, `gemm`, `direct`,
+//! `winograd`),
 //! `cpu.constant_weights` (0 or 1: with 1 the caller promises that convolution filters
 //! keep their address and values from one execution of the plan to the next; the
 //! channels-last convolutions then pack them on the first execution and keep the
@@ -132,8 +133,8 @@ pub fn custom_knobs() -> Vec<Knob> {
             .build()
             .expect("a valid knob"),
         KnobFactory::string(KNOB_CONV_ALGO, "auto")
-            .valid_strings(&["auto", "gemm", "direct"])
-            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace)")
+            .valid_strings(&["auto", "gemm", "direct", "winograd"])
+            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3) wherever it applies: channels-last fp32 3x3 stride 1, AVX-512; the rest as auto)")
             .build()
             .expect("a valid knob"),
         KnobFactory::int(KNOB_CONSTANT_WEIGHTS, 0)

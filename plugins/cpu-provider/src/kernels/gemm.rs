@@ -779,6 +779,85 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     });
 }
 
+/// Whether this CPU (under `HIPDNN_CPU_ISA`) has the AVX-512 pair kernels that
+/// [`rows_times_panels`] needs.
+pub fn pair_rows_available() -> bool {
+    select_pair_rows_kernel().is_some()
+}
+
+/// `C[m×n] = A[m×kc] · B[kc×n]` on the calling thread, for products small enough for
+/// one K block: row `i` of A read in place at `a(i)` (`kc` consecutive floats), B
+/// packed as `n.div_ceil(NR)` panels `panel_stride(kc)` apart (element `(k, j)` of
+/// panel `p` at `b[p * panel_stride(kc) + k * NR + j % NR]`), `C[i, j]` stored to
+/// `c[i * ldc + j]`. The building block of batched products whose parts each fit in
+/// cache (Winograd's sixteen per tile chunk).
+///
+/// # Panics
+/// Without the AVX-512 pair kernels ([`pair_rows_available`]), or when `b` is shorter
+/// than its panels.
+///
+/// # Safety
+/// Every `a(i)`, `i < m`, addresses `kc` readable floats; `c[i * ldc + j]` is writable
+/// for `i < m`, `j < n`, with `ldc >= n`, and no one else accesses those elements
+/// during the call.
+pub unsafe fn rows_times_panels(
+    (m, n, kc): (usize, usize, usize),
+    a: impl Fn(usize) -> *const f32,
+    b: &[f32],
+    c: *mut f32,
+    ldc: usize,
+) {
+    let pr = select_pair_rows_kernel().expect("the AVX-512 pair kernels");
+    let panels = n.div_ceil(NR);
+    let ps = panel_stride(kc);
+    assert!(
+        panels == 0 || b.len() >= (panels - 1) * ps + kc * NR,
+        "B panels"
+    );
+    assert!(m <= 1 || ldc >= n, "rows of C overlap");
+    // SAFETY: `c`'s rows and columns are writable and ours (this function's contract).
+    let out = unsafe { FusedOut::new(Vec::new(), c, ldc) };
+    let (mut tile, mut next) = ([0f32; TILE], [0f32; TILE]);
+    let mut ptrs = [std::ptr::null::<f32>(); MR];
+    for i0 in (0..m).step_by(MR) {
+        let mr = MR.min(m - i0);
+        for (i, p) in ptrs.iter_mut().enumerate() {
+            *p = a(i0 + i.min(mr - 1));
+        }
+        let rows = ARows {
+            ptrs: &ptrs,
+            nseg: 1,
+            seg_len: kc,
+            ks: 1,
+        };
+        for q in (0..panels).step_by(2) {
+            let two = q + 1 < panels;
+            let b0 = &b[q * ps..q * ps + kc * NR];
+            let b1 = if two {
+                &b[(q + 1) * ps..(q + 1) * ps + kc * NR]
+            } else {
+                b0
+            };
+            let cols = |q: usize| NR.min(n - q * NR);
+            let fuse = FuseAt {
+                out: &out,
+                i0,
+                j0: q * NR,
+                cols: (cols(q), if two { cols(q + 1) } else { 0 }),
+            };
+            pr(
+                &rows,
+                b0,
+                b1,
+                &mut tile,
+                &mut next,
+                (false, mr),
+                Some(&fuse),
+            );
+        }
+    }
+}
+
 /// Packs one B panel from up to [`NR`] rows that are contiguous along K: element `k`
 /// of `rows[j]` goes to `dst[k * NR + j]`; columns past `rows.len()` are zero.
 ///

@@ -283,6 +283,11 @@ fn head_stage(
                 settings.conv_algo,
                 threads,
             );
+            let plan = if settings.constant_weights {
+                plan.for_constant_weights()
+            } else {
+                plan
+            };
             stage.kernel_workspace = plan.workspace_len();
             let cache = settings
                 .constant_weights

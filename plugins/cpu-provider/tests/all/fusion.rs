@@ -245,8 +245,9 @@ fn bottleneck_block_epilogues_match_the_reference_in_both_layouts() {
     use hipdnn_test_sdk::executor::execute_graph;
 
     for layout in [TensorLayout::Packed, TensorLayout::ChannelsLast] {
-        // 2 images of 9×9: tiles cross image boundaries.
-        let graph = samples::resnet_bottleneck(2, 32, 9, DataType::Float, layout);
+        // 2 images of 9×9: tiles cross image boundaries; 16 channels in the middle
+        // (channels-last: the 3×3 runs Winograd where the CPU has AVX-512).
+        let graph = samples::resnet_bottleneck(2, 64, 9, DataType::Float, layout);
         let io: Vec<_> = graph.tensors.iter().filter(|t| !t.is_virtual).collect();
         let out_uid = io.iter().find(|t| t.name == "y").unwrap().uid;
         let data: BTreeMap<i64, Vec<f32>> = io
@@ -270,7 +271,20 @@ fn bottleneck_block_epilogues_match_the_reference_in_both_layouts() {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
             .collect();
-        for conv_algo in [ConvAlgo::Auto, ConvAlgo::Gemm, ConvAlgo::Direct] {
+        #[cfg(target_arch = "x86_64")]
+        let winograd = std::arch::is_x86_feature_detected!("avx512f")
+            && !matches!(
+                std::env::var("HIPDNN_CPU_ISA").as_deref(),
+                Ok("avx2" | "portable")
+            );
+        #[cfg(not(target_arch = "x86_64"))]
+        let winograd = false;
+        for conv_algo in [
+            ConvAlgo::Auto,
+            ConvAlgo::Gemm,
+            ConvAlgo::Direct,
+            ConvAlgo::Winograd,
+        ] {
             let settings = CpuSettings {
                 conv_algo,
                 ..settings()
@@ -279,8 +293,16 @@ fn bottleneck_block_epilogues_match_the_reference_in_both_layouts() {
             let stages = plan.describe();
             assert_eq!(stages.len(), 3, "{stages:?}");
             if layout == TensorLayout::ChannelsLast && conv_algo == ConvAlgo::Auto {
+                let middle = if winograd {
+                    "conv Winograd"
+                } else {
+                    "conv Indirect"
+                };
+                assert!(stages[1].starts_with(middle), "{stages:?}");
                 assert!(
-                    stages.iter().all(|s| s.starts_with("conv Indirect")),
+                    [&stages[0], &stages[2]]
+                        .iter()
+                        .all(|s| s.starts_with("conv Indirect")),
                     "{stages:?}"
                 );
             }

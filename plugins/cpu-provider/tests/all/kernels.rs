@@ -80,6 +80,24 @@ fn cases() -> Vec<Case> {
             dil: 1,
             flip: false,
         },
+        // Winograd where channels-last: two images with odd extents (partial tiles),
+        // channel counts off the vector width, padding 2; and no padding.
+        Case {
+            x: [2, 19, 6, 5],
+            w: [33, 19, 3, 3],
+            pad: 2,
+            stride: 1,
+            dil: 1,
+            flip: false,
+        },
+        Case {
+            x: [1, 32, 8, 8],
+            w: [16, 32, 3, 3],
+            pad: 0,
+            stride: 1,
+            dil: 1,
+            flip: false,
+        },
         // A network's first layer: 3 channels, 7×7, stride 2, two images (channels-last
         // runs it over filter rows of a zero-padded copy).
         Case {
@@ -140,19 +158,29 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 FpropImpl::ImplicitGemm,
                 FpropImpl::Indirect,
                 FpropImpl::Direct,
+                FpropImpl::Winograd,
             ] {
                 let strided_ok = geo.taps() == 1 && geo.reads_no_padding();
                 if imp == FpropImpl::Indirect && xs[1] != 1 && !strided_ok {
                     continue; // needs unit channel stride, or 1×1 without padding
                 }
-                let plan = FpropPlan::new(
-                    geo.clone(),
-                    (&xsh, DType::F32),
-                    (&wsh, DType::F32),
-                    ConvAlgo::Auto,
-                    2,
-                )
-                .with_impl(imp);
+                let plan = |algo| {
+                    FpropPlan::new(geo.clone(), (&xsh, DType::F32), (&wsh, DType::F32), algo, 2)
+                };
+                let plan = if imp == FpropImpl::Winograd {
+                    // Only where it applies (and the CPU has the AVX-512 kernels).
+                    let p = plan(ConvAlgo::Winograd);
+                    let shape_fits = l == 1 && c.w[2] == 3 && c.w[3] == 3 && c.stride == 1;
+                    let shape_fits = shape_fits && c.dil == 1 && !c.flip && c.x[1] >= 16;
+                    let shape_fits = shape_fits && c.w[0] >= 16 && c.w[1] == c.x[1];
+                    assert!(p.imp != imp || shape_fits, "{:?} layout {l}: {p:?}", c.x);
+                    if p.imp != imp {
+                        continue;
+                    }
+                    p
+                } else {
+                    plan(ConvAlgo::Auto).with_impl(imp)
+                };
                 if l == 1 && imp == FpropImpl::Indirect && c.x[1] < 8 && !c.flip && c.dil == 1 {
                     assert!(format!("{plan:?}").contains("rows: true"), "{plan:?}");
                 }
@@ -171,11 +199,16 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     );
                 }
                 // Long accumulations (the naive reference sums in another order).
+                // Winograd's transforms add a few roundings.
                 let depth = c.w[1] * c.w[2] * c.w[3];
                 assert_close(
                     &dense(&y, &yd, &ys),
                     &want,
-                    if depth > 500 { 1e-4 } else { 1e-5 },
+                    if depth > 500 || imp == FpropImpl::Winograd {
+                        1e-4
+                    } else {
+                        1e-5
+                    },
                     &format!("{:?} layout {l} {imp:?}", c.x),
                 );
             }

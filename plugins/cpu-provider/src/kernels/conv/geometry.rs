@@ -77,15 +77,20 @@ pub enum ConvAlgo {
     Gemm,
     /// The direct loop.
     Direct,
+    /// Winograd F(2×2, 3×3) wherever it applies (channels-last 3×3 stride-1 `f32`),
+    /// the rest as `Auto`.
+    Winograd,
 }
 
 impl ConvAlgo {
-    /// The algorithm a `cpu.conv_algo` value names (`auto`, `gemm`, `direct`).
+    /// The algorithm a `cpu.conv_algo` value names (`auto`, `gemm`, `direct`,
+    /// `winograd`).
     pub fn from_name(name: &str) -> Option<Self> {
         Some(match name {
             "auto" => Self::Auto,
             "gemm" => Self::Gemm,
             "direct" => Self::Direct,
+            "winograd" => Self::Winograd,
             _ => return None,
         })
     }

@@ -13,6 +13,8 @@ pub enum FpropImpl {
     Indirect,
     /// Direct loop.
     Direct,
+    /// Winograd F(2×2, 3×3), channels-last `f32` 3×3 stride 1 (see `winograd.rs`).
+    Winograd,
 }
 
 /// Whether `w`'s K elements (`Cg × taps`) can be read in place as `f32` rows with unit
@@ -50,6 +52,8 @@ pub struct FpropPlan {
     /// Indirect over filter rows: the input is copied zero-padded and each filter row
     /// (`filt[2] × C` consecutive floats of a channels-last input) is one segment.
     pub(super) rows: bool,
+    /// `auto` would take Winograd if the filters' transform were kept between runs.
+    wino_fits: bool,
 }
 
 /// Whether a channels-last convolution with few input channels (a network's first
@@ -100,8 +104,16 @@ impl FpropPlan {
         let channels_last = x.1 == DType::F32 && (xs[1] == 1 || geo.cg() == 1);
         let w_in_place = weight_rows_in_place(&geo, w.0, w.1);
         let rows = algo != ConvAlgo::Direct && by_filter_rows(&geo, channels_last, w_in_place);
+        let wino = w.1 == DType::F32 && winograd::applies(&geo, channels_last);
+        // Where the sixteen transformed filters (16 · C · K floats) stay in cache.
+        let wino_fits = wino && geo.c * geo.k <= 1 << 16;
         let imp = match algo {
             ConvAlgo::Direct => FpropImpl::Direct,
+            ConvAlgo::Winograd if wino => FpropImpl::Winograd,
+            // Transforming the filters (every execution, unless they are declared
+            // constant: `FpropPlan::for_constant_weights`) costs about what 128 output
+            // pixels gain.
+            ConvAlgo::Auto if wino_fits && geo.npix() >= 128 => FpropImpl::Winograd,
             _ if rows => FpropImpl::Indirect,
             ConvAlgo::Auto if thin => FpropImpl::Direct,
             // Channels-last: pixels are rows of A read through the indirection buffer,
@@ -122,6 +134,7 @@ impl FpropPlan {
         };
         let blocking = Blocking::default();
         Self {
+            wino_fits: wino_fits && algo == ConvAlgo::Auto,
             weights_in_place: w_in_place,
             geo,
             imp,
@@ -138,6 +151,17 @@ impl FpropPlan {
             Some(tap_major) => tap_major || self.geo.taps() == 1,
             None => false,
         }
+    }
+
+    /// The plan for filters declared constant (`cpu.constant_weights`), whose packed
+    /// or transformed form is kept between runs ([`FpropPlan::run_cached`]): under
+    /// `auto`, Winograd also for the small images where transforming the filters on
+    /// every run would cost what it saves.
+    pub fn for_constant_weights(self) -> Self {
+        if self.wino_fits && self.imp != FpropImpl::Winograd {
+            return self.with_impl(FpropImpl::Winograd);
+        }
+        self
     }
 
     /// The same plan with another implementation (tests, benchmarks).
@@ -162,6 +186,7 @@ impl FpropPlan {
         let kred = g.cg() * g.taps();
         match self.imp {
             FpropImpl::Direct => 0,
+            FpropImpl::Winograd => winograd::workspace_len(g, self.threads),
             FpropImpl::ImplicitGemm => {
                 let wpack = if self.weights_in_place.is_some() {
                     0
@@ -220,6 +245,7 @@ impl FpropPlan {
             FpropImpl::Direct => direct(&self.geo, x, w, &prepared, exec),
             FpropImpl::ImplicitGemm => self.run_implicit(x, w, &prepared, exec, ws),
             FpropImpl::Indirect => self.run_indirect(x, w, &prepared, exec, ws, cache),
+            FpropImpl::Winograd => winograd::run(&self.geo, x, w, &prepared, exec, ws, cache),
         }
     }
 
@@ -416,13 +442,16 @@ fn pad_channels_last(g: &ConvGeometry, x: &RawIn, dst: &mut [f32], exec: &Exec) 
 }
 
 /// Packed filters kept between runs of one convolution whose filters do not change
-/// (the CPU engine's `cpu.constant_weights` knob): one [`gemm::PackedB`] per group,
-/// tagged with the filter address they were packed from. A run with the same address
+/// (the CPU engine's `cpu.constant_weights` knob): one [`gemm::PackedB`] per group
+/// (or, for Winograd, the transformed filters), tagged with the filter address they
+/// were made from. A run with the same address
 /// reuses them; another address packs again and replaces them. Safe to share between
 /// threads running the same plan (a run that finds nothing packs for itself).
 #[derive(Debug, Default)]
 pub struct WeightCache {
     entry: Mutex<Option<(usize, Arc<Vec<gemm::PackedB>>)>>,
+    /// Winograd's transformed filters in their packed panels, by filter address.
+    transformed: Mutex<Option<(usize, Arc<Vec<f32>>)>>,
 }
 
 impl WeightCache {
@@ -438,5 +467,19 @@ impl WeightCache {
     fn put(&self, addr: usize, packed: Vec<gemm::PackedB>) {
         let mut entry = self.entry.lock().unwrap_or_else(|e| e.into_inner());
         *entry = Some((addr, Arc::new(packed)));
+    }
+
+    /// The Winograd-transformed filters for filter address `addr`, if kept.
+    pub(super) fn transformed(&self, addr: usize) -> Option<Arc<Vec<f32>>> {
+        let entry = self.transformed.lock().unwrap_or_else(|e| e.into_inner());
+        entry
+            .as_ref()
+            .filter(|(a, _)| *a == addr)
+            .map(|(_, p)| Arc::clone(p))
+    }
+
+    pub(super) fn put_transformed(&self, addr: usize, u: Arc<Vec<f32>>) {
+        let mut entry = self.transformed.lock().unwrap_or_else(|e| e.into_inner());
+        *entry = Some((addr, u));
     }
 }
