@@ -125,7 +125,6 @@ fn layout(dims: &[i64], l: usize) -> Vec<i64> {
 
 #[test]
 fn conv_fprop_every_impl_and_layout_matches_naive() {
-    let exec = Exec::new(2);
     for c in cases() {
         let o = |i: usize| (c.x[i] + 2 * c.pad - c.dil * (c.w[i] - 1) - 1) / c.stride + 1;
         let yd = [c.x[0], c.w[0], o(2), o(3)];
@@ -154,18 +153,27 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 Shape::new(&u(&yd), &u(&ys)),
             );
             let geo = ConvGeometry::new(&u(&c.x), &u(&c.w), &u(&yd), &params).unwrap();
-            for imp in [
-                FpropImpl::ImplicitGemm,
-                FpropImpl::Indirect,
-                FpropImpl::Direct,
-                FpropImpl::Winograd,
+            // Winograd on one thread (each through its own tiles) and two (in phases).
+            for (imp, threads) in [
+                (FpropImpl::ImplicitGemm, 2),
+                (FpropImpl::Indirect, 2),
+                (FpropImpl::Direct, 2),
+                (FpropImpl::Winograd, 2),
+                (FpropImpl::Winograd, 1),
             ] {
+                let exec = Exec::new(threads);
                 let strided_ok = geo.taps() == 1 && geo.reads_no_padding();
                 if imp == FpropImpl::Indirect && xs[1] != 1 && !strided_ok {
                     continue; // needs unit channel stride, or 1×1 without padding
                 }
                 let plan = |algo| {
-                    FpropPlan::new(geo.clone(), (&xsh, DType::F32), (&wsh, DType::F32), algo, 2)
+                    FpropPlan::new(
+                        geo.clone(),
+                        (&xsh, DType::F32),
+                        (&wsh, DType::F32),
+                        algo,
+                        threads,
+                    )
                 };
                 let plan = if imp == FpropImpl::Winograd {
                     // Only where it applies (and the CPU has the AVX-512 kernels).
@@ -209,7 +217,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     } else {
                         1e-5
                     },
-                    &format!("{:?} layout {l} {imp:?}", c.x),
+                    &format!("{:?} layout {l} {imp:?} {threads} threads", c.x),
                 );
             }
         }

@@ -72,9 +72,35 @@ fn per_thread_len(geo: &ConvGeometry) -> usize {
     XI * chunk(geo) * (geo.c + geo.k) + 16
 }
 
+/// Tiles of the whole convolution.
+fn total_tiles(geo: &ConvGeometry) -> usize {
+    let (th, tw) = tiles(geo);
+    geo.n * th * tw
+}
+
+/// Whether the threads work in phases over shared `V` and `M` (input transform, the
+/// products split by position and output-channel panels, output transform) rather than
+/// each through its own tiles: when a thread would have under two chunks of tiles, so
+/// that each would stream all sixteen transformed filters for a few rows (small images
+/// on many threads).
+fn phased(geo: &ConvGeometry, threads: usize) -> bool {
+    threads > 1 && total_tiles(geo) < 2 * chunk(geo) * threads
+}
+
+/// Tiles per phase round: `V` and `M` in about 16 MiB.
+fn phase_tiles(geo: &ConvGeometry) -> usize {
+    let per_tile = XI * (geo.c + geo.k) * 4;
+    ((16 << 20) / per_tile).max(MR).min(total_tiles(geo))
+}
+
 /// Workspace in `f32` elements for `threads` threads.
 pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize) -> usize {
-    packed_len(geo) + geo.c + threads * per_thread_len(geo)
+    let work = if phased(geo, threads) {
+        XI * phase_tiles(geo) * (geo.c + geo.k) + 16
+    } else {
+        threads * per_thread_len(geo)
+    };
+    packed_len(geo) + geo.c + work
 }
 
 /// Runs the convolution into `ep`.
@@ -122,11 +148,6 @@ pub(super) fn run(
     let total = geo.n * th * tw;
     let hw = geo.out[1] * geo.out[2];
     let fused = ep.fused_rows(hw, geo.npix(), 0, geo.k);
-    let parts: Vec<Mutex<&mut [f32]>> = rest
-        .chunks_mut(per_thread_len(geo))
-        .take(threads)
-        .map(Mutex::new)
-        .collect();
     let ctx = Ctx {
         geo,
         x: SendPtr(x.ptr_as::<f32>()),
@@ -139,6 +160,15 @@ pub(super) fn run(
         tw,
         th,
     };
+    if phased(geo, threads) {
+        run_phased(&ctx, total, exec, rest);
+        return;
+    }
+    let parts: Vec<Mutex<&mut [f32]>> = rest
+        .chunks_mut(per_thread_len(geo))
+        .take(threads)
+        .map(Mutex::new)
+        .collect();
     exec.for_each(threads, |t| {
         let mut guard = parts[t].lock().unwrap_or_else(|e| e.into_inner());
         let buf: &mut [f32] = &mut guard;
@@ -151,6 +181,64 @@ pub(super) fn run(
             ctx.chunk(range.start + r.start, r.len(), buf);
         }
     });
+}
+
+/// [`run`] in phases over `V` and `M` in `buf`, [`phase_tiles`] tiles at a time.
+fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
+    let g = ctx.geo;
+    let (c, k) = (g.c, g.k);
+    let threads = exec.threads();
+    let cap = phase_tiles(g);
+    let off = buf.as_ptr().align_offset(64).min(16);
+    let (v, m) = buf[off..].split_at_mut(XI * cap * c);
+    assert!(m.len() >= XI * cap * k, "winograd phase buffers");
+    let (v, m) = (
+        SendPtr(v.as_mut_ptr().cast_const()),
+        SendPtr(m.as_mut_ptr().cast_const()),
+    );
+    let pairs = k.div_ceil(2 * NR);
+    let pstride = panel_stride(c);
+    let ps = k.div_ceil(NR) * pstride;
+    for t0 in (0..total).step_by(cap) {
+        let n = cap.min(total - t0);
+        exec.for_each(threads, |t| {
+            for i in split(n, threads, t) {
+                // SAFETY: tile `i`'s sixteen rows of `V` (`c` floats, `n · c` apart)
+                // lie inside `v` (`XI · cap · c` floats) and are this part's alone.
+                unsafe { ctx.input_tile(t0 + i, v.get().cast_mut().add(i * c), n * c) };
+            }
+        });
+        // The products, split by position and pairs of output-channel panels, so
+        // that each transformed filter panel is read by one thread only.
+        exec.for_each(threads, |t| {
+            for item in split(XI * pairs, threads, t) {
+                let (xi, pair) = (item / pairs, item % pairs);
+                let j0 = pair * 2 * NR;
+                let b = &ctx.packed[xi * ps + 2 * pair * pstride..(xi + 1) * ps];
+                let vx = v.get().wrapping_add(xi * n * c);
+                // SAFETY: rows `i < n` of `V_ξ` hold `c` floats (written in the phase
+                // before); `M_ξ`'s rows `i < n`, columns `j0..j0 + cols` are inside `m`
+                // and this item's alone; the pair kernels exist (`applies`).
+                unsafe {
+                    gemm::rows_times_panels(
+                        (n, (k - j0).min(2 * NR), c),
+                        |i| vx.wrapping_add(i * c),
+                        b,
+                        m.get().cast_mut().add(xi * n * k + j0),
+                        k,
+                    );
+                }
+            }
+        });
+        exec.for_each(threads, |t| {
+            // SAFETY: `M` (the first `XI · n · k` floats of `m`) is only read now.
+            let ms = unsafe { std::slice::from_raw_parts(m.get(), XI * n * k) };
+            let mut out = vec![0f32; 4 * k];
+            for i in split(n, threads, t) {
+                ctx.output_tile(t0 + i, &ms[i * k..], n * k, &mut out);
+            }
+        });
+    }
 }
 
 /// What every chunk reads.
@@ -177,7 +265,8 @@ impl Ctx<'_> {
         let (v, m) = buf[off..].split_at_mut(XI * n * c);
         let m = &mut m[..XI * n * k];
         for i in 0..n {
-            self.input_tile(t0 + i, &mut v[i * c..], n * c);
+            // SAFETY: tile `i`'s sixteen rows (`c` floats, `n · c` apart) are inside `v`.
+            unsafe { self.input_tile(t0 + i, v[i * c..].as_mut_ptr(), n * c) };
         }
         let ps = self.geo.k.div_ceil(NR) * panel_stride(c);
         for xi in 0..XI {
@@ -202,8 +291,11 @@ impl Ctx<'_> {
         }
     }
 
-    /// The input transform of tile `t`: `V_ξ` row `ξ · vs` of `v` (`C` floats each).
-    fn input_tile(&self, t: usize, v: &mut [f32], vs: usize) {
+    /// The input transform of tile `t`: `V_ξ`'s row at `v + ξ · vs` (`C` floats each).
+    ///
+    /// # Safety
+    /// The sixteen rows are writable and nobody else accesses them meanwhile.
+    unsafe fn input_tile(&self, t: usize, v: *mut f32, vs: usize) {
         let g = self.geo;
         let (img, ty, tx) = (
             t / (self.th * self.tw),
@@ -224,10 +316,9 @@ impl Ctx<'_> {
                 self.x.0.wrapping_add(at)
             }
         });
-        assert!(v.len() >= (XI - 1) * vs + c, "winograd chunk buffer");
         // SAFETY: every `d[i]` addresses `c` floats (the input, checked above, or the
-        // zero row); `v` holds the sixteen rows (checked above); AVX-512F is present.
-        unsafe { input_tile_avx512(&d, c, v.as_mut_ptr(), vs) };
+        // zero row); the sixteen rows at `v` are ours (contract); AVX-512F is present.
+        unsafe { input_tile_avx512(&d, c, v, vs) };
     }
 
     /// The output transform of tile `t` (`M_ξ` row at `m[ξ · ms..]`, `K` floats each)
