@@ -779,6 +779,12 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     });
 }
 
+/// The AVX-512 lane mask of the first `n` of 16 lanes (all of them from 16 on).
+#[inline(always)]
+pub(crate) fn lane_mask(n: usize) -> u16 {
+    if n >= 16 { !0 } else { (1u16 << n) - 1 }
+}
+
 /// Whether this CPU (under `HIPDNN_CPU_ISA`) has the AVX-512 pair kernels that
 /// [`rows_times_panels`] needs.
 pub fn pair_rows_available() -> bool {
@@ -1064,8 +1070,7 @@ mod avx512 {
                 }
                 Some(f) => {
                     let f: &FuseAt<'_> = f;
-                    let mask = |c: usize| -> __mmask16 { if c >= NR { !0 } else { (1 << c) - 1 } };
-                    let (m0, m1) = (mask(f.cols.0), mask(f.cols.1));
+                    let (m0, m1) = (super::lane_mask(f.cols.0), super::lane_mask(f.cols.1));
                     // Masked lanes are not read, so a missing second panel's pointers
                     // (past the operand) are never dereferenced.
                     let cols2 = |p: *const f32, off: usize| {

@@ -145,7 +145,7 @@ pub(super) fn run(
         }
     };
     let (th, tw) = tiles(geo);
-    let total = geo.n * th * tw;
+    let total = total_tiles(geo);
     let hw = geo.out[1] * geo.out[2];
     let fused = ep.fused_rows(hw, geo.npix(), 0, geo.k);
     let ctx = Ctx {
@@ -256,6 +256,15 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Tile `t`'s image, tile row and tile column.
+    fn tile_at(&self, t: usize) -> (usize, usize, usize) {
+        (
+            t / (self.th * self.tw),
+            (t / self.tw) % self.th,
+            t % self.tw,
+        )
+    }
+
     /// Tiles `t0..t0 + n` (flat `(image, tile row, tile column)` order), with `buf`
     /// for their `V` and `M`.
     fn chunk(&self, t0: usize, n: usize, buf: &mut [f32]) {
@@ -297,11 +306,7 @@ impl Ctx<'_> {
     /// The sixteen rows are writable and nobody else accesses them meanwhile.
     unsafe fn input_tile(&self, t: usize, v: *mut f32, vs: usize) {
         let g = self.geo;
-        let (img, ty, tx) = (
-            t / (self.th * self.tw),
-            (t / self.tw) % self.th,
-            t % self.tw,
-        );
+        let (img, ty, tx) = self.tile_at(t);
         let xs = &self.xs;
         let c = g.c;
         let y0 = (2 * ty) as isize - g.pad[1] as isize;
@@ -330,11 +335,7 @@ impl Ctx<'_> {
         // SAFETY: sixteen rows of `k` floats in `m`, four in `out` (checked above);
         // AVX-512F is present.
         unsafe { output_tile_avx512(m.as_ptr(), ms, k, out.as_mut_ptr()) };
-        let (img, ty, tx) = (
-            t / (self.th * self.tw),
-            (t / self.tw) % self.th,
-            t % self.tw,
-        );
+        let (img, ty, tx) = self.tile_at(t);
         for (q, vals) in out.chunks_exact_mut(k).enumerate() {
             let (oy, ox) = (2 * ty + q / 2, 2 * tx + q % 2);
             if oy >= g.out[1] || ox >= g.out[2] {
@@ -384,7 +385,7 @@ unsafe fn input_tile_avx512(d: &[*const f32; XI], c: usize, v: *mut f32, vs: usi
     let mut ch = 0;
     while ch < c {
         let n = (c - ch).min(16);
-        let mask: __mmask16 = if n == 16 { !0 } else { (1 << n) - 1 };
+        let mask = gemm::lane_mask(n);
         // SAFETY: (whole loop) masked lanes are neither read nor written; the others
         // are inside the rows per the function's contract.
         unsafe {
@@ -427,7 +428,7 @@ unsafe fn output_tile_avx512(m: *const f32, ms: usize, k: usize, out: *mut f32) 
     let mut j = 0;
     while j < k {
         let n = (k - j).min(16);
-        let mask: __mmask16 = if n == 16 { !0 } else { (1 << n) - 1 };
+        let mask = gemm::lane_mask(n);
         // SAFETY: (whole loop) as in `input_tile_avx512`.
         unsafe {
             let x: [__m512; XI] =
@@ -549,7 +550,7 @@ fn transform_filters(g: &ConvGeometry, w: &RawIn, packed: &mut [f32], exec: &Exe
 #[target_feature(enable = "avx512f")]
 unsafe fn filter_panel_avx512(w: *const f32, ws: [usize; 5], n: usize, dst: *mut f32, ps: usize) {
     use std::arch::x86_64::*;
-    let mask: __mmask16 = if n >= 16 { !0 } else { (1 << n) - 1 };
+    let mask = gemm::lane_mask(n);
     let idx: [i32; 16] = std::array::from_fn(|j| (j * ws[0]) as i32);
     // SAFETY: (whole body) per the function's contract; masked lanes are not read.
     unsafe {

@@ -342,7 +342,7 @@ mod x86 {
         y: *mut f32,
         ys: usize,
     ) {
-        let mask: __mmask16 = if cols >= 16 { !0 } else { (1 << cols) - 1 };
+        let mask = crate::kernels::gemm::lane_mask(cols);
         // Row `i` of an operand (a macro, not a closure: the intrinsics stay inside
         // this function's target features).
         macro_rules! load {
