@@ -143,6 +143,7 @@ impl MatmulPlan {
                 b_ns: b_s[r - 1],
                 batch_idx: &idx[..r - 2],
                 ep: &prepared,
+                fused: prepared.fused_matrix(&idx[..r - 2], self.m, self.n),
             };
             gemm::run(&prob, exec, self.blocking, rest);
         }
@@ -170,6 +171,9 @@ struct Problem<'a> {
     b_ns: usize,
     batch_idx: &'a [usize],
     ep: &'a Prepared<'a>,
+    /// The epilogue as the pair kernels' chain, where it is one (the tiles are then
+    /// stored by the kernels, not [`GemmProblem::write_tile`]).
+    fused: Option<gemm::FusedOut>,
 }
 
 impl GemmProblem for Problem<'_> {
@@ -198,6 +202,10 @@ impl GemmProblem for Problem<'_> {
             DType::F16 => self.pack::<f16>(k0, kc, j0, nc, dst),
             DType::BF16 => self.pack::<bf16>(k0, kc, j0, nc, dst),
         }
+    }
+
+    fn fused_out(&self) -> Option<&gemm::FusedOut> {
+        self.fused.as_ref()
     }
 
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]) {
@@ -237,26 +245,42 @@ impl Problem<'_> {
     fn pack<T: Elem>(&self, k0: usize, kc: usize, j0: usize, nc: usize, dst: &mut [f32]) {
         let b = self.b.ptr_as::<T>();
         let span = self.b.shape().span();
-        for p in 0..nc.div_ceil(NR) {
+        let panels = nc.div_ceil(NR);
+        let ps = gemm::panel_stride(kc);
+        let last = self.b_off + (k0 + kc - 1) * self.b_ks + (j0 + nc - 1) * self.b_ns;
+        assert!(last < span, "matmul B read out of bounds");
+        if self.b_ns == 1 && T::DTYPE == DType::F32 {
+            // Row by row (B's rows are read in order), each row's panels in turn.
+            let full = nc / NR;
+            for k in 0..kc {
+                let base = self.b_off + (k0 + k) * self.b_ks + j0;
+                // SAFETY: `base + nc - 1 <= last`, inside b's span (checked above).
+                let src = unsafe { std::slice::from_raw_parts(b.add(base).cast::<f32>(), nc) };
+                for p in 0..full {
+                    let at = p * ps + k * NR;
+                    let d: &mut [f32; NR] = (&mut dst[at..at + NR]).try_into().expect("NR");
+                    d.copy_from_slice(&src[p * NR..(p + 1) * NR]);
+                }
+                if full < panels {
+                    let w = nc - full * NR;
+                    let at = full * ps + k * NR;
+                    dst[at..at + w].copy_from_slice(&src[full * NR..]);
+                    dst[at + w..at + NR].fill(0.0);
+                }
+            }
+            return;
+        }
+        for p in 0..panels {
             let c0 = j0 + p * NR;
             let w = NR.min(j0 + nc - c0);
-            let at = p * gemm::panel_stride(kc);
-            let panel = &mut dst[at..at + kc * NR];
-            let last = self.b_off + (k0 + kc - 1) * self.b_ks + (c0 + w - 1) * self.b_ns;
-            assert!(last < span, "matmul B read out of bounds");
+            let panel = &mut dst[p * ps..p * ps + kc * NR];
             for k in 0..kc {
                 let row = &mut panel[k * NR..(k + 1) * NR];
                 let base = self.b_off + (k0 + k) * self.b_ks + c0 * self.b_ns;
-                // SAFETY: every offset is at most `last`, inside b's span (checked above).
-                unsafe {
-                    if self.b_ns == 1 && T::DTYPE == DType::F32 {
-                        let src = std::slice::from_raw_parts(b.add(base).cast::<f32>(), w);
-                        gemm::copy_short(&mut row[..w], src);
-                    } else {
-                        for (q, o) in row[..w].iter_mut().enumerate() {
-                            *o = (*b.add(base + q * self.b_ns)).to_f32();
-                        }
-                    }
+                for (q, o) in row[..w].iter_mut().enumerate() {
+                    // SAFETY: every offset is at most `last`, inside b's span (checked
+                    // above).
+                    *o = unsafe { *b.add(base + q * self.b_ns) }.to_f32();
                 }
                 row[w..].fill(0.0);
             }

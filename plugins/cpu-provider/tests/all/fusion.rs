@@ -161,6 +161,76 @@ fn matmul_chain_and_shared_intermediate() {
     }
 }
 
+/// matmul → bias (per column) → residual add (a full matrix) → ReLU, the chain the
+/// GEMM's kernels apply in registers where the CPU has AVX-512: several K blocks,
+/// partial row tiles and panels, a broadcast B, 1–3 threads; and the same chain into a
+/// column-major output (not fused: the general epilogue) for comparison.
+#[test]
+fn matmul_bias_residual_relu_matches_naive() {
+    let (batch, m, k, n) = (2usize, 13usize, 300usize, 45usize);
+    let f = DataType::Float;
+    let a_v = values(batch * m * k, 21);
+    let b_v = values(k * n, 22);
+    let bias_v = values(n, 23);
+    let r_v = values(batch * m * n, 24);
+    let mut want = vec![0f32; batch * m * n];
+    for bi in 0..batch {
+        for i in 0..m {
+            for j in 0..n {
+                let mut t = 0f32;
+                for q in 0..k {
+                    t += a_v[(bi * m + i) * k + q] * b_v[q * n + j];
+                }
+                let at = (bi * m + i) * n + j;
+                want[at] = (t + bias_v[j] + r_v[at]).max(0.0);
+            }
+        }
+    }
+    let (bd, md, kd, nd) = (batch as i64, m as i64, k as i64, n as i64);
+    for (threads, column_major) in [(1, false), (2, false), (3, false), (2, true)] {
+        let mut g = f32_graph("mm_chain");
+        let a = input(&mut g, 1, &[bd, md, kd], &[md * kd, kd, 1], f);
+        let b = input(&mut g, 2, &[1, kd, nd], &[kd * nd, nd, 1], f);
+        let bias = input(&mut g, 3, &[1, 1, nd], &[nd, nd, 1], f);
+        let res = input(&mut g, 4, &[bd, md, nd], &[md * nd, nd, 1], f);
+        let mm = g.matmul(a, b, MatmulAttrs::new().name("mm")).unwrap();
+        result(&mut g, mm, 5, &[md * nd, nd, 1], false);
+        let add = |name: &str| PointwiseAttrs::new(PointwiseMode::ADD).name(name);
+        let biased = g.pointwise(&[mm, bias], add("bias")).unwrap();
+        result(&mut g, biased, 6, &[md * nd, nd, 1], false);
+        let summed = g.pointwise(&[biased, res], add("residual")).unwrap();
+        result(&mut g, summed, 7, &[md * nd, nd, 1], false);
+        let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+        let y = g.pointwise(&[summed], relu).unwrap();
+        let y_strides = if column_major {
+            [md * nd, 1, md]
+        } else {
+            [md * nd, nd, 1]
+        };
+        result(&mut g, y, 8, &y_strides, true);
+        let graph = build(&g);
+        let settings = CpuSettings {
+            threads,
+            ..CpuSettings::default()
+        };
+        let plan = Plan::from_model(&graph, &settings).unwrap();
+        assert_eq!(plan.stage_count(), 1, "{:?}", plan.describe());
+        let mut y = vec![f32::NAN; batch * m * n];
+        plan.run(
+            &mut HostTensors::new()
+                .input(1, &a_v)
+                .input(2, &b_v)
+                .input(3, &bias_v)
+                .input(4, &r_v)
+                .output(8, &mut y),
+        )
+        .unwrap();
+        let got = dense(&y, &[bd, md, nd], &y_strides);
+        let what = format!("{threads} threads, column-major output {column_major}");
+        assert_close(&got, &want, 1e-4, &what);
+    }
+}
+
 /// matmul → bias → GELU with HALF or BFLOAT16 virtual intermediates (FLOAT inputs and
 /// output): the intermediates hold values of their type, so the engine rounds them as
 /// the reference executor does, and the two agree to fp32 accuracy (unrounded, they

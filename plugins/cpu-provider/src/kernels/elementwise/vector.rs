@@ -254,32 +254,114 @@ impl Prepared<'_> {
             assert!(last(rs) < t.shape().span(), "fused operand out of bounds");
             Some((t.ptr_as::<f32>().wrapping_add(ch0), rs))
         };
-        let mut steps = Vec::with_capacity(vsteps.len());
-        for s in vsteps {
-            steps.push(match *s {
-                VStep::ScaleShift(a, b) => match (operand(a)?, operand(b)?) {
-                    ((a, 0), (b, 0)) => FusedStep::ScaleShift(a, b),
-                    _ => return None,
-                },
-                VStep::Add(t) => match operand(t)? {
-                    (t, 0) => FusedStep::AddCols(t),
-                    (t, rs) => FusedStep::AddRows(t, rs),
-                },
-                VStep::Mul(t) => match operand(t)? {
-                    (t, 0) => FusedStep::MulCols(t),
-                    (t, rs) => FusedStep::MulRows(t, rs),
-                },
-                VStep::AddScalar(v) => FusedStep::AddScalar(v),
-                VStep::MulScalar(v) => FusedStep::MulScalar(v),
-                VStep::Relu => FusedStep::Relu,
-            });
-        }
+        let steps = fused_steps(vsteps, operand)?;
         // SAFETY: rows `i < rows` and columns `j < cols` lie inside the output and
         // every operand (asserted above), output rows do not overlap (`ys >= cols`);
         // the tensors outlive the stage that runs the GEMM, operands are only read
         // and the output only written by it.
         Some(unsafe { FusedOut::new(steps, y.ptr_as::<f32>().wrapping_add(ch0), ys) })
     }
+
+    /// The epilogue as a chain the GEMM's AVX-512 pair kernels apply in registers, for
+    /// a matmul whose index space is `[batch..., rows, cols]`: GEMM row `i`, column `j`
+    /// is element `[batch_idx..., i, j]`. As [`Prepared::fused_rows`]: a vector chain
+    /// ending in one fp32 store (or only that store), every tensor with contiguous
+    /// columns (operands: per column, or a full matrix with its own row stride).
+    ///
+    /// # Panics
+    /// When the rows and columns leave a tensor (the index space is not the matmul's).
+    pub(crate) fn fused_matrix(
+        &self,
+        batch_idx: &[usize],
+        rows: usize,
+        cols: usize,
+    ) -> Option<FusedOut> {
+        let y = match self.outs.as_slice() {
+            [o] if o.dtype() == DType::F32 => *o,
+            _ => return None,
+        };
+        let chain;
+        let vsteps: &[VStep] = if self.ep.steps.is_empty() {
+            &[]
+        } else {
+            chain = VectorChain::of(self.ep, &self.ins, &self.outs)?;
+            if chain.isa != Isa::Avx512 {
+                return None;
+            }
+            &chain.steps
+        };
+        if rows == 0 || cols == 0 {
+            return None;
+        }
+        // A tensor's element `[batch_idx..., 0, 0]` and its row and column strides.
+        let view = |s: &crate::tensor::Shape| -> Option<(usize, usize, usize)> {
+            let r = s.rank();
+            if r != batch_idx.len() + 2 {
+                return None;
+            }
+            let base: usize = batch_idx.iter().zip(&s.strides).map(|(i, st)| i * st).sum();
+            let rs = if rows == 1 { 0 } else { s.strides[r - 2] };
+            let cs = if cols == 1 { 1 } else { s.strides[r - 1] };
+            Some((base, rs, cs))
+        };
+        let last = |base: usize, rs: usize| base + (rows - 1) * rs + cols - 1;
+        let (ybase, ys, ycs) = view(y.shape())?;
+        if ycs != 1 || (rows > 1 && ys < cols) {
+            return None;
+        }
+        assert!(
+            last(ybase, ys) < y.shape().span(),
+            "fused output out of bounds"
+        );
+        let operand = |k: usize| -> Option<(*const f32, usize)> {
+            let t = self.ins[k];
+            let (base, rs, cs) = view(t.shape())?;
+            if cs != 1 || t.dtype() != DType::F32 {
+                return None;
+            }
+            assert!(
+                last(base, rs) < t.shape().span(),
+                "fused operand out of bounds"
+            );
+            Some((t.ptr_as::<f32>().wrapping_add(base), rs))
+        };
+        let steps = fused_steps(vsteps, operand)?;
+        // SAFETY: rows `i < rows` and columns `j < cols` lie inside the output and
+        // every operand (asserted above), output rows do not overlap (`ys >= cols`);
+        // the tensors outlive the stage that runs the GEMM, operands are only read
+        // and the output only written by it.
+        Some(unsafe { FusedOut::new(steps, y.ptr_as::<f32>().wrapping_add(ybase), ys) })
+    }
+}
+
+/// The pair kernels' steps for a vector chain; `operand(k)` is input `k`'s pointer at
+/// the GEMM's first element and its row stride (0: one value per column), `None` when
+/// it has no such form.
+fn fused_steps(
+    vsteps: &[VStep],
+    operand: impl Fn(usize) -> Option<(*const f32, usize)>,
+) -> Option<Vec<FusedStep>> {
+    let mut steps = Vec::with_capacity(vsteps.len());
+    for s in vsteps {
+        steps.push(match *s {
+            VStep::ScaleShift(a, b) => match (operand(a)?, operand(b)?) {
+                ((a, 0), (b, 0)) => FusedStep::ScaleShift(a, b),
+                _ => return None,
+            },
+            VStep::Add(t) => match operand(t)? {
+                (t, 0) => FusedStep::AddCols(t),
+                (t, rs) => FusedStep::AddRows(t, rs),
+            },
+            VStep::Mul(t) => match operand(t)? {
+                (t, 0) => FusedStep::MulCols(t),
+                (t, rs) => FusedStep::MulRows(t, rs),
+            },
+            VStep::AddScalar(v) => FusedStep::AddScalar(v),
+            VStep::MulScalar(v) => FusedStep::MulScalar(v),
+            VStep::Relu => FusedStep::Relu,
+        });
+    }
+    Some(steps)
 }
 
 /// The vector instruction set this CPU and `HIPDNN_CPU_ISA` allow, if any.
