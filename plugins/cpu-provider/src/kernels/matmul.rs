@@ -204,6 +204,11 @@ impl GemmProblem for Problem<'_> {
         }
     }
 
+    fn a_in_place(&self) -> bool {
+        // A (the input, or its fp32 copy in the workspace) outlives the GEMM.
+        true
+    }
+
     fn fused_out(&self) -> Option<&gemm::FusedOut> {
         self.fused.as_ref()
     }

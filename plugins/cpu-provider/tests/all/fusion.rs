@@ -162,9 +162,10 @@ fn matmul_chain_and_shared_intermediate() {
 }
 
 /// matmul → bias (per column) → residual add (a full matrix) → ReLU, the chain the
-/// GEMM's kernels apply in registers where the CPU has AVX-512: several K blocks,
-/// partial row tiles and panels, a broadcast B, 1–3 threads; and the same chain into a
-/// column-major output (not fused: the general epilogue) for comparison.
+/// GEMM's kernels apply in registers where the CPU has AVX-512 (A's rows read in
+/// place): several K blocks, partial row tiles and panels, a broadcast B, 1–3 threads;
+/// and the same chain into a column-major output (not fused: the general epilogue) and
+/// from a column-major A (packed, not read in place).
 #[test]
 fn matmul_bias_residual_relu_matches_naive() {
     let (batch, m, k, n) = (2usize, 13usize, 300usize, 45usize);
@@ -187,9 +188,29 @@ fn matmul_bias_residual_relu_matches_naive() {
         }
     }
     let (bd, md, kd, nd) = (batch as i64, m as i64, k as i64, n as i64);
-    for (threads, column_major) in [(1, false), (2, false), (3, false), (2, true)] {
+    // The same A stored column-major in each batch.
+    let mut a_cm = vec![0f32; a_v.len()];
+    for bi in 0..batch {
+        for i in 0..m {
+            for q in 0..k {
+                a_cm[bi * m * k + q * m + i] = a_v[(bi * m + i) * k + q];
+            }
+        }
+    }
+    for (threads, column_major, a_column_major) in [
+        (1, false, false),
+        (2, false, false),
+        (3, false, false),
+        (2, true, false),
+        (2, false, true),
+    ] {
         let mut g = f32_graph("mm_chain");
-        let a = input(&mut g, 1, &[bd, md, kd], &[md * kd, kd, 1], f);
+        let a_strides = if a_column_major {
+            [md * kd, 1, md]
+        } else {
+            [md * kd, kd, 1]
+        };
+        let a = input(&mut g, 1, &[bd, md, kd], &a_strides, f);
         let b = input(&mut g, 2, &[1, kd, nd], &[kd * nd, nd, 1], f);
         let bias = input(&mut g, 3, &[1, 1, nd], &[nd, nd, 1], f);
         let res = input(&mut g, 4, &[bd, md, nd], &[md * nd, nd, 1], f);
@@ -218,7 +239,7 @@ fn matmul_bias_residual_relu_matches_naive() {
         let mut y = vec![f32::NAN; batch * m * n];
         plan.run(
             &mut HostTensors::new()
-                .input(1, &a_v)
+                .input(1, if a_column_major { &a_cm } else { &a_v })
                 .input(2, &b_v)
                 .input(3, &bias_v)
                 .input(4, &r_v)
@@ -226,7 +247,9 @@ fn matmul_bias_residual_relu_matches_naive() {
         )
         .unwrap();
         let got = dense(&y, &[bd, md, nd], &y_strides);
-        let what = format!("{threads} threads, column-major output {column_major}");
+        let what = format!(
+            "{threads} threads, column-major output {column_major}, column-major A {a_column_major}"
+        );
         assert_close(&got, &want, 1e-4, &what);
     }
 }
