@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Table of bench/cpu_graphs_vs_onnxruntime.sh's rounds: per graph, the median of each
-side's round medians and the ratio ORT / ours (> 1: the CPU engine is faster), then the
-geometric mean of the ratios per set (file name prefix) and batch."""
+side's round medians and the ratio peer / ours (> 1: the CPU engine is faster), then the
+geometric mean of the ratios per set (file name prefix) and batch. The peer is ONNX
+Runtime, numpy for the `matmul_` graphs."""
 import json
 import math
 import statistics
@@ -20,7 +21,7 @@ def main():
             rows[r["graph"]][0].append(r["ours_ms"])
             rows[r["graph"]][1].append(r["ort_ms"])
     groups = defaultdict(list)
-    print("| graph | ours (ms) | ONNX Runtime (ms) | ORT / ours |")
+    print("| graph | ours (ms) | peer (ms) | peer / ours |")
     print("|---|---|---|---|")
     for g in order:
         ours, ort = (statistics.median(v) for v in rows[g])
@@ -30,7 +31,7 @@ def main():
         groups[(parts[0], parts[-2], parts[-1])].append(ratio)
         print(f"| {stem} | {ours:.3f} | {ort:.3f} | {ratio:.2f} |")
     print()
-    print("| set | batch | layout | graphs | geomean ORT / ours |")
+    print("| set | batch | layout | graphs | geomean peer / ours |")
     print("|---|---|---|---|---|")
     for (s, b, l), ratios in sorted(groups.items()):
         gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times a hipDNN graph (its JSON form, docs/graph-json.md) in ONNX Runtime.
 
-    ort_graph.py GRAPH.json [GRAPH.json ...] --threads T --iters N [--profile]
+    ort_graph.py GRAPH.json [GRAPH.json ...] --threads T --iters N [--profile | --numpy]
 
 Each graph becomes the equivalent ONNX model (opset 17): convolutions, batch-norm
 inference, the pointwise modes below, max and average pooling, matmuls. Tensors that
@@ -17,6 +17,10 @@ all graph optimizations. Prints one JSON object per graph: {"graph", "ms"} with 
 median of N runs after one warm-up. --profile also prints, on stderr, ONNX Runtime's own
 per-node kernel times (median over the N runs, in execution order, with the node's
 operator): the peer's side of the CPU engine's HIPDNN_CPU_PROFILE=1 table.
+
+--numpy times numpy's matmul instead (`a @ b`, fresh fp32 arrays of the graph's shapes,
+numpy's BLAS with the threads OMP_NUM_THREADS/OPENBLAS_NUM_THREADS give it) for graphs
+that are one matmul, and adds "peer": "numpy" to the JSON.
 """
 import json
 import os
@@ -182,11 +186,18 @@ def main():
     profile = "--profile" in args
     if profile:
         args.remove("--profile")
+    use_numpy = "--numpy" in args
+    if use_numpy:
+        args.remove("--numpy")
     threads = int(opt("--threads", "2"))
     iters = int(opt("--iters", "10"))
     for path in args:
         with open(path) as f:
             graph = json.load(f)
+        if use_numpy:
+            ms = numpy_matmul_ms(graph, iters)
+            print(json.dumps({"graph": os.path.basename(path), "ms": round(ms, 4), "peer": "numpy"}), flush=True)
+            continue
         model, inputs = convert(graph)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
@@ -204,6 +215,18 @@ def main():
         print(json.dumps({"graph": os.path.basename(path), "ms": round(ms, 4)}), flush=True)
         if profile:
             print_profile(os.path.basename(path), session.end_profiling())
+
+
+def numpy_matmul_ms(graph, iters):
+    """Median time of numpy's `a @ b` for a graph that is one matmul."""
+    nodes = graph["nodes"]
+    if len(nodes) != 1 or nodes[0]["attributes_type"] != "MatmulAttributes":
+        raise SystemExit(f"{graph['name']}: --numpy times graphs of one matmul only")
+    tensors = {t["uid"]: t for t in graph["tensors"]}
+    a = nodes[0]["attributes"]
+    rng = np.random.default_rng(1)
+    x, w = (rng.standard_normal(tensors[a[k]]["dims"]).astype(np.float32) for k in ("a_tensor_uid", "b_tensor_uid"))
+    return median_ms(lambda: x @ w, iters)
 
 
 def print_profile(graph, trace):

@@ -1,12 +1,13 @@
 //! Writes the graphs the whole-graph CPU benchmark runs (`bench/cpu_graphs_vs_onnxruntime.sh`)
 //! as JSON files: ResNet-50's 23 distinct convolutions, the bottleneck block, and the
-//! whole network, at each batch and layout asked for.
+//! whole network, at each batch and layout asked for; `matmul`: one 1024³ fp32 matmul
+//! (written once, whatever the batches and layouts).
 //!
 //! `cargo run --release -p hipdnn-frontend --example bench_graphs -- --out DIR
-//! [--batches 1,8] [--layouts nhwc,nchw] [--sets convs,block,resnet50]`
+//! [--batches 1,8] [--layouts nhwc,nchw] [--sets convs,block,resnet50,matmul]`
 //!
 //! Files: `DIR/<set>_<name>_b<N>_<layout>.json` (`convs`: one per convolution;
-//! `block_bottleneck_…`, `resnet50_resnet50_…`).
+//! `block_bottleneck_…`, `resnet50_resnet50_…`; `matmul_1024_b1_rowmajor.json`).
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -57,8 +58,18 @@ fn main() -> Result<(), Box<dyn Error>> {
                         "resnet50",
                         samples::resnet50_scaled(n, 224, 64, layout),
                     )),
+                    "matmul" => {
+                        let path = out.join("matmul_1024_b1_rowmajor.json");
+                        if !path.exists() {
+                            std::fs::write(&path, samples::matmul(1024, 1024, 1024).to_json())?;
+                            written += 1;
+                        }
+                    }
                     other => {
-                        return Err(format!("unknown set {other} (convs, block, resnet50)").into());
+                        return Err(format!(
+                            "unknown set {other} (convs, block, resnet50, matmul)"
+                        )
+                        .into());
                     }
                 }
             }

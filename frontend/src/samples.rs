@@ -12,8 +12,8 @@ use hipdnn_flatbuffers_sdk::model::Graph;
 use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 
 use crate::{
-    BatchnormInferenceAttrs, ConvAttrs, FrontendError, GraphBuilder, PointwiseAttrs, ResampleAttrs,
-    Tensor, TensorDescriptor,
+    BatchnormInferenceAttrs, ConvAttrs, FrontendError, GraphBuilder, MatmulAttrs, PointwiseAttrs,
+    ResampleAttrs, Tensor, TensorDescriptor,
 };
 
 type Result<T> = std::result::Result<T, FrontendError>;
@@ -69,6 +69,25 @@ pub fn conv_bias_relu() -> Graph {
         )?;
         let y = pointwise(&mut g, "relu", PointwiseMode::RELU_FWD, &[biased], "y")?;
         g.set_output(y, true)?;
+        Ok(())
+    })();
+    finish(&g, made)
+}
+
+/// One fp32 matmul `c[m, n] = a[m, k] · b[k, n]`, row-major (`a`, `b`, `c`).
+///
+/// ```
+/// let g = hipdnn_frontend::samples::matmul(64, 32, 16);
+/// assert_eq!(g.nodes.len(), 1);
+/// ```
+pub fn matmul(m: i64, k: i64, n: i64) -> Graph {
+    let mut g = f32_builder(&format!("matmul_{m}x{k}x{n}"));
+    let made = (|| {
+        let a = g.tensor(TensorDescriptor::new("a", [m, k]))?;
+        let b = g.tensor(TensorDescriptor::new("b", [k, n]))?;
+        let c = g.matmul(a, b, MatmulAttrs::new().name("matmul"))?;
+        g.set_name(c, "c")?;
+        g.set_output(c, true)?;
         Ok(())
     })();
     finish(&g, made)
