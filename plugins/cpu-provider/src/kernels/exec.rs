@@ -2,12 +2,11 @@
 //!
 //! Every kernel splits its work into a fixed number of contiguous parts that depends
 //! only on the problem and the thread count, never on timing: results are the same from
-//! run to run.
+//! run to run, whichever thread runs a part.
 
-use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -18,36 +17,50 @@ const SPIN: Duration = Duration::from_micros(200);
 
 /// Where kernels run: `threads` threads, the calling one among them.
 ///
-/// [`Exec::for_each`] hands part `p` of a section to thread `p % threads` (the caller
-/// is thread 0), so the same thread gets the same share of consecutive sections.
-/// Workers spin briefly between sections, then sleep. Pools are shared per thread
-/// count within the process; a section started while another runs on the same pool
-/// (another plan executing on another thread, or a nested call) runs on its caller
-/// alone.
+/// [`Exec::for_each`] offers part `p` of a section first to thread `p % threads` (the
+/// caller is thread 0), so the same thread gets the same share of consecutive sections
+/// and finds its data in its cache; a thread done with its own parts takes the ones
+/// other threads have not begun, so a worker the system has not scheduled (a busy
+/// host) does not hold the section up. Which thread runs a part never changes what it
+/// computes. Workers spin briefly between sections, then sleep. Pools are shared per
+/// thread count within the process; a section started while another runs on the same
+/// pool (another plan executing on another thread, or a nested call) runs on its
+/// caller alone.
 #[derive(Debug, Clone)]
 pub struct Exec {
     pool: Arc<Pool>,
     threads: usize,
 }
 
-/// One section's work: `parts` calls of the closure behind `f`.
-#[derive(Clone, Copy)]
-struct Job {
-    f: *const (dyn Fn(usize) + Sync),
-    parts: usize,
-    /// Threads taking parts (the caller and the workers).
-    threads: usize,
-}
+/// Bits of a claim word that count claimed parts; the rest tag the section.
+const COUNT_BITS: u32 = 24;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+
+/// One thread's claim word, alone on its cache line.
+#[repr(align(64))]
+struct Cursor(AtomicU64);
 
 /// What the dispatcher and the workers share.
+///
+/// A section is published like a sequence lock: the dispatcher makes `epoch` odd,
+/// writes the job's fields and re-tags every cursor, then makes `epoch` even. A worker
+/// reads the fields between two equal even readings of `epoch`. Parts are claimed by a
+/// compare-and-swap on a cursor carrying the section's tag, so a thread that read an
+/// older section's job (descheduled since) cannot claim a part of a newer one; and a
+/// claim can only succeed while its section has unclaimed parts, when the dispatcher
+/// is still waiting and the closure alive.
 struct Shared {
-    /// Bumped (release) once the section's job is in place.
     epoch: AtomicUsize,
-    /// The current job: written by the dispatcher before bumping `epoch`, read by the
-    /// workers after seeing the bump, cleared only after every worker is done.
-    job: UnsafeCell<Option<Job>>,
-    /// Workers done with the current section.
-    done: AtomicUsize,
+    /// The job's closure (a fat pointer: data and vtable words), parts and threads.
+    f_data: AtomicUsize,
+    f_meta: AtomicUsize,
+    parts: AtomicUsize,
+    threads: AtomicUsize,
+    /// Thread `i`'s claim word: the section's tag above [`COUNT_BITS`], below it how
+    /// many of its parts (`i`, `i + threads`, ...) are claimed.
+    cursors: Box<[Cursor]>,
+    /// Parts of the current section that have finished.
+    completed: AtomicUsize,
     /// A part panicked.
     panicked: AtomicBool,
     /// Workers asleep (or about to be): the dispatcher wakes them only then.
@@ -57,12 +70,14 @@ struct Shared {
     shutdown: AtomicBool,
 }
 
-// SAFETY: `job` is written only by the dispatcher while no worker reads it (before the
-// epoch bump, and after all workers reported done); the closure it points to is `Sync`
-// and outlives the section (the dispatcher waits for every worker before returning).
-unsafe impl Sync for Shared {}
-// SAFETY: as above.
-unsafe impl Send for Shared {}
+/// One section as a thread read it.
+#[derive(Clone, Copy)]
+struct Job {
+    f: *const (dyn Fn(usize) + Sync),
+    parts: usize,
+    threads: usize,
+    tag: u64,
+}
 
 /// The worker threads of one thread count, and the lock that lets one section in.
 struct Pool {
@@ -90,18 +105,28 @@ impl Drop for Pool {
     }
 }
 
-impl Pool {
+impl Shared {
     fn new(threads: usize) -> Self {
-        let shared = Arc::new(Shared {
+        Self {
             epoch: AtomicUsize::new(0),
-            job: UnsafeCell::new(None),
-            done: AtomicUsize::new(0),
+            f_data: AtomicUsize::new(0),
+            f_meta: AtomicUsize::new(0),
+            parts: AtomicUsize::new(0),
+            threads: AtomicUsize::new(0),
+            cursors: (0..threads).map(|_| Cursor(AtomicU64::new(0))).collect(),
+            completed: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
             sleepers: AtomicUsize::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
-        });
+        }
+    }
+}
+
+impl Pool {
+    fn new(threads: usize) -> Self {
+        let shared = Arc::new(Shared::new(threads));
         let mut workers = 0;
         for index in 1..threads {
             let shared = Arc::clone(&shared);
@@ -123,16 +148,71 @@ impl Pool {
     }
 }
 
-/// Part `p` of a section runs on thread `p % job.threads`.
-fn run_parts(job: Job, index: usize, shared: &Shared) {
-    // SAFETY: the dispatcher keeps the closure alive until every worker is done.
-    let f = unsafe { &*job.f };
-    let mut p = index;
-    while p < job.parts {
+/// The tag of the section published at (even) `epoch`.
+fn tag_of(epoch: usize) -> u64 {
+    ((epoch as u64) >> 1) << COUNT_BITS
+}
+
+/// The section published at `epoch`, if it is still the current one (`None`: a newer
+/// one is being published or is out; look again).
+fn read_job(shared: &Shared, epoch: usize) -> Option<Job> {
+    let f_data = shared.f_data.load(Ordering::Relaxed);
+    let f_meta = shared.f_meta.load(Ordering::Relaxed);
+    let parts = shared.parts.load(Ordering::Relaxed);
+    let threads = shared.threads.load(Ordering::Relaxed);
+    // Pairs with the dispatcher's release fence: had any of these loads seen a newer
+    // section's field, this load sees that section's odd epoch (or later).
+    std::sync::atomic::fence(Ordering::Acquire);
+    if shared.epoch.load(Ordering::Relaxed) != epoch {
+        return None;
+    }
+    // SAFETY: the two words were written together from one fat pointer by the
+    // dispatcher of this epoch (checked just above: no newer writer began).
+    let f = unsafe {
+        std::mem::transmute::<[usize; 2], *const (dyn Fn(usize) + Sync)>([f_data, f_meta])
+    };
+    Some(Job {
+        f,
+        parts,
+        threads,
+        tag: tag_of(epoch),
+    })
+}
+
+/// Claims the next unclaimed part of thread `owner`'s share, if any is left.
+fn claim(shared: &Shared, job: &Job, owner: usize) -> Option<usize> {
+    let share = (job.parts + job.threads - 1 - owner) / job.threads;
+    let cursor = &shared.cursors[owner].0;
+    let mut word = cursor.load(Ordering::Acquire);
+    loop {
+        if word & !COUNT_MASK != job.tag || (word & COUNT_MASK) as usize >= share {
+            return None;
+        }
+        match cursor.compare_exchange_weak(word, word + 1, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return Some(owner + (word & COUNT_MASK) as usize * job.threads),
+            Err(now) => word = now,
+        }
+    }
+}
+
+/// Thread `index`'s parts, then the parts other threads have not claimed.
+fn run_parts(shared: &Shared, job: &Job, index: usize) {
+    let run = |p: usize| {
+        // SAFETY: part `p` was just claimed, so its section has a part that is not
+        // done and its dispatcher still waits: the closure is alive.
+        let f = unsafe { &*job.f };
         if catch_unwind(AssertUnwindSafe(|| f(p))).is_err() {
             shared.panicked.store(true, Ordering::Relaxed);
         }
-        p += job.threads;
+        shared.completed.fetch_add(1, Ordering::AcqRel);
+    };
+    while let Some(p) = claim(shared, job, index) {
+        run(p);
+    }
+    for other in (1..job.threads).map(|d| (index + d) % job.threads) {
+        while let Some(p) = claim(shared, job, other) {
+            run(p);
+        }
     }
 }
 
@@ -144,7 +224,7 @@ fn worker(shared: &Shared, index: usize) {
         let mut spins = 0u32;
         let epoch = loop {
             let now = shared.epoch.load(Ordering::Acquire);
-            if now != seen || shared.shutdown.load(Ordering::Acquire) {
+            if (now != seen && now.is_multiple_of(2)) || shared.shutdown.load(Ordering::Acquire) {
                 break now;
             }
             std::hint::spin_loop();
@@ -163,7 +243,9 @@ fn worker(shared: &Shared, index: usize) {
                 shared.sleepers.fetch_add(1, Ordering::SeqCst);
                 loop {
                     let now = shared.epoch.load(Ordering::SeqCst);
-                    if now != seen || shared.shutdown.load(Ordering::SeqCst) {
+                    if (now != seen && now.is_multiple_of(2))
+                        || shared.shutdown.load(Ordering::SeqCst)
+                    {
                         break;
                     }
                     guard = shared.wake.wait(guard).unwrap_or_else(|e| e.into_inner());
@@ -175,14 +257,12 @@ fn worker(shared: &Shared, index: usize) {
         if shared.shutdown.load(Ordering::Acquire) {
             return;
         }
-        seen = epoch;
-        // SAFETY: the job was written before the epoch bump we acquired, and stays
-        // until this worker reports done.
-        let job = unsafe { *shared.job.get() };
-        if let Some(job) = job {
-            run_parts(job, index, shared);
+        if let Some(job) = read_job(shared, epoch)
+            && index < job.threads
+        {
+            run_parts(shared, &job, index);
         }
-        shared.done.fetch_add(1, Ordering::AcqRel);
+        seen = epoch;
     }
 }
 
@@ -220,7 +300,13 @@ impl Exec {
         }
         let pool = &*self.pool;
         let guard = match pool.dispatch.try_lock() {
-            Ok(g) if parts > 1 && pool.workers > 0 => g,
+            Ok(g)
+                if parts > 1
+                    && pool.workers > 0
+                    && parts.div_ceil(pool.workers + 1) as u64 <= COUNT_MASK =>
+            {
+                g
+            }
             _ => {
                 (0..parts).for_each(&f);
                 return;
@@ -229,30 +315,47 @@ impl Exec {
         let shared = &*pool.shared;
         let threads = pool.workers + 1;
         let f: &(dyn Fn(usize) + Sync) = &f;
-        // SAFETY: the closure outlives the section: this function returns only after
-        // every worker has reported done, and the job is cleared before that.
+        // SAFETY: the closure outlives every call of it: parts are only run once
+        // claimed, and this function returns after every part has finished.
         let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
-        let job = Job { f, parts, threads };
-        shared.done.store(0, Ordering::Relaxed);
+        // SAFETY: a fat pointer is two words.
+        let [f_data, f_meta] =
+            unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync), [usize; 2]>(f) };
+        // Publish: odd epoch (readers retry), the job, the cursors re-tagged, even.
+        let epoch = shared.epoch.load(Ordering::Relaxed) + 2;
+        shared.epoch.store(epoch - 1, Ordering::Relaxed);
+        // Everything below becomes visible after the odd epoch (see `read_job`).
+        std::sync::atomic::fence(Ordering::Release);
+        shared.completed.store(0, Ordering::Relaxed);
         shared.panicked.store(false, Ordering::Relaxed);
-        // SAFETY: no worker reads the job now (all finished the previous section).
-        unsafe { *shared.job.get() = Some(job) };
-        shared.epoch.fetch_add(1, Ordering::SeqCst);
+        shared.f_data.store(f_data, Ordering::Relaxed);
+        shared.f_meta.store(f_meta, Ordering::Relaxed);
+        shared.parts.store(parts, Ordering::Relaxed);
+        shared.threads.store(threads, Ordering::Relaxed);
+        for c in &shared.cursors[..threads] {
+            c.0.store(tag_of(epoch), Ordering::Relaxed);
+        }
+        // Publishes the fields and the cursors (the workers acquire the even epoch).
+        shared.epoch.store(epoch, Ordering::SeqCst);
         if shared.sleepers.load(Ordering::SeqCst) > 0 {
             let _lock = shared.lock.lock().unwrap_or_else(|e| e.into_inner());
             shared.wake.notify_all();
         }
-        run_parts(job, 0, shared);
+        let job = Job {
+            f,
+            parts,
+            threads,
+            tag: tag_of(epoch),
+        };
+        run_parts(shared, &job, 0);
         let mut spins = 0u32;
-        while shared.done.load(Ordering::Acquire) < pool.workers {
+        while shared.completed.load(Ordering::Acquire) < parts {
             std::hint::spin_loop();
             spins = spins.wrapping_add(1);
             if spins > 1 << 16 {
                 std::thread::yield_now();
             }
         }
-        // SAFETY: every worker is done with the job.
-        unsafe { *shared.job.get() = None };
         let panicked = shared.panicked.load(Ordering::Relaxed);
         drop(guard);
         if panicked {
@@ -328,6 +431,29 @@ mod tests {
         }
     }
 
+    /// Sections one after another where one thread's first part is slow (so the
+    /// others take the rest of its share): every part still runs exactly once per
+    /// section, and no part of one section runs in the next.
+    #[test]
+    fn parts_taken_over_run_once() {
+        use std::sync::atomic::AtomicU64;
+        let exec = Exec::new(4);
+        for round in 0..300usize {
+            let parts = 1 + round % 37;
+            let hits: Vec<AtomicU64> = (0..parts).map(|_| AtomicU64::new(0)).collect();
+            exec.for_each(parts, |p| {
+                if p == 1 && round % 3 == 0 {
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+                hits[p].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(
+                hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+                "round {round}"
+            );
+        }
+    }
+
     #[test]
     fn nested_and_concurrent_sections_complete() {
         let exec = Exec::new(4);
@@ -370,6 +496,41 @@ mod tests {
             n.fetch_add(1, Ordering::Relaxed);
         });
         assert_eq!(n.load(Ordering::Relaxed), 6);
+    }
+
+    /// A thread takes its own parts first, then every part the other threads have not
+    /// claimed (they may never come); a job read from an older section claims nothing.
+    #[test]
+    fn a_thread_takes_the_parts_others_have_not_begun() {
+        let shared = Shared::new(4);
+        let order = Mutex::new(Vec::new());
+        let f = |p: usize| order.lock().unwrap().push(p);
+        let f: &(dyn Fn(usize) + Sync) = &f;
+        // SAFETY: the closure outlives every `run_parts` below.
+        let f: *const (dyn Fn(usize) + Sync + 'static) = unsafe { std::mem::transmute(f) };
+        let epoch = 6;
+        for c in &shared.cursors[..] {
+            c.0.store(tag_of(epoch), Ordering::Relaxed);
+        }
+        // Thread 2 has already claimed its first part.
+        shared.cursors[2].0.fetch_add(1, Ordering::Relaxed);
+        let job = |epoch| Job {
+            f,
+            parts: 10,
+            threads: 4,
+            tag: tag_of(epoch),
+        };
+        run_parts(&shared, &job(epoch - 2), 1);
+        assert!(
+            order.lock().unwrap().is_empty(),
+            "a stale job claimed parts"
+        );
+        run_parts(&shared, &job(epoch), 1);
+        assert_eq!(*order.lock().unwrap(), [1, 5, 9, 6, 3, 7, 0, 4, 8]);
+        assert_eq!(shared.completed.load(Ordering::Relaxed), 9);
+        // Nothing is left to claim, for anyone.
+        run_parts(&shared, &job(epoch), 0);
+        assert_eq!(order.lock().unwrap().len(), 9);
     }
 
     #[test]
