@@ -27,9 +27,11 @@
 //! * **Memory reused.** Intermediates that must be stored share workspace bytes when
 //!   their lifetimes (from the stage writing them to the last reading them) do not
 //!   overlap, so a network touches a few megabytes per execution, most of it in cache.
-//! * **Threads that stay awake.** Each parallel section hands part `p` to thread
-//!   `p % threads`, the calling thread included; workers spin briefly between sections
-//!   (which follow each other within microseconds) before they sleep.
+//! * **Threads that stay awake.** Each parallel section offers part `p` first to
+//!   thread `p % threads`, the calling thread included; a thread done with its own
+//!   parts takes those others have not begun, so a worker the host has not scheduled
+//!   does not hold the section up. Workers spin briefly between sections (which
+//!   follow each other within microseconds) before they sleep.
 //! * **Layouts kept.** Intermediates a later stage reads are stored densely in the
 //!   memory order of the stage's input, so a channels-last network stays channels-last
 //!   (and runs the indirect kernel) whatever strides its virtual tensors declare.
