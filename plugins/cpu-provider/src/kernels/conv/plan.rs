@@ -418,13 +418,27 @@ fn pad_channels_last(g: &ConvGeometry, x: &RawIn, dst: &mut [f32], exec: &Exec) 
     exec.for_each(parts, |part| {
         for r in split(rows.len(), parts, part) {
             let mut row = rows[r].lock().unwrap_or_else(|e| e.into_inner());
-            row.fill(0.0);
             let (n, dh) = (r / (p[0] * p[1]), r % (p[0] * p[1]));
             let (d, h) = (dh / p[1], dh % p[1]);
             let (Some(id), Some(ih)) = (d.checked_sub(g.pad[0]), h.checked_sub(g.pad[1])) else {
+                row.fill(0.0);
                 continue;
             };
             if id >= g.inp[0] || ih >= g.inp[1] {
+                row.fill(0.0);
+                continue;
+            }
+            // The padding around the row's pixels, then the pixels.
+            let (to, len) = (g.pad[2] * c, g.inp[2] * c);
+            row[..to].fill(0.0);
+            row[to + len..].fill(0.0);
+            let at = n * xs[0] + id * xs[2] + ih * xs[3];
+            if xs[1] == 1 && xs[4] == c {
+                // Dense channels-last pixels: one contiguous run.
+                assert!(at + len <= span, "padded copy out of bounds");
+                // SAFETY: inside x (checked above); x is only read.
+                let run = unsafe { std::slice::from_raw_parts(src.get().add(at), len) };
+                row[to..to + len].copy_from_slice(run);
                 continue;
             }
             for iw in 0..g.inp[2] {
