@@ -535,7 +535,8 @@ pub(crate) struct Prepared<'a> {
     outs: Vec<&'a RawOut>,
     /// Every tensor's pixel-linear view, when all have one (see [`Linear`]).
     linear: Option<(Vec<Linear>, Vec<Linear>)>,
-    /// The vector form of a blockwise epilogue, where it has one.
+    /// The epilogue's vector form, where it has one (run on blocks when every tensor
+    /// is pixel-linear, and in the GEMM's registers by `fused_rows`/`fused_matrix`).
     vector: Option<vector::VectorChain>,
 }
 
@@ -543,9 +544,7 @@ impl<'a> Prepared<'a> {
     pub(crate) fn new(ep: &'a Epilogue) -> Self {
         let (ins, outs) = ep.tensors();
         let linear = block::linear_views(&ins, &outs);
-        let vector = linear
-            .as_ref()
-            .and_then(|_| vector::VectorChain::of(ep, &ins, &outs));
+        let vector = vector::VectorChain::of(ep, &ins, &outs);
         Self {
             ep,
             ins,

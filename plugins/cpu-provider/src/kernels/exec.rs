@@ -257,9 +257,7 @@ fn worker(shared: &Shared, index: usize) {
         if shared.shutdown.load(Ordering::Acquire) {
             return;
         }
-        if let Some(job) = read_job(shared, epoch)
-            && index < job.threads
-        {
+        if let Some(job) = read_job(shared, epoch) {
             run_parts(shared, &job, index);
         }
         seen = epoch;

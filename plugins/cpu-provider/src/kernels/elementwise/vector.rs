@@ -191,6 +191,19 @@ impl VectorChain {
 }
 
 impl Prepared<'_> {
+    /// The vector steps the pair kernels run for this epilogue: none for a plain fp32
+    /// store, the vector chain's where it runs on AVX-512; `None` otherwise.
+    fn pair_steps(&self) -> Option<&[VStep]> {
+        if self.ep.steps.is_empty() {
+            self.plain_f32_out().map(|_| &[][..])
+        } else {
+            self.vector
+                .as_ref()
+                .filter(|v| v.isa == Isa::Avx512)
+                .map(|v| &v.steps[..])
+        }
+    }
+
     /// The epilogue as a chain the GEMM's AVX-512 pair kernels apply in registers,
     /// for a GEMM of `rows × cols` whose row `i` is the flat output pixel `i`
     /// (`n · hw + p`, images one after another) and whose column `j` is channel
@@ -213,15 +226,7 @@ impl Prepared<'_> {
             ([o], [l]) if o.dtype() == DType::F32 => (*o, *l),
             _ => return None,
         };
-        let vsteps: &[VStep] = if self.ep.steps.is_empty() {
-            self.plain_f32_out()?;
-            &[]
-        } else {
-            match &self.vector {
-                Some(v) if v.isa == Isa::Avx512 => &v.steps,
-                _ => return None,
-            }
-        };
+        let vsteps = self.pair_steps()?;
         if rows == 0 || cols == 0 {
             return None;
         }
@@ -280,16 +285,7 @@ impl Prepared<'_> {
             [o] if o.dtype() == DType::F32 => *o,
             _ => return None,
         };
-        let chain;
-        let vsteps: &[VStep] = if self.ep.steps.is_empty() {
-            &[]
-        } else {
-            chain = VectorChain::of(self.ep, &self.ins, &self.outs)?;
-            if chain.isa != Isa::Avx512 {
-                return None;
-            }
-            &chain.steps
-        };
+        let vsteps = self.pair_steps()?;
         if rows == 0 || cols == 0 {
             return None;
         }
