@@ -6,11 +6,14 @@
 
 pub mod capi;
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tracing::field::{Field, Visit};
+use tracing::level_filters::LevelFilter;
 use tracing::span::{Attributes, Id, Record};
+use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Subscriber};
 
 /// `target/<profile>/examples/lib<name>.so`, next to this test's `target/<profile>/deps/`.
@@ -74,14 +77,51 @@ pub fn install(dir: &Path, names: &[&str]) {
     }
 }
 
-/// Collects `(level, message)` of every event on the threads where it is the default.
+/// Collects `(level, message)` of every event on the threads where it is current.
+///
+/// Events reach it through one process-wide subscriber ([`Router`]), installed the first
+/// time any capture runs and never replaced, which hands each event to the capture current
+/// on the emitting thread. A scoped default (`tracing::subscriber::with_default`) per test
+/// alone loses events: tracing caches each callsite's interest across all live
+/// dispatchers, and with tests creating and dropping dispatchers on parallel threads a
+/// callsite first reached while no capture was alive can stay disabled. Where a test of
+/// the same binary installed the C API's log output first (it becomes the global default
+/// when `hipdnnCreate` runs), a capture falls back to the scoped default.
 #[derive(Clone, Default)]
 pub struct Capture(Arc<Mutex<Vec<(Level, String)>>>);
 
+thread_local! {
+    static CURRENT: RefCell<Option<Capture>> = const { RefCell::new(None) };
+}
+
 impl Capture {
-    /// Runs `f` with this subscriber as the thread's default.
+    /// Runs `f` with this capture receiving the thread's events (the previous one, if
+    /// any, is current again afterwards, also when `f` panics).
     pub fn during<T>(&self, f: impl FnOnce() -> T) -> T {
-        tracing::subscriber::with_default(self.clone(), f)
+        static ROUTED: OnceLock<bool> = OnceLock::new();
+        let routed =
+            *ROUTED.get_or_init(|| tracing::subscriber::set_global_default(Router).is_ok());
+        if !routed {
+            return tracing::subscriber::with_default(self.clone(), f);
+        }
+        struct Restore(Option<Capture>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let previous = self.0.take();
+                CURRENT.with(|c| *c.borrow_mut() = previous);
+            }
+        }
+        let _restore = Restore(CURRENT.with(|c| c.borrow_mut().replace(self.clone())));
+        f()
+    }
+
+    fn push(&self, event: &Event<'_>) {
+        let mut text = String::new();
+        event.record(&mut Message(&mut text));
+        self.0
+            .lock()
+            .expect("not poisoned")
+            .push((*event.metadata().level(), text));
     }
 
     pub fn take(&self) -> Vec<(Level, String)> {
@@ -109,6 +149,7 @@ impl Visit for Message<'_> {
     }
 }
 
+/// The scoped default where [`Router`] could not be installed.
 impl Subscriber for Capture {
     fn enabled(&self, _: &Metadata<'_>) -> bool {
         true
@@ -119,12 +160,35 @@ impl Subscriber for Capture {
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, event: &Event<'_>) {
-        let mut text = String::new();
-        event.record(&mut Message(&mut text));
-        self.0
-            .lock()
-            .expect("not poisoned")
-            .push((*event.metadata().level(), text));
+        self.push(event);
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+/// The process-wide subscriber: every callsite always enabled, each event handed to the
+/// emitting thread's current [`Capture`] (dropped where there is none).
+struct Router;
+
+impl Subscriber for Router {
+    fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+        Interest::always()
+    }
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(LevelFilter::TRACE)
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        if let Some(capture) = CURRENT.with(|c| c.borrow().clone()) {
+            capture.push(event);
+        }
     }
     fn enter(&self, _: &Id) {}
     fn exit(&self, _: &Id) {}
