@@ -138,6 +138,21 @@ struct FuseAt<'a> {
     cols: (usize, usize),
 }
 
+/// Cache lines a pair kernel fetches into L2 while it runs, one per four K steps:
+/// `lines` lines from `p` on (the B panels the kernels read later, see [`Ahead`]).
+#[derive(Debug, Clone, Copy)]
+struct Far {
+    p: *const f32,
+    lines: usize,
+}
+
+impl Far {
+    const NONE: Self = Self {
+        p: std::ptr::null(),
+        lines: 0,
+    };
+}
+
 /// A GEMM whose operands and output are supplied piecewise.
 ///
 /// Implementations must be safe to call from several threads at once for disjoint
@@ -488,6 +503,85 @@ impl PackedB {
     }
 }
 
+/// Fetches a thread's share of a shared packed B into L2 ahead of the kernels.
+///
+/// A thread first reads its panels of each K block as one contiguous run (a region),
+/// chunk by chunk. In the middle K blocks a panel pair meets every row tile before the
+/// next pair is read, so without help the pair's first tile takes it from memory at
+/// the kernel's rate, which memory does not sustain when the panels are cold (constant
+/// weights, read once per execution, come from DRAM); in the last K block the first
+/// row tile reads all the chunk's panels. The cursor walks the regions in that order
+/// and hands each kernel call the next lines to prefetch while it computes ([`Far`]),
+/// staying up to [`Ahead::LEAD`] floats past the furthest panel read so far.
+struct Ahead {
+    /// `(start, floats)` of each region, in reading order.
+    regions: Vec<(*const f32, usize)>,
+    /// Position in the sequence where each region begins.
+    begins: Vec<usize>,
+    /// The furthest position read.
+    frontier: usize,
+    /// Region and offset of the cursor.
+    ri: usize,
+    off: usize,
+    /// Cache lines at most per call.
+    per_call: usize,
+}
+
+impl Ahead {
+    /// How far the cursor may run past the furthest panel read (floats: 128 KiB).
+    const LEAD: usize = 32 << 10;
+
+    /// The cursor over `regions`, for `calls` kernel calls of `kc` K steps.
+    fn new(regions: Vec<(*const f32, usize)>, calls: usize, kc: usize) -> Self {
+        let mut begins = Vec::with_capacity(regions.len());
+        let mut total = 0;
+        for &(_, len) in &regions {
+            begins.push(total);
+            total += len;
+        }
+        // Twice the average rate, so that the cursor gains on the kernels; a kernel
+        // issues one line per four K steps.
+        let per_call = (2 * total / 16).div_ceil(calls.max(1)).min(kc / 4);
+        Self {
+            regions,
+            begins,
+            frontier: 0,
+            ri: 0,
+            off: 0,
+            per_call,
+        }
+    }
+
+    /// For a kernel about to read `floats` of region `region` from `offset` on: notes
+    /// how far the reads have got, and hands out the next lines.
+    #[inline]
+    fn take(&mut self, region: usize, offset: usize, floats: usize) -> Far {
+        self.frontier = self.frontier.max(self.begins[region] + offset + floats);
+        let Some(&(p, len)) = self.regions.get(self.ri) else {
+            return Far::NONE;
+        };
+        let at = self.begins[self.ri] + self.off;
+        let target = self.frontier + Self::LEAD;
+        if at >= target {
+            return Far::NONE;
+        }
+        let lines = self
+            .per_call
+            .min((len - self.off).div_ceil(16))
+            .min((target - at).div_ceil(16));
+        let far = Far {
+            p: p.wrapping_add(self.off),
+            lines,
+        };
+        self.off += lines * 16;
+        if self.off >= len {
+            self.ri += 1;
+            self.off = 0;
+        }
+        far
+    }
+}
+
 /// Runs the GEMM with `scratch` of at least [`scratch_len`] elements.
 ///
 /// Per thread: column chunks of `nc`; per chunk, K blocks; per K block, B packed once
@@ -630,6 +724,23 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         let mut local = [0f32; TILE];
         let mut local2 = [0f32; TILE];
         let tiles_v: Vec<usize> = tile_range.clone().collect();
+        let mut ahead = (prepack_b && pair.is_some()).then(|| {
+            let mut regions = Vec::new();
+            let mut calls = 0;
+            let mut jp = panel_range.start;
+            while jp < panel_range.end {
+                let np = (nc / NR).min(panel_range.end - jp);
+                for (bi, &(_, kc)) in kblocks.iter().enumerate() {
+                    let at = b_off[bi] + jp * panel_stride(kc);
+                    let len = (np * panel_stride(kc)).min(b_all.len().saturating_sub(at));
+                    regions.push((b_all[at..].as_ptr(), len));
+                    calls += np.div_ceil(2) * tiles_v.len();
+                }
+                jp += np;
+            }
+            Ahead::new(regions, calls, kc_max)
+        });
+        let mut region = 0;
         let mut jp = panel_range.start;
         while jp < panel_range.end {
             let np = (nc / NR).min(panel_range.end - jp);
@@ -721,6 +832,13 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             } else {
                                 (&mut local, &mut local2)
                             };
+                        let far = match ahead.as_mut() {
+                            Some(ahead) => {
+                                let read = if two { 2 } else { 1 } * panel_stride(kc);
+                                ahead.take(region, q * panel_stride(kc), read)
+                            }
+                            None => Far::NONE,
+                        };
                         let fuse = fused.filter(|_| last && kc > 0).map(|out| FuseAt {
                             out,
                             i0,
@@ -744,9 +862,17 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             } else {
                                 (panel(q), &mut spare)
                             };
-                            pr(&a, panel(q), second, tile, out, (bi > 0, mr), fuse.as_ref());
+                            pr(
+                                &a,
+                                panel(q),
+                                second,
+                                tile,
+                                out,
+                                (bi > 0, mr, far),
+                                fuse.as_ref(),
+                            );
                         } else if kc > 0 {
-                            let flags = (bi > 0, mr);
+                            let flags = (bi > 0, mr, far);
                             match pair {
                                 Some(pair) if two => {
                                     let (b0, b1) = (panel(q), panel(q + 1));
@@ -773,6 +899,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                         }
                     }
                 }
+                region += 1;
             }
             jp += np;
         }
@@ -796,7 +923,8 @@ pub fn pair_rows_available() -> bool {
 /// packed as `n.div_ceil(NR)` panels `panel_stride(kc)` apart (element `(k, j)` of
 /// panel `p` at `b[p * panel_stride(kc) + k * NR + j % NR]`), `C[i, j]` stored to
 /// `c[i * ldc + j]`. The building block of batched products whose parts each fit in
-/// cache (Winograd's sixteen per tile chunk).
+/// cache (Winograd's sixteen per tile chunk). While it runs, the kernels fetch
+/// `ahead` (what the caller reads next, such as the next product's B) into L2.
 ///
 /// # Panics
 /// Without the AVX-512 pair kernels ([`pair_rows_available`]), or when `b` is shorter
@@ -812,6 +940,7 @@ pub unsafe fn rows_times_panels(
     b: &[f32],
     c: *mut f32,
     ldc: usize,
+    ahead: &[f32],
 ) {
     let pr = select_pair_rows_kernel().expect("the AVX-512 pair kernels");
     let panels = n.div_ceil(NR);
@@ -825,6 +954,14 @@ pub unsafe fn rows_times_panels(
     let out = unsafe { FusedOut::new(Vec::new(), c, ldc) };
     let (mut tile, mut next) = ([0f32; TILE], [0f32; TILE]);
     let mut ptrs = [std::ptr::null::<f32>(); MR];
+    // `ahead`'s lines spread over the kernel calls (at most one per four K steps).
+    let calls = m.div_ceil(MR) * panels.div_ceil(2);
+    let per_call = ahead.len().div_ceil(16).div_ceil(calls.max(1)).min(kc / 4);
+    let mut far = Far {
+        p: ahead.as_ptr(),
+        lines: 0,
+    };
+    let mut far_left = ahead.len().div_ceil(16);
     for i0 in (0..m).step_by(MR) {
         let mr = MR.min(m - i0);
         for (i, p) in ptrs.iter_mut().enumerate() {
@@ -851,15 +988,18 @@ pub unsafe fn rows_times_panels(
                 j0: q * NR,
                 cols: (cols(q), if two { cols(q + 1) } else { 0 }),
             };
+            far.lines = per_call.min(far_left);
+            far_left -= far.lines;
             pr(
                 &rows,
                 b0,
                 b1,
                 &mut tile,
                 &mut next,
-                (false, mr),
+                (false, mr, far),
                 Some(&fuse),
             );
+            far.p = far.p.wrapping_add(16 * far.lines);
         }
     }
 }
@@ -906,7 +1046,7 @@ type PairFn = fn(
     &[f32],
     &mut [f32; TILE],
     &mut [f32; TILE],
-    (bool, usize),
+    (bool, usize, Far),
     Option<&FuseAt<'_>>,
 );
 
@@ -918,7 +1058,7 @@ type PairRowsFn = fn(
     &[f32],
     &mut [f32; TILE],
     &mut [f32; TILE],
-    (bool, usize),
+    (bool, usize, Far),
     Option<&FuseAt<'_>>,
 );
 
@@ -1047,7 +1187,7 @@ fn portable_kernel(
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{ARows, FuseAt, FusedStep, MR, NR, TILE};
+    use super::{ARows, Far, FuseAt, FusedStep, MR, NR, TILE};
 
     /// The pair kernels' end: rows `i < M` of both accumulators (plus what the tiles
     /// hold, when accumulating) stored to the tiles or, with a [`FuseAt`], run through
@@ -1178,6 +1318,17 @@ mod avx512 {
         }
     }
 
+    /// Fetches the next of `far`'s lines into L2, if any are left.
+    #[inline(always)]
+    fn far_step(far: &mut Far) {
+        if far.lines > 0 {
+            // SAFETY: a prefetch reads nothing and cannot fault.
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(far.p.cast()) };
+            far.p = far.p.wrapping_add(16);
+            far.lines -= 1;
+        }
+    }
+
     /// The 6×32 micro-kernel: one row tile against two adjacent B panels, 12 zmm
     /// accumulators (one 16-float panel row is one zmm register).
     #[allow(clippy::too_many_arguments)]
@@ -1188,7 +1339,7 @@ mod avx512 {
         b1: &[f32],
         tile: &mut [f32; TILE],
         next: &mut [f32; TILE],
-        (acc, mr): (bool, usize),
+        (acc, mr, far): (bool, usize, Far),
         fuse: Option<&FuseAt<'_>>,
     ) {
         assert!(a.len() >= kc * MR && b0.len() >= kc * NR && b1.len() >= kc * NR);
@@ -1198,12 +1349,12 @@ mod avx512 {
         // selected); the operands hold `kc` packed steps (checked above).
         unsafe {
             match mr {
-                6.. => pair::<6>(kc, a, b0, b1, tile, next, acc, fuse),
-                5 => pair::<5>(kc, a, b0, b1, tile, next, acc, fuse),
-                4 => pair::<4>(kc, a, b0, b1, tile, next, acc, fuse),
-                3 => pair::<3>(kc, a, b0, b1, tile, next, acc, fuse),
-                2 => pair::<2>(kc, a, b0, b1, tile, next, acc, fuse),
-                _ => pair::<1>(kc, a, b0, b1, tile, next, acc, fuse),
+                6.. => pair::<6>(kc, a, b0, b1, tile, next, acc, far, fuse),
+                5 => pair::<5>(kc, a, b0, b1, tile, next, acc, far, fuse),
+                4 => pair::<4>(kc, a, b0, b1, tile, next, acc, far, fuse),
+                3 => pair::<3>(kc, a, b0, b1, tile, next, acc, far, fuse),
+                2 => pair::<2>(kc, a, b0, b1, tile, next, acc, far, fuse),
+                _ => pair::<1>(kc, a, b0, b1, tile, next, acc, far, fuse),
             }
         }
     }
@@ -1216,7 +1367,7 @@ mod avx512 {
         b1: &[f32],
         tile: &mut [f32; TILE],
         next: &mut [f32; TILE],
-        (acc, mr): (bool, usize),
+        (acc, mr, far): (bool, usize, Far),
         fuse: Option<&FuseAt<'_>>,
     ) {
         let kc = a.nseg * a.seg_len;
@@ -1230,12 +1381,12 @@ mod avx512 {
         // contract) and the panels hold `kc` packed steps (checked above).
         unsafe {
             match mr {
-                6.. => pair_rows::<6>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
-                5 => pair_rows::<5>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
-                4 => pair_rows::<4>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
-                3 => pair_rows::<3>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
-                2 => pair_rows::<2>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
-                _ => pair_rows::<1>(nseg, len, rows, b0, b1, tile, next, acc, fuse),
+                6.. => pair_rows::<6>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                5 => pair_rows::<5>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                4 => pair_rows::<4>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                3 => pair_rows::<3>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                2 => pair_rows::<2>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                _ => pair_rows::<1>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
             }
         }
     }
@@ -1256,6 +1407,7 @@ mod avx512 {
         tile: &mut [f32; TILE],
         next: &mut [f32; TILE],
         acc: bool,
+        mut far: Far,
         fuse: Option<&FuseAt<'_>>,
     ) {
         let (t0, t1) = (tile.as_mut_ptr(), next.as_mut_ptr());
@@ -1281,6 +1433,7 @@ mod avx512 {
                 }
                 let mut k = 0;
                 while k + 4 <= len {
+                    far_step(&mut far);
                     _mm_prefetch::<_MM_HINT_T0>(p0.add(8 * NR).cast());
                     _mm_prefetch::<_MM_HINT_T0>(p1.add(8 * NR).cast());
                     step!(k, 0);
@@ -1318,6 +1471,7 @@ mod avx512 {
         tile: &mut [f32; TILE],
         next: &mut [f32; TILE],
         acc: bool,
+        mut far: Far,
         fuse: Option<&FuseAt<'_>>,
     ) {
         let (t0, t1) = (tile.as_mut_ptr(), next.as_mut_ptr());
@@ -1341,6 +1495,7 @@ mod avx512 {
             }
             let mut k = 0;
             while k + 4 <= kc {
+                far_step(&mut far);
                 _mm_prefetch::<_MM_HINT_T0>(p0.add(8 * NR).cast());
                 _mm_prefetch::<_MM_HINT_T0>(p1.add(8 * NR).cast());
                 step!(0);
@@ -1851,6 +2006,35 @@ mod tests {
     /// The AVX-512 pair kernel against the portable kernel on each panel, every row
     /// count, with and without accumulation (exact: small integers).
     #[test]
+    fn ahead_walks_each_region_once_in_order_and_stays_within_its_lead() {
+        let a = vec![0f32; 40_000];
+        let b = vec![0f32; 90_000];
+        let regions = vec![(a.as_ptr(), a.len()), (b.as_ptr(), b.len())];
+        // 64 K steps: at most 16 lines per call.
+        let mut ahead = Ahead::new(regions, 20, 64);
+        assert_eq!(ahead.per_call, 16);
+        let mut seen: Vec<*const f32> = Vec::new();
+        // The kernels read region 0 in 4000-float steps, then region 1.
+        let reads = (0..10)
+            .map(|i| (0, i * 4000))
+            .chain((0..23).map(|i| (1, i * 4000)));
+        for (region, offset) in reads {
+            for _ in 0..40 {
+                let far = ahead.take(region, offset, 4000);
+                let at = seen.len() * 16;
+                assert!(at <= ahead.frontier + Ahead::LEAD, "lead exceeded at {at}");
+                seen.extend((0..far.lines).map(|l| far.p.wrapping_add(16 * l)));
+            }
+        }
+        let want: Vec<*const f32> = (0..a.len().div_ceil(16))
+            .map(|l| a.as_ptr().wrapping_add(16 * l))
+            .chain((0..b.len().div_ceil(16)).map(|l| b.as_ptr().wrapping_add(16 * l)))
+            .collect();
+        assert_eq!(seen, want, "every line of both regions, in order, once");
+        assert_eq!(ahead.take(1, 0, 16).lines, 0, "nothing left");
+    }
+
+    #[test]
     fn pair_kernel_matches_the_portable_kernel() {
         let Some(pair) = select_pair_kernel() else {
             // Only where the CPU lacks AVX-512F (or HIPDNN_CPU_ISA caps it).
@@ -1869,7 +2053,16 @@ mod tests {
             for acc in [false, true] {
                 let start: [f32; TILE] = std::array::from_fn(|i| (i % 5) as f32);
                 let (mut t0, mut t1) = (start, start);
-                pair(kc, &a, &b0, &b1, &mut t0, &mut t1, (acc, mr), None);
+                pair(
+                    kc,
+                    &a,
+                    &b0,
+                    &b1,
+                    &mut t0,
+                    &mut t1,
+                    (acc, mr, Far::NONE),
+                    None,
+                );
                 for (b, got) in [(&b0, &t0), (&b1, &t1)] {
                     let mut want = start;
                     portable_kernel(kc, &a, b, &mut want, (acc, mr, NR));

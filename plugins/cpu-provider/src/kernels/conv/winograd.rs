@@ -211,10 +211,19 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
         // The products, split by position and pairs of output-channel panels, so
         // that each transformed filter panel is read by one thread only.
         exec.for_each(threads, |t| {
-            for item in split(XI * pairs, threads, t) {
+            let items = split(XI * pairs, threads, t);
+            let b_at = |item: usize| (item / pairs) * ps + 2 * (item % pairs) * pstride;
+            for item in items.clone() {
                 let (xi, pair) = (item / pairs, item % pairs);
                 let j0 = pair * 2 * NR;
                 let b = &ctx.packed[xi * ps + 2 * pair * pstride..(xi + 1) * ps];
+                // The next item's panels (this thread's items are consecutive).
+                let ahead = if item + 1 < items.end {
+                    let at = b_at(item + 1);
+                    &ctx.packed[at..(at + 2 * pstride).min(ctx.packed.len())]
+                } else {
+                    &[]
+                };
                 let vx = v.get().wrapping_add(xi * n * c);
                 // SAFETY: rows `i < n` of `V_ξ` hold `c` floats (written in the phase
                 // before); `M_ξ`'s rows `i < n`, columns `j0..j0 + cols` are inside `m`
@@ -226,6 +235,7 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
                         b,
                         m.get().cast_mut().add(xi * n * k + j0),
                         k,
+                        ahead,
                     );
                 }
             }
@@ -281,6 +291,7 @@ impl Ctx<'_> {
         for xi in 0..XI {
             let vx = &v[xi * n * c..(xi + 1) * n * c];
             let b = &self.packed[xi * ps..(xi + 1) * ps];
+            let ahead = self.packed.get((xi + 1) * ps..(xi + 2) * ps).unwrap_or(&[]);
             let mx = &mut m[xi * n * k..(xi + 1) * n * k];
             // SAFETY: row `i < n` of `vx` holds `c` floats; `mx` holds `n` rows of
             // `k` floats, this thread's; the pair kernels exist (`applies`).
@@ -291,6 +302,7 @@ impl Ctx<'_> {
                     b,
                     mx.as_mut_ptr(),
                     k,
+                    ahead,
                 );
             }
         }
