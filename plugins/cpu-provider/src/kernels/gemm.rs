@@ -723,6 +723,8 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         // The tile when there is one K block (the kernel overwrites it).
         let mut local = [0f32; TILE];
         let mut local2 = [0f32; TILE];
+        // Where a pair kernel run on a single panel puts the half that is dropped.
+        let mut spare = [0f32; TILE];
         let tiles_v: Vec<usize> = tile_range.clone().collect();
         let mut ahead = (prepack_b && pair.is_some()).then(|| {
             let mut regions = Vec::new();
@@ -800,12 +802,20 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                     // in memory order. With the pair kernel, panels go two at a time.
                     let qstep = if pair.is_some() { 2 } else { 1 };
                     let nq = np.div_ceil(qstep);
-                    for t in 0..nq * group.len() {
-                        let (g, qi) = if last {
-                            (t / nq, t % nq)
+                    let (mut g_next, mut qi_next) = (0, 0);
+                    for _ in 0..nq * group.len() {
+                        let (g, qi) = (g_next, qi_next);
+                        if last {
+                            qi_next += 1;
+                            if qi_next == nq {
+                                (qi_next, g_next) = (0, g_next + 1);
+                            }
                         } else {
-                            (t % group.len(), t / group.len())
-                        };
+                            g_next += 1;
+                            if g_next == group.len() {
+                                (g_next, qi_next) = (0, qi_next + 1);
+                            }
+                        }
                         let (it, q) = (group[g], qi * qstep);
                         let i0 = it * MR;
                         let mr = MR.min(m - i0);
@@ -856,7 +866,6 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             // An odd last panel goes through the pair kernel with
                             // itself as the second panel (that result is dropped).
                             let pr = pair_rows.expect("in place only with the kernel");
-                            let mut spare = [0f32; TILE];
                             let (second, out) = if two {
                                 (panel(q + 1), &mut *next)
                             } else {
@@ -881,7 +890,6 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                                 // A fused odd last panel: the pair kernel with the panel
                                 // as its own second (that half is not stored).
                                 Some(pair) if fuse.is_some() => {
-                                    let mut spare = [0f32; TILE];
                                     let b = panel(q);
                                     pair(kc, a, b, b, tile, &mut spare, flags, fuse.as_ref());
                                 }
