@@ -184,7 +184,7 @@ pub fn pool(x: &RawIn, g: &PoolGeometry, channels_last: bool, out: &mut [f32], e
             let dst = &mut chunk[k * row_len..(k + 1) * row_len];
             if channels_last {
                 match x.dtype() {
-                    DType::F32 => nhwc_row::<f32>(x, g, row, dst),
+                    DType::F32 => nhwc_row_f32(x, g, row, dst),
                     DType::F16 => nhwc_row::<f16>(x, g, row, dst),
                     DType::BF16 => nhwc_row::<bf16>(x, g, row, dst),
                 }
@@ -235,7 +235,46 @@ fn strided_plane(x: &RawIn, g: &PoolGeometry, plane: usize, dst: &mut [f32]) {
     }
 }
 
+/// [`nhwc_row`] for `f32`, its loops compiled for the widest vectors the CPU has (under
+/// `HIPDNN_CPU_ISA`): the same operations in the same order, so the same results.
+fn nhwc_row_f32(x: &RawIn, g: &PoolGeometry, row: usize, dst: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let cap = super::gemm::isa_cap();
+        if cap == "avx512" && std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F is present.
+            return unsafe { nhwc_row_avx512(x, g, row, dst) };
+        }
+        if cap != "portable" && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present.
+            return unsafe { nhwc_row_avx2(x, g, row, dst) };
+        }
+    }
+    nhwc_row::<f32>(x, g, row, dst);
+}
+
+/// [`nhwc_row`] for `f32` with AVX-512F.
+///
+/// # Safety
+/// The CPU supports AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn nhwc_row_avx512(x: &RawIn, g: &PoolGeometry, row: usize, dst: &mut [f32]) {
+    nhwc_row::<f32>(x, g, row, dst);
+}
+
+/// [`nhwc_row`] for `f32` with AVX2.
+///
+/// # Safety
+/// The CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn nhwc_row_avx2(x: &RawIn, g: &PoolGeometry, row: usize, dst: &mut [f32]) {
+    nhwc_row::<f32>(x, g, row, dst);
+}
+
 /// One output row `(n, od, oh)` of a channels-last input: `dst` is `[ow, c]`.
+#[inline(always)]
 fn nhwc_row<T: Elem>(x: &RawIn, g: &PoolGeometry, row: usize, dst: &mut [f32]) {
     let c = g.c;
     let (n, rem) = (
