@@ -127,6 +127,16 @@ pub struct ConvGeometry {
 }
 
 impl ConvGeometry {
+    /// Whether every output pixel's window lies inside the input (no padding is read).
+    pub fn windows_inside(&self) -> bool {
+        (0..3).all(|d| {
+            self.pad[d] == 0
+                && self.out[d] > 0
+                && (self.out[d] - 1) * self.stride[d] + (self.filt[d] - 1) * self.dil[d]
+                    < self.inp[d]
+        })
+    }
+
     /// Checks `x` `[N, C, spatial...]`, `w` `[K, C/G, filter...]` and `y`
     /// `[N, K, out...]` against `p` and normalizes.
     ///

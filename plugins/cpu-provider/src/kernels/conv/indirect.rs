@@ -16,6 +16,8 @@ pub(super) struct Indirect<'a> {
     pub(super) taps: &'a [[isize; 3]],
     pub(super) blocks: &'a [(usize, usize)],
     pub(super) pix: &'a Pixels,
+    /// [`ConvGeometry::windows_inside`]: no row needs the padding check.
+    pub(super) inside: bool,
     pub(super) ep: &'a Prepared<'a>,
     /// [`y_linear`] of the plain `f32` output, if any (worked out once).
     pub(super) ylin: Option<(usize, usize, usize)>,
@@ -72,6 +74,19 @@ impl GemmProblem for Indirect<'_> {
                 + px.i0[2] * xs[4] as isize
         });
         let span = self.x_span as isize - ((seg_len - 1) * ks) as isize;
+        if self.inside {
+            for s in 0..nseg {
+                let tap = self.taps[tap0 + s];
+                let tap_off =
+                    tap[0] * xs[2] as isize + tap[1] * xs[3] as isize + tap[2] * xs[4] as isize;
+                for b in base {
+                    let off = b + tap_off;
+                    assert!(off >= 0 && off < span, "indirect row out of bounds");
+                    ptrs.push(self.x.0.wrapping_add(off as usize));
+                }
+            }
+            return (nseg, seg_len, ks);
+        }
         for s in 0..nseg {
             let tap = self.taps[tap0 + s];
             let tap_off =

@@ -375,6 +375,7 @@ impl FpropPlan {
                 taps: &taps,
                 blocks: &blocks,
                 pix: &pix,
+                inside: g.windows_inside(),
                 ep,
                 ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
                 packed: cached.as_ref().map(|c| &c[grp]),
