@@ -726,7 +726,10 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         // Where a pair kernel run on a single panel puts the half that is dropped.
         let mut spare = [0f32; TILE];
         let tiles_v: Vec<usize> = tile_range.clone().collect();
-        let mut ahead = (prepack_b && pair.is_some()).then(|| {
+        // The kernels fetch at most one line per four K steps, which keeps ahead of
+        // their reads only where each panel pair meets enough row tiles (a
+        // matrix-vector product streams B once: the hardware's prefetch does better).
+        let mut ahead = (prepack_b && pair.is_some() && tiles_v.len() >= 8).then(|| {
             let mut regions = Vec::new();
             let mut calls = 0;
             let mut jp = panel_range.start;
