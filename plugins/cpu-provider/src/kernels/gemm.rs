@@ -2014,8 +2014,8 @@ mod tests {
         }
     }
 
-    /// The AVX-512 pair kernel against the portable kernel on each panel, every row
-    /// count, with and without accumulation (exact: small integers).
+    /// The prefetch cursor hands out every line of its regions once, in reading order,
+    /// never further than its lead past the furthest read.
     #[test]
     fn ahead_walks_each_region_once_in_order_and_stays_within_its_lead() {
         let a = vec![0f32; 40_000];
@@ -2045,6 +2045,8 @@ mod tests {
         assert_eq!(ahead.take(1, 0, 16).lines, 0, "nothing left");
     }
 
+    /// The AVX-512 pair kernel against the portable kernel on each panel, every row
+    /// count, with and without accumulation (exact: small integers).
     #[test]
     fn pair_kernel_matches_the_portable_kernel() {
         let Some(pair) = select_pair_kernel() else {

@@ -177,6 +177,7 @@ pub fn pool(x: &RawIn, g: &PoolGeometry, channels_last: bool, out: &mut [f32], e
         chunks.push(Mutex::new(chunk));
         rest = tail;
     }
+    let f32_row = nhwc_row_f32();
     exec.for_each(parts, |p| {
         let mut chunk = chunks[p].lock().unwrap_or_else(|e| e.into_inner());
         let range = split(rows, parts, p);
@@ -184,7 +185,7 @@ pub fn pool(x: &RawIn, g: &PoolGeometry, channels_last: bool, out: &mut [f32], e
             let dst = &mut chunk[k * row_len..(k + 1) * row_len];
             if channels_last {
                 match x.dtype() {
-                    DType::F32 => nhwc_row_f32(x, g, row, dst),
+                    DType::F32 => f32_row(x, g, row, dst),
                     DType::F16 => nhwc_row::<f16>(x, g, row, dst),
                     DType::BF16 => nhwc_row::<bf16>(x, g, row, dst),
                 }
@@ -235,22 +236,25 @@ fn strided_plane(x: &RawIn, g: &PoolGeometry, plane: usize, dst: &mut [f32]) {
     }
 }
 
+/// A channels-last output row.
+type RowFn = fn(&RawIn, &PoolGeometry, usize, &mut [f32]);
+
 /// [`nhwc_row`] for `f32`, its loops compiled for the widest vectors the CPU has (under
 /// `HIPDNN_CPU_ISA`): the same operations in the same order, so the same results.
-fn nhwc_row_f32(x: &RawIn, g: &PoolGeometry, row: usize, dst: &mut [f32]) {
+fn nhwc_row_f32() -> RowFn {
     #[cfg(target_arch = "x86_64")]
     {
         let cap = super::gemm::isa_cap();
         if cap == "avx512" && std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: AVX-512F is present.
-            return unsafe { nhwc_row_avx512(x, g, row, dst) };
+            return |x, g, row, dst| unsafe { nhwc_row_avx512(x, g, row, dst) };
         }
         if cap != "portable" && std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is present.
-            return unsafe { nhwc_row_avx2(x, g, row, dst) };
+            return |x, g, row, dst| unsafe { nhwc_row_avx2(x, g, row, dst) };
         }
     }
-    nhwc_row::<f32>(x, g, row, dst);
+    nhwc_row::<f32>
 }
 
 /// [`nhwc_row`] for `f32` with AVX-512F.

@@ -216,7 +216,7 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
             for item in items.clone() {
                 let (xi, pair) = (item / pairs, item % pairs);
                 let j0 = pair * 2 * NR;
-                let b = &ctx.packed[xi * ps + 2 * pair * pstride..(xi + 1) * ps];
+                let b = &ctx.packed[b_at(item)..(xi + 1) * ps];
                 // The next item's panels (this thread's items are consecutive).
                 let ahead = if item + 1 < items.end {
                     let at = b_at(item + 1);
