@@ -112,7 +112,9 @@ impl FusedOut {
     /// For every `i < m`, `j < n`: `y[i · ys + j]` is writable and no two `(i, j)`
     /// share an element; every step's operand is readable at the offsets its
     /// [`FusedStep`] names; all of them stay valid, and `y` is not otherwise
-    /// accessed, while every GEMM run with this chain lasts.
+    /// accessed, while every GEMM run with this chain lasts. An operand may overlap
+    /// `y` only as a residual added in place (`AddRows` over the same elements as
+    /// `y`): the kernels read each element's operands before they store it.
     pub unsafe fn new(steps: Vec<FusedStep>, y: *mut f32, ys: usize) -> Self {
         Self { steps, y, ys }
     }

@@ -3,6 +3,7 @@
 //! and lays out memory; everything about the graph was settled by the analysis.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::analysis::{Analysis, CheckedChain, TensorInfo};
@@ -121,6 +122,8 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
     let mut outputs = Vec::new();
     // Tensors stored in the workspace, with the stage that stores them.
     let mut materialised: Vec<(i64, usize)> = Vec::new();
+    // Per stage, the (output, residual) pair that may share bytes.
+    let mut in_place: Vec<Option<(i64, i64)>> = Vec::new();
     for checked in &analysis.chains {
         let chain = &checked.chain;
         let mut stage = head_stage(analysis, &tensors, checked, settings, exec.threads());
@@ -178,6 +181,14 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         }
         layout.stage_scratch(stage.arrays.bytes(), stage.kernel_workspace);
         outputs.extend(&chain.outputs);
+        in_place.push(in_place_residual(
+            analysis,
+            &tensors,
+            checked,
+            &stage,
+            &materialised,
+            stages.len(),
+        ));
         stages.push(stage);
     }
     // A materialised tensor lives from the stage that stores it to the last stage
@@ -191,14 +202,32 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
             }
         }
     }
-    let lives: Vec<Lifetime> = materialised
+    let mut lives: Vec<Lifetime> = materialised
         .iter()
         .map(|&(uid, birth)| Lifetime {
             birth,
             death: last_read.get(&uid).copied().unwrap_or(birth).max(birth),
             bytes: tensors[&uid].shape.numel() * 4,
+            reuse: None,
         })
         .collect();
+    // A stage's output takes the bytes of the residual it adds where it is that
+    // residual's last reader: the add then reads and writes the same cache lines (no
+    // second stream, and no lines fetched only to be overwritten).
+    let index: HashMap<i64, usize> = materialised
+        .iter()
+        .enumerate()
+        .map(|(i, &(uid, _))| (uid, i))
+        .collect();
+    for (s, pair) in in_place.iter().enumerate() {
+        if let &Some((y, r)) = pair
+            && lives[index[&r]].death == s
+        {
+            lives[index[&y]].reuse = Some(index[&r]);
+            let name = &tensors[&r].name;
+            write!(stages[s].description, " (in place of '{name}')").expect("to a String");
+        }
+    }
     let (offsets, bytes) = assign_offsets(&lives);
     for (&(uid, _), offset) in materialised.iter().zip(offsets) {
         let t = tensors.get_mut(&uid).expect("a declared tensor");
@@ -215,6 +244,76 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         settings: settings.clone(),
         profile: None,
     }
+}
+
+/// The one tensor a convolution stage stores and the residual whose bytes it may
+/// take, if the stage is that residual's last reader (checked by the caller): a
+/// materialised tensor of the same shape, read by the chain once, by an epilogue step
+/// at or before the step that stores the output. Every convolution kernel finishes an
+/// output element's value in registers or a local buffer, reading the residual's
+/// element at the same index as it goes, and then stores it; nothing else reads the
+/// residual, so each of its elements is read before the output's element over it is
+/// written. `materialised` holds the tensors stored so far, with their stages; `stage`
+/// is stage number `s`.
+fn in_place_residual(
+    analysis: &Analysis<'_>,
+    tensors: &HashMap<i64, TensorInfo>,
+    checked: &CheckedChain,
+    stage: &Stage,
+    materialised: &[(i64, usize)],
+    s: usize,
+) -> Option<(i64, i64)> {
+    if !matches!(
+        checked.head,
+        HeadOp::Convolution {
+            pass: ConvPass::Forward,
+            ..
+        }
+    ) || stage.store.is_some()
+    {
+        return None;
+    }
+    let mut stores = stage
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(_, st)| st.store.is_some());
+    let (at, y) = match (stores.next(), stores.next()) {
+        (Some((at, st)), None) => (at, st.store?),
+        _ => return None,
+    };
+    let born_before = |uid: i64| materialised.iter().any(|&(u, b)| u == uid && b < s);
+    if !materialised.contains(&(y, s)) {
+        return None;
+    }
+    let reads = |uid: i64| -> usize {
+        checked
+            .chain
+            .nodes()
+            .map(|n| {
+                analysis
+                    .index
+                    .node_inputs(n)
+                    .iter()
+                    .filter(|&&u| u == uid)
+                    .count()
+            })
+            .sum()
+    };
+    stage.steps[..=at]
+        .iter()
+        .flat_map(|st| st.others.iter().flatten())
+        .find_map(|src| match *src {
+            ValueSource::Tensor(r)
+                if born_before(r)
+                    && tensors[&r].shape == tensors[&y].shape
+                    && tensors[&r].dtype == tensors[&y].dtype
+                    && reads(r) == 1 =>
+            {
+                Some((y, r))
+            }
+            _ => None,
+        })
 }
 
 /// The input whose memory order a stage's materialised tensors follow: the activation

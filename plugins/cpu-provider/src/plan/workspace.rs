@@ -1,9 +1,11 @@
 //! Workspace layout. The workspace holds, in order: the virtual tensors that must be
 //! materialised (read outside the chain that writes them), as dense `f32`, tensors
 //! whose lifetimes (from the stage storing them to the last stage reading them) do not
-//! overlap sharing bytes; then one scratch region that every stage reuses in turn,
-//! holding the stage's small `f32` arrays (scale/shift per channel, statistics)
-//! followed by its kernel's workspace (packed operands).
+//! overlap sharing bytes, and a stage's output taking the bytes of a residual it is
+//! the last to read where the stage allows it ([`Lifetime::reuse`]); then one scratch
+//! region that every stage reuses in turn, holding the stage's small `f32` arrays
+//! (scale/shift per channel, statistics) followed by its kernel's workspace (packed
+//! operands).
 
 /// Alignment of every region, in bytes (a cache line, and enough for AVX loads).
 pub(super) const ALIGN: usize = 64;
@@ -54,32 +56,54 @@ pub(super) struct Lifetime {
     pub birth: usize,
     pub death: usize,
     pub bytes: usize,
+    /// The earlier tensor (its index among the lifetimes) whose bytes this one takes:
+    /// one that dies at this one's birth, at least as large, read by the storing stage
+    /// only element by element just before it stores the same element of this one
+    /// (the residual of a convolution's epilogue, see `stages::in_place_residual`).
+    pub reuse: Option<usize>,
 }
 
 /// Byte offsets (aligned) for tensors given in order of birth, such that tensors whose
 /// lifetimes overlap never overlap in memory (a stage never writes over what it
-/// reads), and the bytes they take in all. First fit: each tensor goes into the
-/// lowest gap between the tensors still alive when it is born, which also hands it
-/// the memory most recently written (likely still cached).
+/// reads), except where a tensor takes the bytes of the one it [`Lifetime::reuse`]s,
+/// and the bytes they take in all. First fit: each tensor goes into the lowest gap
+/// between the tensors still alive when it is born, which also hands it the memory
+/// most recently written (likely still cached).
+///
+/// # Panics
+/// When a reused tensor is not alive at the reusing one's birth or is smaller.
 pub(super) fn assign_offsets(lives: &[Lifetime]) -> (Vec<usize>, usize) {
-    // Live tensors as (offset, end, death), sorted by offset.
-    let mut live: Vec<(usize, usize, usize)> = Vec::new();
+    // Live tensors as (offset, end, death, index), sorted by offset.
+    let mut live: Vec<(usize, usize, usize, usize)> = Vec::new();
     let mut total = 0;
     let mut offsets = Vec::with_capacity(lives.len());
-    for l in lives {
+    for (index, l) in lives.iter().enumerate() {
         debug_assert!(l.death >= l.birth);
-        live.retain(|&(_, _, death)| death >= l.birth);
+        live.retain(|&(_, _, death, _)| death >= l.birth);
         let size = align(l.bytes);
+        if let Some(r) = l.reuse {
+            let e = live
+                .iter_mut()
+                .find(|e| e.3 == r)
+                .expect("a reused tensor is alive when the reusing one is born");
+            assert!(
+                lives[r].death == l.birth && e.1 - e.0 >= size,
+                "tensor {index} cannot take the bytes of tensor {r}"
+            );
+            (e.2, e.3) = (l.death, index);
+            offsets.push(e.0);
+            continue;
+        }
         let mut at = 0;
         let mut slot = live.len();
-        for (i, &(start, end, _)) in live.iter().enumerate() {
+        for (i, &(start, end, _, _)) in live.iter().enumerate() {
             if start >= at + size {
                 slot = i;
                 break;
             }
             at = at.max(end);
         }
-        live.insert(slot, (at, at + size, l.death));
+        live.insert(slot, (at, at + size, l.death, index));
         total = total.max(at + size);
         offsets.push(at);
     }
@@ -128,6 +152,7 @@ mod tests {
             birth,
             death,
             bytes,
+            reuse: None,
         }
     }
 
@@ -170,6 +195,34 @@ mod tests {
     }
 
     #[test]
+    fn an_output_takes_the_bytes_of_the_residual_it_reads_last() {
+        // The block above, x3 adding x0 in place: the residual's bytes are reused and
+        // the block needs one large buffer instead of two.
+        let mut lives = [
+            life(0, 3, 4096),
+            life(1, 2, 64),
+            life(2, 3, 64),
+            life(3, 4, 4096),
+        ];
+        lives[3].reuse = Some(0);
+        let (offsets, total) = assign_offsets(&lives);
+        assert_eq!(offsets, [0, 4096, 4160, 0]);
+        assert_eq!(total, 4224);
+        // What is born after x3 goes around it as around any live tensor.
+        let later = [lives[0], lives[1], lives[2], lives[3], life(4, 5, 4096)];
+        let (offsets, _) = assign_offsets(&later);
+        assert_eq!(offsets[4], 4096);
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot take the bytes")]
+    fn a_residual_read_after_the_output_is_born_is_not_reused() {
+        let mut lives = [life(0, 2, 4096), life(1, 2, 4096)];
+        lives[1].reuse = Some(0);
+        assign_offsets(&lives);
+    }
+
+    #[test]
     fn no_two_live_tensors_overlap_in_random_lifetimes() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = |n: usize| {
@@ -178,6 +231,7 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
+        let mut reuses = 0;
         for _ in 0..200 {
             let mut lives: Vec<Lifetime> = (0..30)
                 .map(|_| {
@@ -186,14 +240,48 @@ mod tests {
                 })
                 .collect();
             lives.sort_by_key(|l| l.birth);
+            // Some tensors take the bytes of one dying at their birth (at most one
+            // each, as the stage builder hands out).
+            let mut taken = vec![false; lives.len()];
+            for i in 0..lives.len() {
+                let fits = |r: usize| {
+                    !taken[r]
+                        && lives[r].birth < lives[i].birth
+                        && lives[r].death == lives[i].birth
+                        && align(lives[r].bytes) >= align(lives[i].bytes)
+                };
+                if let Some(r) = (0..i).find(|&r| fits(r))
+                    && next(2) == 0
+                {
+                    taken[r] = true;
+                    lives[i].reuse = Some(r);
+                    reuses += 1;
+                }
+            }
+            // Whether `j` is `i`'s residual, or its residual's, and so on.
+            let reused = |i: usize, j: usize| {
+                let mut at = lives[i].reuse;
+                while let Some(r) = at {
+                    if r == j {
+                        return true;
+                    }
+                    at = lives[r].reuse;
+                }
+                false
+            };
             let (offsets, total) = assign_offsets(&lives);
             for i in 0..lives.len() {
                 assert!(offsets[i] + lives[i].bytes <= total);
                 assert_eq!(offsets[i] % ALIGN, 0);
+                if let Some(r) = lives[i].reuse {
+                    assert_eq!(offsets[i], offsets[r]);
+                }
                 for j in 0..i {
-                    assert!(!clash((&lives[i], offsets[i]), (&lives[j], offsets[j])));
+                    let (a, b) = ((&lives[i], offsets[i]), (&lives[j], offsets[j]));
+                    assert!(reused(i, j) || !clash(a, b), "{i} and {j} overlap");
                 }
             }
         }
+        assert!(reuses > 100, "{reuses}");
     }
 }

@@ -263,7 +263,8 @@ impl Prepared<'_> {
         // SAFETY: rows `i < rows` and columns `j < cols` lie inside the output and
         // every operand (asserted above), output rows do not overlap (`ys >= cols`);
         // the tensors outlive the stage that runs the GEMM, operands are only read
-        // and the output only written by it.
+        // and the output only written by it (an operand overlaps it only as the
+        // residual the plan lets it take the bytes of: same shape, same elements).
         Some(unsafe { FusedOut::new(steps, y.ptr_as::<f32>().wrapping_add(ch0), ys) })
     }
 
