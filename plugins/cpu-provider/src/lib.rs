@@ -27,8 +27,8 @@
 //! * **Memory reused.** Intermediates that must be stored share workspace bytes when
 //!   their lifetimes (from the stage writing them to the last reading them) do not
 //!   overlap, so a network touches a few megabytes per execution, most of it in cache.
-//!   A convolution adding a residual it is the last to read stores its output over
-//!   that residual (the residual add in place: one stream of lines instead of two).
+//!   A convolution or matmul adding a residual it is the last to read stores its
+//!   output over that residual (the add in place: one stream of lines instead of two).
 //! * **Threads that stay awake.** Each parallel section offers part `p` first to
 //!   thread `p % threads`, the calling thread included; a thread done with its own
 //!   parts takes those others have not begun, so a worker the host has not scheduled

@@ -246,14 +246,14 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
     }
 }
 
-/// The one tensor a convolution stage stores and the residual whose bytes it may
-/// take, if the stage is that residual's last reader (checked by the caller): a
+/// The one tensor a convolution or matmul stage stores and the residual whose bytes it
+/// may take, if the stage is that residual's last reader (checked by the caller): a
 /// materialised tensor of the same shape, read by the chain once, by an epilogue step
-/// at or before the step that stores the output. Every convolution kernel finishes an
-/// output element's value in registers or a local buffer, reading the residual's
-/// element at the same index as it goes, and then stores it; nothing else reads the
-/// residual, so each of its elements is read before the output's element over it is
-/// written. `materialised` holds the tensors stored so far, with their stages; `stage`
+/// at or before the step that stores the output. Every convolution and matmul kernel
+/// finishes an output element's value in registers or a local buffer, reading the
+/// residual's element at the same index as it goes, and then stores it; nothing else
+/// reads the residual, so each of its elements is read before the output's element
+/// over it is written. `materialised` holds the tensors stored so far, with their stages; `stage`
 /// is stage number `s`.
 fn in_place_residual(
     analysis: &Analysis<'_>,
@@ -268,7 +268,7 @@ fn in_place_residual(
         HeadOp::Convolution {
             pass: ConvPass::Forward,
             ..
-        }
+        } | HeadOp::Matmul { .. }
     ) || stage.store.is_some()
     {
         return None;

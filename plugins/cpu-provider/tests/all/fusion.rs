@@ -480,112 +480,171 @@ fn constant_weights_reuse_packed_filters_and_repack_at_a_new_address() {
     assert_eq!(run(&cached, &in_place), first_changed);
 }
 
+/// Runs `graph` through the engine under each convolution algorithm and checks the
+/// graph outputs `outs` against the whole-graph reference; `check` sees each plan's
+/// stage descriptions (and what the run is, for messages).
+fn matches_the_reference_under_every_algorithm(
+    graph: &hipdnn_flatbuffers_sdk::model::Graph,
+    outs: &[i64],
+    check: impl Fn(&[String], &str),
+) {
+    use std::collections::BTreeMap;
+
+    use hipdnn_cpu_provider::kernels::ConvAlgo;
+    use hipdnn_test_sdk::executor::execute_graph;
+
+    let io: Vec<_> = graph.tensors.iter().filter(|t| !t.is_virtual).collect();
+    let data: BTreeMap<i64, Vec<f32>> = io
+        .iter()
+        .filter(|t| !outs.contains(&t.uid))
+        .map(|t| (t.uid, values(span(&t.dims, &t.strides), t.uid as u64)))
+        .collect();
+    let len = |uid: i64| {
+        let t = io.iter().find(|t| t.uid == uid).unwrap();
+        span(&t.dims, &t.strides)
+    };
+    let mut buffers: BTreeMap<i64, Vec<u8>> = data
+        .iter()
+        .map(|(&uid, v)| (uid, v.iter().flat_map(|x| x.to_le_bytes()).collect()))
+        .collect();
+    for &o in outs {
+        buffers.insert(o, vec![0; 4 * len(o)]);
+    }
+    execute_graph(graph, &mut buffers).unwrap();
+    for conv_algo in [ConvAlgo::Auto, ConvAlgo::Gemm, ConvAlgo::Direct] {
+        let what = format!("{} {conv_algo:?}", graph.name);
+        let settings = CpuSettings {
+            conv_algo,
+            ..settings()
+        };
+        let plan = Plan::from_model(graph, &settings).unwrap();
+        check(&plan.describe(), &what);
+        let mut got: BTreeMap<i64, Vec<f32>> =
+            outs.iter().map(|&o| (o, vec![0f32; len(o)])).collect();
+        let mut tensors = HostTensors::new();
+        for (uid, v) in &data {
+            tensors = tensors.input(*uid, v);
+        }
+        for (uid, v) in got.iter_mut() {
+            tensors = tensors.output(*uid, v);
+        }
+        plan.run(&mut tensors).unwrap();
+        for (uid, y) in &got {
+            let want: Vec<f32> = buffers[uid]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                .collect();
+            assert_close(y, &want, 1e-4, &format!("{what} uid {uid}"));
+        }
+    }
+}
+
+/// Checks the in-place rule on a plan of `r = relu(op0(x))`, `y = op1(x) + r`,
+/// `out = op3(y)` (and, with `read_later`, `late = op2(r)` after the add): the add's
+/// stage stores `y` over `r`'s bytes unless `r` is read after it.
+fn residual_in_place(read_later: bool) -> impl Fn(&[String], &str) {
+    move |stages: &[String], what: &str| {
+        let add = stages.iter().position(|s| s.contains("-> add")).unwrap();
+        if read_later {
+            let late = stages.iter().position(|s| s.contains("op2")).unwrap();
+            assert!(late > add, "{what}: op2 reads r after the add: {stages:?}");
+            assert!(
+                stages.iter().all(|s| !s.contains("in place")),
+                "{what}: {stages:?}"
+            );
+        } else {
+            assert!(
+                stages[add].ends_with("(in place of 't10')"),
+                "{what}: {stages:?}"
+            );
+        }
+    }
+}
+
 /// A stage that is the last reader of the residual it adds stores its output over the
 /// residual's bytes; one whose residual is read again later does not. Both match the
 /// whole-graph reference in either layout and under every convolution algorithm (each
 /// kernel's epilogue reads a residual element before storing the output over it).
 #[test]
 fn a_residual_read_last_is_added_in_place_and_one_read_later_is_kept() {
-    use std::collections::BTreeMap;
-
-    use hipdnn_cpu_provider::kernels::ConvAlgo;
-    use hipdnn_test_sdk::executor::execute_graph;
-
-    // r = relu(conv0(x)); y = conv1(x) + r; out = conv3(y); with `read_later`, also
-    // late = conv2(r) after the add.
     let graph = |nhwc: bool, read_later: bool| {
         let order: &[usize] = if nhwc { &[0, 2, 3, 1] } else { &[0, 1, 2, 3] };
         let (xd, wd) = ([2i64, 16, 5, 7], [16i64, 16, 1, 1]);
         let s = |d: &[i64]| strides_in(d, order);
         let f = DataType::Float;
-        let mut g = f32_graph("residual");
+        let mut g = f32_graph(&format!(
+            "conv residual nhwc={nhwc} read_later={read_later}"
+        ));
         let x = input(&mut g, 1, &xd, &s(&xd), f);
         let [w0, w1, w3] = [2, 3, 5].map(|u| input(&mut g, u, &wd, &s(&wd), f));
         let conv = |g: &mut hipdnn_frontend::GraphBuilder, x, w, name: &str| {
             g.conv_fprop(x, w, ConvAttrs::new().name(name)).unwrap()
         };
-        let c0 = conv(&mut g, x, w0, "conv0");
+        let c0 = conv(&mut g, x, w0, "op0");
         let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
         let r = g.pointwise(&[c0], relu).unwrap();
         result(&mut g, r, 10, &s(&xd), false);
-        let c1 = conv(&mut g, x, w1, "conv1");
+        let c1 = conv(&mut g, x, w1, "op1");
         let add = PointwiseAttrs::new(PointwiseMode::ADD).name("add");
         let y = g.pointwise(&[c1, r], add).unwrap();
         result(&mut g, y, 11, &s(&xd), false);
-        let out = conv(&mut g, y, w3, "conv3");
+        let out = conv(&mut g, y, w3, "op3");
         result(&mut g, out, 12, &s(&xd), true);
         if read_later {
             let w2 = input(&mut g, 4, &wd, &s(&wd), f);
-            let late = conv(&mut g, r, w2, "conv2");
+            let late = conv(&mut g, r, w2, "op2");
             result(&mut g, late, 13, &s(&xd), true);
         }
         build(&g)
     };
     for nhwc in [false, true] {
         for read_later in [false, true] {
-            let graph = graph(nhwc, read_later);
-            let outs: Vec<i64> = if read_later { vec![12, 13] } else { vec![12] };
-            let io: Vec<_> = graph.tensors.iter().filter(|t| !t.is_virtual).collect();
-            let data: BTreeMap<i64, Vec<f32>> = io
-                .iter()
-                .filter(|t| !outs.contains(&t.uid))
-                .map(|t| (t.uid, values(span(&t.dims, &t.strides), t.uid as u64)))
-                .collect();
-            let len = |uid: i64| {
-                let t = io.iter().find(|t| t.uid == uid).unwrap();
-                span(&t.dims, &t.strides)
-            };
-            let mut buffers: BTreeMap<i64, Vec<u8>> = data
-                .iter()
-                .map(|(&uid, v)| (uid, v.iter().flat_map(|x| x.to_le_bytes()).collect()))
-                .collect();
-            for &o in &outs {
-                buffers.insert(o, vec![0; 4 * len(o)]);
-            }
-            execute_graph(&graph, &mut buffers).unwrap();
-            for conv_algo in [ConvAlgo::Auto, ConvAlgo::Gemm, ConvAlgo::Direct] {
-                let what = format!("nhwc={nhwc} read_later={read_later} {conv_algo:?}");
-                let settings = CpuSettings {
-                    conv_algo,
-                    ..settings()
-                };
-                let plan = Plan::from_model(&graph, &settings).unwrap();
-                let stages = plan.describe();
-                let add = stages.iter().position(|s| s.contains("-> add")).unwrap();
-                if read_later {
-                    let late = stages.iter().position(|s| s.contains("conv2")).unwrap();
-                    assert!(
-                        late > add,
-                        "{what}: conv2 reads r after the add: {stages:?}"
-                    );
-                    assert!(
-                        stages.iter().all(|s| !s.contains("in place")),
-                        "{what}: {stages:?}"
-                    );
-                } else {
-                    assert!(
-                        stages[add].ends_with("(in place of 't10')"),
-                        "{what}: {stages:?}"
-                    );
-                }
-                let mut got: BTreeMap<i64, Vec<f32>> =
-                    outs.iter().map(|&o| (o, vec![0f32; len(o)])).collect();
-                let mut tensors = HostTensors::new();
-                for (uid, v) in &data {
-                    tensors = tensors.input(*uid, v);
-                }
-                for (uid, v) in got.iter_mut() {
-                    tensors = tensors.output(*uid, v);
-                }
-                plan.run(&mut tensors).unwrap();
-                for (uid, y) in &got {
-                    let want: Vec<f32> = buffers[uid]
-                        .chunks_exact(4)
-                        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-                        .collect();
-                    assert_close(y, &want, 1e-4, &format!("{what} uid {uid}"));
-                }
-            }
+            let outs: &[i64] = if read_later { &[12, 13] } else { &[12] };
+            matches_the_reference_under_every_algorithm(
+                &graph(nhwc, read_later),
+                outs,
+                residual_in_place(read_later),
+            );
         }
+    }
+}
+
+/// The same rule for matmul chains (a transformer's residual stream).
+#[test]
+fn a_matmul_residual_read_last_is_added_in_place_and_one_read_later_is_kept() {
+    let graph = |read_later: bool| {
+        let (ad, bd) = ([3i64, 20, 24], [3i64, 24, 24]);
+        let s = |d: &[i64]| strides_in(d, &[0, 1, 2]);
+        let f = DataType::Float;
+        let mut g = f32_graph(&format!("matmul residual read_later={read_later}"));
+        let a = input(&mut g, 1, &ad, &s(&ad), f);
+        let [b0, b1, b3] = [2, 3, 5].map(|u| input(&mut g, u, &bd, &s(&bd), f));
+        let mm = |g: &mut hipdnn_frontend::GraphBuilder, a, b, name: &str| {
+            g.matmul(a, b, MatmulAttrs::new().name(name)).unwrap()
+        };
+        let m0 = mm(&mut g, a, b0, "op0");
+        let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+        let r = g.pointwise(&[m0], relu).unwrap();
+        result(&mut g, r, 10, &s(&ad), false);
+        let m1 = mm(&mut g, a, b1, "op1");
+        let add = PointwiseAttrs::new(PointwiseMode::ADD).name("add");
+        let y = g.pointwise(&[m1, r], add).unwrap();
+        result(&mut g, y, 11, &s(&ad), false);
+        let out = mm(&mut g, y, b3, "op3");
+        result(&mut g, out, 12, &s(&ad), true);
+        if read_later {
+            let b2 = input(&mut g, 4, &bd, &s(&bd), f);
+            let late = mm(&mut g, r, b2, "op2");
+            result(&mut g, late, 13, &s(&ad), true);
+        }
+        build(&g)
+    };
+    for read_later in [false, true] {
+        let outs: &[i64] = if read_later { &[12, 13] } else { &[12] };
+        matches_the_reference_under_every_algorithm(
+            &graph(read_later),
+            outs,
+            residual_in_place(read_later),
+        );
     }
 }
