@@ -59,7 +59,8 @@ pub(super) struct Lifetime {
     /// The earlier tensor (its index among the lifetimes) whose bytes this one takes:
     /// one that dies at this one's birth, at least as large, read by the storing stage
     /// only element by element just before it stores the same element of this one
-    /// (the residual of a convolution's epilogue, see `stages::in_place_residual`).
+    /// (the residual of a convolution's or matmul's epilogue, see
+    /// `stages::in_place_residual`).
     pub reuse: Option<usize>,
 }
 
