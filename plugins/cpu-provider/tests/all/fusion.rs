@@ -3,7 +3,8 @@
 use hipdnn_cpu_provider::{CpuSettings, HostTensors, Plan};
 use hipdnn_data_sdk::DataType;
 use hipdnn_frontend::{
-    BatchnormInferenceAttrs, ConvAttrs, MatmulAttrs, PointwiseAttrs, PointwiseMode,
+    BatchnormInferenceAttrs, ConvAttrs, GraphBuilder, MatmulAttrs, PointwiseAttrs, PointwiseMode,
+    Tensor,
 };
 
 use crate::support::*;
@@ -561,47 +562,55 @@ fn residual_in_place(read_later: bool) -> impl Fn(&[String], &str) {
     }
 }
 
+/// `r = relu(op0(x))`, `y = op1(x) + r`, `out = op3(y)` (uids 10, 11, 12; `x` is uid 1,
+/// the weights 2, 3, 5) and, with `read_later`, `late = op2(r)` after the add (uid 13,
+/// weights 4): every tensor of `xd` dims, every weight of `wd`, packed in `order`.
+fn residual_graph(
+    name: &str,
+    (xd, wd, order): (&[i64], &[i64], &[usize]),
+    read_later: bool,
+    op: impl Fn(&mut GraphBuilder, Tensor, Tensor, &str) -> Tensor,
+) -> hipdnn_flatbuffers_sdk::model::Graph {
+    let s = |d: &[i64]| strides_in(d, order);
+    let f = DataType::Float;
+    let mut g = f32_graph(&format!("{name} read_later={read_later}"));
+    let x = input(&mut g, 1, xd, &s(xd), f);
+    let [w0, w1, w3] = [2, 3, 5].map(|u| input(&mut g, u, wd, &s(wd), f));
+    let c0 = op(&mut g, x, w0, "op0");
+    let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+    let r = g.pointwise(&[c0], relu).unwrap();
+    result(&mut g, r, 10, &s(xd), false);
+    let c1 = op(&mut g, x, w1, "op1");
+    let add = PointwiseAttrs::new(PointwiseMode::ADD).name("add");
+    let y = g.pointwise(&[c1, r], add).unwrap();
+    result(&mut g, y, 11, &s(xd), false);
+    let out = op(&mut g, y, w3, "op3");
+    result(&mut g, out, 12, &s(xd), true);
+    if read_later {
+        let w2 = input(&mut g, 4, wd, &s(wd), f);
+        let late = op(&mut g, r, w2, "op2");
+        result(&mut g, late, 13, &s(xd), true);
+    }
+    build(&g)
+}
+
 /// A stage that is the last reader of the residual it adds stores its output over the
 /// residual's bytes; one whose residual is read again later does not. Both match the
 /// whole-graph reference in either layout and under every convolution algorithm (each
 /// kernel's epilogue reads a residual element before storing the output over it).
 #[test]
 fn a_residual_read_last_is_added_in_place_and_one_read_later_is_kept() {
-    let graph = |nhwc: bool, read_later: bool| {
-        let order: &[usize] = if nhwc { &[0, 2, 3, 1] } else { &[0, 1, 2, 3] };
-        let (xd, wd) = ([2i64, 16, 5, 7], [16i64, 16, 1, 1]);
-        let s = |d: &[i64]| strides_in(d, order);
-        let f = DataType::Float;
-        let mut g = f32_graph(&format!(
-            "conv residual nhwc={nhwc} read_later={read_later}"
-        ));
-        let x = input(&mut g, 1, &xd, &s(&xd), f);
-        let [w0, w1, w3] = [2, 3, 5].map(|u| input(&mut g, u, &wd, &s(&wd), f));
-        let conv = |g: &mut hipdnn_frontend::GraphBuilder, x, w, name: &str| {
-            g.conv_fprop(x, w, ConvAttrs::new().name(name)).unwrap()
-        };
-        let c0 = conv(&mut g, x, w0, "op0");
-        let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
-        let r = g.pointwise(&[c0], relu).unwrap();
-        result(&mut g, r, 10, &s(&xd), false);
-        let c1 = conv(&mut g, x, w1, "op1");
-        let add = PointwiseAttrs::new(PointwiseMode::ADD).name("add");
-        let y = g.pointwise(&[c1, r], add).unwrap();
-        result(&mut g, y, 11, &s(&xd), false);
-        let out = conv(&mut g, y, w3, "op3");
-        result(&mut g, out, 12, &s(&xd), true);
-        if read_later {
-            let w2 = input(&mut g, 4, &wd, &s(&wd), f);
-            let late = conv(&mut g, r, w2, "op2");
-            result(&mut g, late, 13, &s(&xd), true);
-        }
-        build(&g)
+    let conv = |g: &mut GraphBuilder, x, w, name: &str| {
+        g.conv_fprop(x, w, ConvAttrs::new().name(name)).unwrap()
     };
     for nhwc in [false, true] {
+        let order: &[usize] = if nhwc { &[0, 2, 3, 1] } else { &[0, 1, 2, 3] };
+        let dims: (&[i64], &[i64], &[usize]) = (&[2, 16, 5, 7], &[16, 16, 1, 1], order);
         for read_later in [false, true] {
             let outs: &[i64] = if read_later { &[12, 13] } else { &[12] };
+            let name = format!("conv residual nhwc={nhwc}");
             matches_the_reference_under_every_algorithm(
-                &graph(nhwc, read_later),
+                &residual_graph(&name, dims, read_later, conv),
                 outs,
                 residual_in_place(read_later),
             );
@@ -612,37 +621,14 @@ fn a_residual_read_last_is_added_in_place_and_one_read_later_is_kept() {
 /// The same rule for matmul chains (a transformer's residual stream).
 #[test]
 fn a_matmul_residual_read_last_is_added_in_place_and_one_read_later_is_kept() {
-    let graph = |read_later: bool| {
-        let (ad, bd) = ([3i64, 20, 24], [3i64, 24, 24]);
-        let s = |d: &[i64]| strides_in(d, &[0, 1, 2]);
-        let f = DataType::Float;
-        let mut g = f32_graph(&format!("matmul residual read_later={read_later}"));
-        let a = input(&mut g, 1, &ad, &s(&ad), f);
-        let [b0, b1, b3] = [2, 3, 5].map(|u| input(&mut g, u, &bd, &s(&bd), f));
-        let mm = |g: &mut hipdnn_frontend::GraphBuilder, a, b, name: &str| {
-            g.matmul(a, b, MatmulAttrs::new().name(name)).unwrap()
-        };
-        let m0 = mm(&mut g, a, b0, "op0");
-        let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
-        let r = g.pointwise(&[m0], relu).unwrap();
-        result(&mut g, r, 10, &s(&ad), false);
-        let m1 = mm(&mut g, a, b1, "op1");
-        let add = PointwiseAttrs::new(PointwiseMode::ADD).name("add");
-        let y = g.pointwise(&[m1, r], add).unwrap();
-        result(&mut g, y, 11, &s(&ad), false);
-        let out = mm(&mut g, y, b3, "op3");
-        result(&mut g, out, 12, &s(&ad), true);
-        if read_later {
-            let b2 = input(&mut g, 4, &bd, &s(&bd), f);
-            let late = mm(&mut g, r, b2, "op2");
-            result(&mut g, late, 13, &s(&ad), true);
-        }
-        build(&g)
+    let matmul = |g: &mut GraphBuilder, a, b, name: &str| {
+        g.matmul(a, b, MatmulAttrs::new().name(name)).unwrap()
     };
+    let dims: (&[i64], &[i64], &[usize]) = (&[3, 20, 24], &[3, 24, 24], &[0, 1, 2]);
     for read_later in [false, true] {
         let outs: &[i64] = if read_later { &[12, 13] } else { &[12] };
         matches_the_reference_under_every_algorithm(
-            &graph(read_later),
+            &residual_graph("matmul residual", dims, read_later, matmul),
             outs,
             residual_in_place(read_later),
         );
