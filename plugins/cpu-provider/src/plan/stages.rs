@@ -391,10 +391,11 @@ fn head_stage(
             let cache = settings
                 .constant_weights
                 .then(|| Arc::new(WeightCache::default()));
-            (
-                format!("conv {:?}", plan.imp),
-                Kernel::Convolution(plan, cache),
-            )
+            let name = match plan.winograd_tile() {
+                Some(m) => format!("conv Winograd F({m}×{m}, 3×3)"),
+                None => format!("conv {:?}", plan.imp),
+            };
+            (name, Kernel::Convolution(plan, cache))
         }
         HeadOp::Convolution { pass, geometry, .. } => {
             let algorithm = match settings.conv_algo {

@@ -98,6 +98,24 @@ fn cases() -> Vec<Case> {
             dil: 1,
             flip: false,
         },
+        // Large enough for F(4×4, 3×3): partial tiles in both directions, padding 1
+        // and 2.
+        Case {
+            x: [2, 19, 19, 17],
+            w: [33, 19, 3, 3],
+            pad: 1,
+            stride: 1,
+            dil: 1,
+            flip: false,
+        },
+        Case {
+            x: [1, 16, 22, 21],
+            w: [24, 16, 3, 3],
+            pad: 2,
+            stride: 1,
+            dil: 1,
+            flip: false,
+        },
         // A network's first layer: 3 channels, 7×7, stride 2, two images (channels-last
         // runs it over filter rows of a zero-padded copy).
         Case {
@@ -125,6 +143,8 @@ fn layout(dims: &[i64], l: usize) -> Vec<i64> {
 
 #[test]
 fn conv_fprop_every_impl_and_layout_matches_naive() {
+    // The Winograd variants the cases ran (output tile edges).
+    let mut wino_tiles = std::collections::BTreeSet::new();
     for c in cases() {
         let o = |i: usize| (c.x[i] + 2 * c.pad - c.dil * (c.w[i] - 1) - 1) / c.stride + 1;
         let yd = [c.x[0], c.w[0], o(2), o(3)];
@@ -185,6 +205,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     if p.imp != imp {
                         continue;
                     }
+                    wino_tiles.extend(p.winograd_tile());
                     p
                 } else {
                     plan(ConvAlgo::Auto).with_impl(imp)
@@ -221,6 +242,16 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 );
             }
         }
+    }
+    // Where the AVX-512 pair kernels run, the cases cover both variants.
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && !matches!(
+            std::env::var("HIPDNN_CPU_ISA").as_deref(),
+            Ok("avx2" | "portable")
+        )
+    {
+        assert_eq!(wino_tiles, [2, 4].into(), "Winograd variants run");
     }
 }
 

@@ -77,7 +77,7 @@ pub enum ConvAlgo {
     Gemm,
     /// The direct loop.
     Direct,
-    /// Winograd F(2×2, 3×3) wherever it applies (channels-last 3×3 stride-1 `f32`),
+    /// Winograd F(2×2, 3×3) or F(4×4, 3×3) (per shape) wherever it applies (channels-last 3×3 stride-1 `f32`),
     /// the rest as `Auto`.
     Winograd,
 }

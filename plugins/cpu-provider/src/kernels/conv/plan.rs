@@ -13,7 +13,8 @@ pub enum FpropImpl {
     Indirect,
     /// Direct loop.
     Direct,
-    /// Winograd F(2×2, 3×3), channels-last `f32` 3×3 stride 1 (see `winograd.rs`).
+    /// Winograd F(2×2, 3×3) or F(4×4, 3×3), channels-last `f32` 3×3 stride 1 (see
+    /// `winograd.rs`).
     Winograd,
 }
 
@@ -162,6 +163,13 @@ impl FpropPlan {
             return self.with_impl(FpropImpl::Winograd);
         }
         self
+    }
+
+    /// The output tile edge of the Winograd variant the plan runs: `Some(2)` for
+    /// F(2×2, 3×3), `Some(4)` for F(4×4, 3×3) (chosen by the tiles and the filters' size);
+    /// `None` for the other implementations.
+    pub fn winograd_tile(&self) -> Option<usize> {
+        (self.imp == FpropImpl::Winograd).then(|| winograd::variant(&self.geo).m())
     }
 
     /// The same plan with another implementation (tests, benchmarks).

@@ -1,36 +1,89 @@
-//! Winograd F(2×2, 3×3) for channels-last 3×3 stride-1 convolutions.
+//! Winograd F(2×2, 3×3) and F(4×4, 3×3) for channels-last 3×3 stride-1 convolutions.
 //!
-//! Each 2×2 block of output pixels (a *tile*) comes from a 4×4 patch of the input:
-//! `Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A` per channel pair, summed over input channels.
-//! With the sixteen transformed positions `ξ` that sum is sixteen independent
-//! products `M_ξ[tiles × K] = V_ξ[tiles × C] · U_ξ[C × K]`: 16 multiply-adds per tile
-//! and channel pair instead of the direct form's 36, 2.25× fewer.
+//! Each `m × m` block of output pixels (a *tile*, `m` = 2 or 4) comes from an
+//! `(m + 2)²` patch of the input: `Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A` per channel pair,
+//! summed over input channels. With the `(m + 2)²` transformed positions `ξ` that sum
+//! is as many independent products `M_ξ[tiles × K] = V_ξ[tiles × C] · U_ξ[C × K]`:
+//! per output pixel and channel pair 4 multiply-adds (F(2×2)) or 2.25 (F(4×4))
+//! instead of the direct form's 9. [`variant`] picks F(4×4) where its larger
+//! transformed filters still pay (enough tiles, `C · K ≤ 16384`).
 //!
 //! * The filters are transformed once per execution straight into the packed panel
 //!   layout of the GEMM engine's B (`U_ξ`, zero-padded to whole panels).
 //! * The threads take contiguous ranges of tiles and work through them in chunks that
-//!   keep a chunk's `V` and `M` (`16 × chunk × (C + K)` floats) in L2: the input
-//!   transform writes `V_ξ` (rows of `C` floats), the sixteen products run on the
-//!   AVX-512 pair kernels with `V_ξ`'s rows read in place ([`gemm::rows_times_panels`]),
-//!   and the output transform turns each tile's sixteen `M` rows into its four output
-//!   pixels and runs the epilogue on them: in the in-register form's steps
-//!   ([`Prepared::fused_rows`]) where it has one, else through the general epilogue.
-//!   No synchronisation between the phases: a chunk is one thread's.
+//!   keep a chunk's `V` and `M` (`(m + 2)² × chunk × (C + K)` floats) in L2: the input
+//!   transform writes `V_ξ` (rows of `C` floats), the products run on the AVX-512 pair
+//!   kernels with `V_ξ`'s rows read in place ([`gemm::rows_times_panels`]), and the
+//!   output transform turns each tile's `M` rows into its `m²` output pixels and runs
+//!   the epilogue on them: in the in-register form's steps ([`Prepared::fused_rows`])
+//!   where it has one, else through the general epilogue. No synchronisation between
+//!   the phases: a chunk is one thread's.
 //!
-//! Only planned where the CPU has the AVX-512 pair kernels. The transforms add and
-//! subtract (and halve, for the filters) in `f32`: results differ from the direct
-//! sum in the last bits (within the convolution tolerances), and are the same from run to
-//! run and for every thread count (each tile's arithmetic is fixed).
+//! Only planned where the CPU has the AVX-512 pair kernels. The transforms round in
+//! `f32`: results differ from the direct sum in the last bits, F(4×4) by more (its
+//! points 0, 1, −1, ½, −2 keep that to about 3.5× F(2×2)'s error, a third of what the
+//! usual ±2 give: ResNet-50's block at batch 1 checks at 5.4e-6 against 1.6e-6, within
+//! the 1.8e-5 tolerance), and are the same from run to run and for every thread count
+//! (each tile's arithmetic is fixed).
 
 use std::sync::{Arc, Mutex};
 
 use super::*;
 use crate::kernels::gemm::{FusedStep, panel_stride};
 
-/// Transformed positions per tile.
-const XI: usize = 16;
+/// Transformed positions per tile, at most (F(4×4, 3×3): 6×6).
+const XI_MAX: usize = 36;
 
-/// Whether Winograd F(2×2, 3×3) can run `geo` with a channels-last `f32` input: one
+/// A Winograd variant F(m×m, 3×3): `m × m` output tiles from `(m + 2) × (m + 2)`
+/// input patches, `(m + 2)²` transformed positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Variant {
+    m: usize,
+}
+
+impl Variant {
+    /// F(2×2, 3×3).
+    const F2: Self = Self { m: 2 };
+    /// F(4×4, 3×3).
+    const F4: Self = Self { m: 4 };
+
+    /// Output tile edge.
+    pub(super) fn m(self) -> usize {
+        self.m
+    }
+
+    /// Input patch edge.
+    fn p(self) -> usize {
+        self.m + 2
+    }
+
+    /// Transformed positions per tile.
+    fn xi(self) -> usize {
+        self.p() * self.p()
+    }
+}
+
+/// The variant for `geo`: F(4×4, 3×3) where it needs at most three quarters of F(2×2,
+/// 3×3)'s multiply-adds (36 positions per 4×4 tile against 16 per 2×2: 1.78× fewer on
+/// whole tiles, fewer where partial tiles waste more), has at least 32 tiles, and its
+/// transformed filters (36 · C · K floats, 2.25× F(2×2)'s) take at most 2.25 MiB
+/// (C · K ≤ 16384): each chunk of tiles streams all of them, so with fewer tiles or
+/// larger filters reading them costs more than the multiply-adds saved (ResNet-50's
+/// 14² layers, 256 channels, run 1.4–1.8× slower with it at batch 8).
+pub(super) fn variant(geo: &ConvGeometry) -> Variant {
+    let tiles = |v: Variant| total_tiles(geo, v);
+    let (f2, f4) = (tiles(Variant::F2), tiles(Variant::F4));
+    if geo.c * geo.k <= 1 << 14
+        && f4 >= 32
+        && 4 * Variant::F4.xi() * f4 <= 3 * Variant::F2.xi() * f2
+    {
+        Variant::F4
+    } else {
+        Variant::F2
+    }
+}
+
+/// Whether Winograd F(2×2, 3×3) and F(4×4, 3×3) can run `geo` with a channels-last `f32` input: one
 /// group, 2-D, a 3×3 undilated cross-correlation with stride 1 and padding of at
 /// most 2, 16 to 256 input channels (one K block), at least 16 output channels, and
 /// the AVX-512 pair kernels on this CPU.
@@ -51,56 +104,57 @@ pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
 }
 
 /// Tiles along (H, W).
-fn tiles(geo: &ConvGeometry) -> (usize, usize) {
-    (geo.out[1].div_ceil(2), geo.out[2].div_ceil(2))
+fn tiles(geo: &ConvGeometry, v: Variant) -> (usize, usize) {
+    (geo.out[1].div_ceil(v.m), geo.out[2].div_ceil(v.m))
 }
 
 /// Tiles per chunk: `V` and `M` of a chunk in about 768 KiB, a whole number of row
 /// tiles of the micro-kernel.
-fn chunk(geo: &ConvGeometry) -> usize {
-    let per_tile = XI * (geo.c + geo.k) * 4;
+fn chunk(geo: &ConvGeometry, v: Variant) -> usize {
+    let per_tile = v.xi() * (geo.c + geo.k) * 4;
     ((768 << 10) / per_tile / MR * MR).max(MR)
 }
 
 /// Floats of the packed transformed filters.
-fn packed_len(geo: &ConvGeometry) -> usize {
-    XI * geo.k.div_ceil(NR) * panel_stride(geo.c)
+fn packed_len(geo: &ConvGeometry, v: Variant) -> usize {
+    v.xi() * geo.k.div_ceil(NR) * panel_stride(geo.c)
 }
 
 /// Floats each thread's chunk buffers take (`V`, `M`, and a cache line of slack).
-fn per_thread_len(geo: &ConvGeometry) -> usize {
-    XI * chunk(geo) * (geo.c + geo.k) + 16
+fn per_thread_len(geo: &ConvGeometry, v: Variant) -> usize {
+    v.xi() * chunk(geo, v) * (geo.c + geo.k) + 16
 }
 
 /// Tiles of the whole convolution.
-fn total_tiles(geo: &ConvGeometry) -> usize {
-    let (th, tw) = tiles(geo);
+fn total_tiles(geo: &ConvGeometry, v: Variant) -> usize {
+    let (th, tw) = tiles(geo, v);
     geo.n * th * tw
 }
 
 /// Whether the threads work in phases over shared `V` and `M` (input transform, the
 /// products split by position and output-channel panels, output transform) rather than
 /// each through its own tiles: when a thread would have under two chunks of tiles, so
-/// that each would stream all sixteen transformed filters for a few rows (small images
-/// on many threads).
-fn phased(geo: &ConvGeometry, threads: usize) -> bool {
-    threads > 1 && total_tiles(geo) < 2 * chunk(geo) * threads
+/// that each would stream all the transformed filters for a few rows (small images on
+/// many threads).
+fn phased(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
+    threads > 1 && total_tiles(geo, v) < 2 * chunk(geo, v) * threads
 }
 
 /// Tiles per phase round: `V` and `M` in about 16 MiB.
-fn phase_tiles(geo: &ConvGeometry) -> usize {
-    let per_tile = XI * (geo.c + geo.k) * 4;
-    ((16 << 20) / per_tile).max(MR).min(total_tiles(geo))
+fn phase_tiles(geo: &ConvGeometry, v: Variant) -> usize {
+    let per_tile = v.xi() * (geo.c + geo.k) * 4;
+    ((16 << 20) / per_tile).max(MR).min(total_tiles(geo, v))
 }
 
 /// Workspace in `f32` elements for `threads` threads.
 pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize) -> usize {
-    let work = if phased(geo, threads) {
-        XI * phase_tiles(geo) * (geo.c + geo.k) + 16
+    let v = variant(geo);
+    let work = if phased(geo, v, threads) {
+        v.xi() * phase_tiles(geo, v) * (geo.c + geo.k) + 16
     } else {
-        threads * per_thread_len(geo)
+        threads * per_thread_len(geo, v)
     };
-    packed_len(geo) + geo.c + work
+    packed_len(geo, v) + geo.c + work
 }
 
 /// Runs the convolution into `ep`.
@@ -122,7 +176,8 @@ pub(super) fn run(
         "winograd workspace"
     );
     assert!(x.dtype() == DType::F32 && geo.strides5(x.shape())[1] == 1);
-    let (in_ws, rest) = ws.split_at_mut(packed_len(geo));
+    let v = variant(geo);
+    let (in_ws, rest) = ws.split_at_mut(packed_len(geo, v));
     let (zeros, rest) = rest.split_at_mut(geo.c);
     zeros.fill(0.0);
     // The transformed filters: kept from an earlier run with these (constant)
@@ -130,8 +185,8 @@ pub(super) fn run(
     let addr = w.ptr_as::<f32>() as usize;
     let kept: Option<Arc<Vec<f32>>> = cache.map(|c| {
         c.transformed(addr).unwrap_or_else(|| {
-            let mut u = vec![0f32; packed_len(geo)];
-            transform_filters(geo, w, &mut u, exec);
+            let mut u = vec![0f32; packed_len(geo, v)];
+            transform_filters(geo, v, w, &mut u, exec);
             let u = Arc::new(u);
             c.put_transformed(addr, Arc::clone(&u));
             u
@@ -140,16 +195,17 @@ pub(super) fn run(
     let packed: &[f32] = match &kept {
         Some(u) => u,
         None => {
-            transform_filters(geo, w, in_ws, exec);
+            transform_filters(geo, v, w, in_ws, exec);
             in_ws
         }
     };
-    let (th, tw) = tiles(geo);
-    let total = total_tiles(geo);
+    let (th, tw) = tiles(geo, v);
+    let total = total_tiles(geo, v);
     let hw = geo.out[1] * geo.out[2];
     let fused = ep.fused_rows(hw, geo.npix(), 0, geo.k);
     let ctx = Ctx {
         geo,
+        v,
         x: SendPtr(x.ptr_as::<f32>()),
         x_span: x.shape().span(),
         xs: geo.strides5(x.shape()),
@@ -160,12 +216,12 @@ pub(super) fn run(
         tw,
         th,
     };
-    if phased(geo, threads) {
+    if phased(geo, v, threads) {
         run_phased(&ctx, total, exec, rest);
         return;
     }
     let parts: Vec<Mutex<&mut [f32]>> = rest
-        .chunks_mut(per_thread_len(geo))
+        .chunks_mut(per_thread_len(geo, v))
         .take(threads)
         .map(Mutex::new)
         .collect();
@@ -175,7 +231,7 @@ pub(super) fn run(
         // The thread's tiles in chunks of equal size (no short last one that would
         // stream all of the filters for a few rows).
         let range = split(total, threads, t);
-        let chunks = range.len().div_ceil(chunk(geo));
+        let chunks = range.len().div_ceil(chunk(geo, v));
         for i in 0..chunks {
             let r = split(range.len(), chunks, i);
             ctx.chunk(range.start + r.start, r.len(), buf);
@@ -186,12 +242,12 @@ pub(super) fn run(
 /// [`run`] in phases over `V` and `M` in `buf`, [`phase_tiles`] tiles at a time.
 fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
     let g = ctx.geo;
-    let (c, k) = (g.c, g.k);
+    let (c, k, xis) = (g.c, g.k, ctx.v.xi());
     let threads = exec.threads();
-    let cap = phase_tiles(g);
+    let cap = phase_tiles(g, ctx.v);
     let off = buf.as_ptr().align_offset(64).min(16);
-    let (v, m) = buf[off..].split_at_mut(XI * cap * c);
-    assert!(m.len() >= XI * cap * k, "winograd phase buffers");
+    let (v, m) = buf[off..].split_at_mut(xis * cap * c);
+    assert!(m.len() >= xis * cap * k, "winograd phase buffers");
     let (v, m) = (
         SendPtr(v.as_mut_ptr().cast_const()),
         SendPtr(m.as_mut_ptr().cast_const()),
@@ -203,15 +259,16 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
         let n = cap.min(total - t0);
         exec.for_each(threads, |t| {
             for i in split(n, threads, t) {
-                // SAFETY: tile `i`'s sixteen rows of `V` (`c` floats, `n · c` apart)
-                // lie inside `v` (`XI · cap · c` floats) and are this part's alone.
+                // SAFETY: tile `i`'s rows of `V` (one per position, `c` floats, `n · c`
+                // apart) lie inside `v` (`xis · cap · c` floats) and are this part's
+                // alone.
                 unsafe { ctx.input_tile(t0 + i, v.get().cast_mut().add(i * c), n * c) };
             }
         });
         // The products, split by position and pairs of output-channel panels, so
         // that each transformed filter panel is read by one thread only.
         exec.for_each(threads, |t| {
-            let items = split(XI * pairs, threads, t);
+            let items = split(xis * pairs, threads, t);
             let b_at = |item: usize| (item / pairs) * ps + 2 * (item % pairs) * pstride;
             for item in items.clone() {
                 let (xi, pair) = (item / pairs, item % pairs);
@@ -241,9 +298,9 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
             }
         });
         exec.for_each(threads, |t| {
-            // SAFETY: `M` (the first `XI · n · k` floats of `m`) is only read now.
-            let ms = unsafe { std::slice::from_raw_parts(m.get(), XI * n * k) };
-            let mut out = vec![0f32; 4 * k];
+            // SAFETY: `M` (the first `xis · n · k` floats of `m`) is only read now.
+            let ms = unsafe { std::slice::from_raw_parts(m.get(), xis * n * k) };
+            let mut out = vec![0f32; ctx.v.m * ctx.v.m * k];
             for i in split(n, threads, t) {
                 ctx.output_tile(t0 + i, &ms[i * k..], n * k, &mut out);
             }
@@ -254,6 +311,7 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
 /// What every chunk reads.
 struct Ctx<'a> {
     geo: &'a ConvGeometry,
+    v: Variant,
     x: SendPtr<f32>,
     x_span: usize,
     xs: [usize; 5],
@@ -279,16 +337,16 @@ impl Ctx<'_> {
     /// for their `V` and `M`.
     fn chunk(&self, t0: usize, n: usize, buf: &mut [f32]) {
         let g = self.geo;
-        let (c, k) = (g.c, g.k);
+        let (c, k, xis) = (g.c, g.k, self.v.xi());
         let off = buf.as_ptr().align_offset(64).min(16);
-        let (v, m) = buf[off..].split_at_mut(XI * n * c);
-        let m = &mut m[..XI * n * k];
+        let (v, m) = buf[off..].split_at_mut(xis * n * c);
+        let m = &mut m[..xis * n * k];
         for i in 0..n {
-            // SAFETY: tile `i`'s sixteen rows (`c` floats, `n · c` apart) are inside `v`.
+            // SAFETY: tile `i`'s rows (`c` floats, `n · c` apart) are inside `v`.
             unsafe { self.input_tile(t0 + i, v[i * c..].as_mut_ptr(), n * c) };
         }
         let ps = self.geo.k.div_ceil(NR) * panel_stride(c);
-        for xi in 0..XI {
+        for xi in 0..xis {
             let vx = &v[xi * n * c..(xi + 1) * n * c];
             let b = &self.packed[xi * ps..(xi + 1) * ps];
             let ahead = self.packed.get((xi + 1) * ps..(xi + 2) * ps).unwrap_or(&[]);
@@ -306,7 +364,7 @@ impl Ctx<'_> {
                 );
             }
         }
-        let mut out = vec![0f32; 4 * k];
+        let mut out = vec![0f32; self.v.m * self.v.m * k];
         for i in 0..n {
             self.output_tile(t0 + i, &m[i * k..], n * k, &mut out);
         }
@@ -315,16 +373,21 @@ impl Ctx<'_> {
     /// The input transform of tile `t`: `V_ξ`'s row at `v + ξ · vs` (`C` floats each).
     ///
     /// # Safety
-    /// The sixteen rows are writable and nobody else accesses them meanwhile.
+    /// The rows (one per position) are writable and nobody else accesses them
+    /// meanwhile.
     unsafe fn input_tile(&self, t: usize, v: *mut f32, vs: usize) {
         let g = self.geo;
         let (img, ty, tx) = self.tile_at(t);
         let xs = &self.xs;
         let c = g.c;
-        let y0 = (2 * ty) as isize - g.pad[1] as isize;
-        let x0 = (2 * tx) as isize - g.pad[2] as isize;
-        let d: [*const f32; XI] = std::array::from_fn(|i| {
-            let (iy, ix) = (y0 + (i / 4) as isize, x0 + (i % 4) as isize);
+        let (m, p) = (self.v.m, self.v.p());
+        let y0 = (m * ty) as isize - g.pad[1] as isize;
+        let x0 = (m * tx) as isize - g.pad[2] as isize;
+        let d: [*const f32; XI_MAX] = std::array::from_fn(|i| {
+            let (iy, ix) = (y0 + (i / p) as isize, x0 + (i % p) as isize);
+            if i >= p * p {
+                return self.zeros.0;
+            }
             if iy < 0 || ix < 0 || iy >= g.inp[1] as isize || ix >= g.inp[2] as isize {
                 self.zeros.0
             } else {
@@ -334,22 +397,32 @@ impl Ctx<'_> {
             }
         });
         // SAFETY: every `d[i]` addresses `c` floats (the input, checked above, or the
-        // zero row); the sixteen rows at `v` are ours (contract); AVX-512F is present.
-        unsafe { input_tile_avx512(&d, c, v, vs) };
+        // zero row); the rows at `v` are ours (contract); AVX-512F is present.
+        unsafe {
+            match self.v {
+                Variant::F4 => input_tile_f4_avx512(&d, c, v, vs),
+                _ => input_tile_avx512(&d, c, v, vs),
+            }
+        }
     }
 
     /// The output transform of tile `t` (`M_ξ` row at `m[ξ · ms..]`, `K` floats each)
-    /// and the epilogue of its in-image pixels; `out` holds `4 · K` floats.
+    /// and the epilogue of its in-image pixels; `out` holds `m² · K` floats.
     fn output_tile(&self, t: usize, m: &[f32], ms: usize, out: &mut [f32]) {
         let g = self.geo;
-        let k = g.k;
-        assert!(m.len() >= (XI - 1) * ms + k && out.len() >= 4 * k);
-        // SAFETY: sixteen rows of `k` floats in `m`, four in `out` (checked above);
-        // AVX-512F is present.
-        unsafe { output_tile_avx512(m.as_ptr(), ms, k, out.as_mut_ptr()) };
+        let (k, e) = (g.k, self.v.m);
+        assert!(m.len() >= (self.v.xi() - 1) * ms + k && out.len() >= e * e * k);
+        // SAFETY: a row of `k` floats per position in `m`, one per output pixel in
+        // `out` (checked above); AVX-512F is present.
+        unsafe {
+            match self.v {
+                Variant::F4 => output_tile_f4_avx512(m.as_ptr(), ms, k, out.as_mut_ptr()),
+                _ => output_tile_avx512(m.as_ptr(), ms, k, out.as_mut_ptr()),
+            }
+        }
         let (img, ty, tx) = self.tile_at(t);
-        for (q, vals) in out.chunks_exact_mut(k).enumerate() {
-            let (oy, ox) = (2 * ty + q / 2, 2 * tx + q % 2);
+        for (q, vals) in out[..e * e * k].chunks_exact_mut(k).enumerate() {
+            let (oy, ox) = (e * ty + q / e, e * tx + q % e);
             if oy >= g.out[1] || ox >= g.out[2] {
                 continue;
             }
@@ -392,7 +465,7 @@ impl Ctx<'_> {
 /// `c` writable ones for every `ξ`, disjoint from the inputs.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn input_tile_avx512(d: &[*const f32; XI], c: usize, v: *mut f32, vs: usize) {
+unsafe fn input_tile_avx512(d: &[*const f32; XI_MAX], c: usize, v: *mut f32, vs: usize) {
     use std::arch::x86_64::*;
     let mut ch = 0;
     while ch < c {
@@ -401,9 +474,9 @@ unsafe fn input_tile_avx512(d: &[*const f32; XI], c: usize, v: *mut f32, vs: usi
         // SAFETY: (whole loop) masked lanes are neither read nor written; the others
         // are inside the rows per the function's contract.
         unsafe {
-            let x: [__m512; XI] =
+            let x: [__m512; 16] =
                 std::array::from_fn(|i| _mm512_maskz_loadu_ps(mask, d[i].add(ch)));
-            let mut t = [_mm512_setzero_ps(); XI];
+            let mut t = [_mm512_setzero_ps(); 16];
             for s in 0..4 {
                 t[s] = _mm512_sub_ps(x[s], x[8 + s]);
                 t[4 + s] = _mm512_add_ps(x[4 + s], x[8 + s]);
@@ -443,7 +516,7 @@ unsafe fn output_tile_avx512(m: *const f32, ms: usize, k: usize, out: *mut f32) 
         let mask = gemm::lane_mask(n);
         // SAFETY: (whole loop) as in `input_tile_avx512`.
         unsafe {
-            let x: [__m512; XI] =
+            let x: [__m512; 16] =
                 std::array::from_fn(|i| _mm512_maskz_loadu_ps(mask, m.add(i * ms + j)));
             let mut t = [_mm512_setzero_ps(); 8];
             for s in 0..4 {
@@ -463,12 +536,201 @@ unsafe fn output_tile_avx512(m: *const f32, ms: usize, k: usize, out: *mut f32) 
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn input_tile_avx512(_: &[*const f32; XI], _: usize, _: *mut f32, _: usize) {
+unsafe fn input_tile_avx512(_: &[*const f32; XI_MAX], _: usize, _: *mut f32, _: usize) {
     unreachable!("Winograd is only planned with the AVX-512 kernels")
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 unsafe fn output_tile_avx512(_: *const f32, _: usize, _: usize, _: *mut f32) {
+    unreachable!("Winograd is only planned with the AVX-512 kernels")
+}
+
+/// F(4×4, 3×3)'s `Bᵀ`, over the interpolation points 0, 1, −1, ½, −2 and infinity:
+/// in `f32` they give about a third of the largest error of the usual 0, ±1, ±2 (the
+/// filter transform's thirds and fifteenths are rounded once, when it is made; the
+/// input and output transforms' coefficients are exact). The kernels compute it
+/// grouped ([`bt4_avx512`]); the tests check both against each other.
+#[cfg_attr(not(test), allow(dead_code))]
+const BT4: [[f32; 6]; 6] = [
+    [1.0, -1.5, -2.0, 1.5, 1.0, 0.0],
+    [0.0, -1.0, 0.5, 2.5, 1.0, 0.0],
+    [0.0, 1.0, -2.5, 0.5, 1.0, 0.0],
+    [0.0, -2.0, -1.0, 2.0, 1.0, 0.0],
+    [0.0, 0.5, -1.0, -0.5, 1.0, 0.0],
+    [0.0, 1.0, -1.5, -2.0, 1.5, 1.0],
+];
+
+/// F(4×4, 3×3)'s `G` (the points of [`BT4`]).
+const G4: [[f32; 3]; 6] = [
+    [1.0, 0.0, 0.0],
+    [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0],
+    [-1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0],
+    [-16.0 / 15.0, -8.0 / 15.0, -4.0 / 15.0],
+    [1.0 / 15.0, -2.0 / 15.0, 4.0 / 15.0],
+    [0.0, 0.0, 1.0],
+];
+
+/// F(4×4, 3×3)'s `Aᵀ` (the points of [`BT4`]; the kernels: [`at4_avx512`]).
+#[cfg_attr(not(test), allow(dead_code))]
+const AT4: [[f32; 6]; 4] = [
+    [1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
+    [0.0, 1.0, -1.0, 0.5, -2.0, 0.0],
+    [0.0, 1.0, 1.0, 0.25, 4.0, 0.0],
+    [0.0, 1.0, -1.0, 0.125, -8.0, 1.0],
+];
+
+/// `mat · x` for a constant matrix, over a number type given by its operations
+/// (`f32` for references, vectors of sixteen for the kernels, so that both round
+/// alike): per row, zero coefficients are skipped, ±1 add or subtract, others
+/// multiply-add (`$fma(a, b, c) = a · b + c`, rounded once); the first term starts
+/// the sum. With the matrix constant the branches fold away.
+macro_rules! lin {
+    ($mat:expr, $x:expr, $zero:expr, $add:ident, $sub:ident, $mul:ident, $fma:ident, $c:ident) => {{
+        let x = $x;
+        let mat = &$mat;
+        std::array::from_fn(|r| {
+            let mut acc = None;
+            for (j, &w) in mat[r].iter().enumerate() {
+                if w == 0.0 {
+                    continue;
+                }
+                acc = Some(match acc {
+                    None if w == 1.0 => x[j],
+                    None => $mul($c(w), x[j]),
+                    Some(a) if w == 1.0 => $add(a, x[j]),
+                    Some(a) if w == -1.0 => $sub(a, x[j]),
+                    Some(a) => $fma($c(w), x[j], a),
+                });
+            }
+            acc.unwrap_or($zero)
+        })
+    }};
+}
+
+/// [`BT4`] on sixteen channels at once (the same sums, grouped).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn bt4_avx512(x: [std::arch::x86_64::__m512; 6]) -> [std::arch::x86_64::__m512; 6] {
+    use std::arch::x86_64::*;
+    let (add, sub, fma, c) = (
+        _mm512_add_ps,
+        _mm512_sub_ps,
+        _mm512_fmadd_ps,
+        _mm512_set1_ps,
+    );
+    [
+        fma(c(1.5), sub(x[3], x[1]), fma(c(-2.0), x[2], add(x[0], x[4]))),
+        fma(c(2.5), x[3], fma(c(0.5), x[2], sub(x[4], x[1]))),
+        fma(c(-2.5), x[2], fma(c(0.5), x[3], add(x[4], x[1]))),
+        fma(c(2.0), sub(x[3], x[1]), sub(x[4], x[2])),
+        fma(c(0.5), sub(x[1], x[3]), sub(x[4], x[2])),
+        fma(c(1.5), sub(x[4], x[2]), fma(c(-2.0), x[3], add(x[1], x[5]))),
+    ]
+}
+
+/// [`AT4`] on sixteen channels at once (the same sums, grouped).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn at4_avx512(x: [std::arch::x86_64::__m512; 6]) -> [std::arch::x86_64::__m512; 4] {
+    use std::arch::x86_64::*;
+    let (add, sub, fma, c) = (
+        _mm512_add_ps,
+        _mm512_sub_ps,
+        _mm512_fmadd_ps,
+        _mm512_set1_ps,
+    );
+    let (s12, d12) = (add(x[1], x[2]), sub(x[1], x[2]));
+    [
+        add(add(x[0], s12), add(x[3], x[4])),
+        fma(c(0.5), x[3], fma(c(-2.0), x[4], d12)),
+        fma(c(0.25), x[3], fma(c(4.0), x[4], s12)),
+        fma(c(0.125), x[3], fma(c(-8.0), x[4], add(d12, x[5]))),
+    ]
+}
+
+/// [`input_tile_avx512`] for F(4×4, 3×3): `V = Bᵀ d B` of a 6×6 patch (`d[6r + s]`),
+/// position `ξ = 6r + s` to `v[ξ · vs..]`.
+///
+/// # Safety
+/// As [`input_tile_avx512`], for the first 36 pointers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn input_tile_f4_avx512(d: &[*const f32; XI_MAX], c: usize, v: *mut f32, vs: usize) {
+    use std::arch::x86_64::*;
+    let mut ch = 0;
+    while ch < c {
+        let n = (c - ch).min(16);
+        let mask = gemm::lane_mask(n);
+        // SAFETY: (whole loop) masked lanes are neither read nor written; the others
+        // are inside the rows per the function's contract.
+        unsafe {
+            // Columns first (Bᵀ d), then rows ((Bᵀ d) B).
+            let mut t = [_mm512_setzero_ps(); 36];
+            for s in 0..6 {
+                let col = bt4_avx512(std::array::from_fn(|r| {
+                    _mm512_maskz_loadu_ps(mask, d[6 * r + s].add(ch))
+                }));
+                for (r, val) in col.into_iter().enumerate() {
+                    t[6 * r + s] = val;
+                }
+            }
+            for r in 0..6 {
+                let row = bt4_avx512(std::array::from_fn(|s| t[6 * r + s]));
+                for (s, val) in row.into_iter().enumerate() {
+                    _mm512_mask_storeu_ps(v.add((6 * r + s) * vs + ch), mask, val);
+                }
+            }
+        }
+        ch += 16;
+    }
+}
+
+/// [`output_tile_avx512`] for F(4×4, 3×3): `Y = Aᵀ M A` from the 36 rows of `M`
+/// (position `6r + s` at `m + (6r + s) · ms`), output pixel `q` (row-major in the
+/// 4×4 tile) to `out + q · k`.
+///
+/// # Safety
+/// AVX-512F is available; the 36 rows of `k` floats are readable, the sixteen
+/// writable and disjoint from them.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn output_tile_f4_avx512(m: *const f32, ms: usize, k: usize, out: *mut f32) {
+    use std::arch::x86_64::*;
+    let mut j = 0;
+    while j < k {
+        let n = (k - j).min(16);
+        let mask = gemm::lane_mask(n);
+        // SAFETY: (whole loop) as in `input_tile_avx512`.
+        unsafe {
+            let mut t = [_mm512_setzero_ps(); 24];
+            for s in 0..6 {
+                let col = at4_avx512(std::array::from_fn(|r| {
+                    _mm512_maskz_loadu_ps(mask, m.add((6 * r + s) * ms + j))
+                }));
+                for (r, val) in col.into_iter().enumerate() {
+                    t[6 * r + s] = val;
+                }
+            }
+            for r in 0..4 {
+                let row = at4_avx512(std::array::from_fn(|s| t[6 * r + s]));
+                for (s, val) in row.into_iter().enumerate() {
+                    _mm512_mask_storeu_ps(out.add((4 * r + s) * k + j), mask, val);
+                }
+            }
+        }
+        j += 16;
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn input_tile_f4_avx512(_: &[*const f32; XI_MAX], _: usize, _: *mut f32, _: usize) {
+    unreachable!("Winograd is only planned with the AVX-512 kernels")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn output_tile_f4_avx512(_: *const f32, _: usize, _: usize, _: *mut f32) {
     unreachable!("Winograd is only planned with the AVX-512 kernels")
 }
 
@@ -510,16 +772,16 @@ unsafe fn fused_pixel_avx512(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
 }
 
 /// `U = G g Gᵀ` for every (output, input) channel pair, into the packed panels of the
-/// sixteen products: `U_ξ`'s element `(c, k)` at
+/// products: `U_ξ`'s element `(c, k)` at
 /// `packed[ξ · ps + (k / NR) · panel_stride(C) + c · NR + k % NR]`, columns past `K`
 /// zero. The threads take panels.
-fn transform_filters(g: &ConvGeometry, w: &RawIn, packed: &mut [f32], exec: &Exec) {
+fn transform_filters(g: &ConvGeometry, v: Variant, w: &RawIn, packed: &mut [f32], exec: &Exec) {
     let ws = geo_ws(g, w);
     let (c, k) = (g.c, g.k);
     let panels = k.div_ceil(NR);
     let pstride = panel_stride(c);
     let ps = panels * pstride;
-    assert!(packed.len() >= XI * ps);
+    assert!(packed.len() >= v.xi() * ps);
     let dst = SendPtr(packed.as_mut_ptr().cast_const());
     assert!(w.dtype() == DType::F32 && ws[0] * NR < i32::MAX as usize);
     // The last filter element the panels read, for the bounds check.
@@ -538,6 +800,7 @@ fn transform_filters(g: &ConvGeometry, w: &RawIn, packed: &mut [f32], exec: &Exe
                 // AVX-512F is present (`applies`).
                 unsafe {
                     filter_panel_avx512(
+                        v,
                         base,
                         ws,
                         NR.min(k - p * NR),
@@ -550,17 +813,93 @@ fn transform_filters(g: &ConvGeometry, w: &RawIn, packed: &mut [f32], exec: &Exe
     });
 }
 
+/// `G x` of F(2×2, 3×3) for one filter column or row `x`, `G = [1 0 0; ½ ½ ½;
+/// ½ −½ ½; 0 0 1]`, written over a number type (`f32` for the reference, vectors of
+/// sixteen for the kernels) so that both round alike.
+macro_rules! g4 {
+    ($x:expr, $add:ident, $sub:ident, $mul:ident, $c:ident) => {{
+        let (g0, g1, g2) = $x;
+        let half = $c(0.5);
+        [
+            g0,
+            $mul(half, $add($add(g0, g1), g2)),
+            $mul(half, $add($sub(g0, g1), g2)),
+            g2,
+        ]
+    }};
+}
+
+/// `G g Gᵀ` of the variant on one 3×3 filter `g` (`g[3r + s]`, any number type),
+/// position `ξ = p · r + s` at `[ξ]` (columns first, then rows).
+macro_rules! filter_tile {
+    ($v:expr, $g:expr, $zero:expr, $add:ident, $sub:ident, $mul:ident, $fma:ident, $c:ident) => {{
+        let g = $g;
+        let mut u = [$zero; XI_MAX];
+        if $v == Variant::F4 {
+            let mut t = [$zero; 18];
+            for s in 0..3 {
+                let col: [_; 6] = lin!(
+                    G4,
+                    [g[s], g[3 + s], g[6 + s]],
+                    $zero,
+                    $add,
+                    $sub,
+                    $mul,
+                    $fma,
+                    $c
+                );
+                for (r, x) in col.into_iter().enumerate() {
+                    t[3 * r + s] = x;
+                }
+            }
+            for r in 0..6 {
+                let row: [_; 6] = lin!(
+                    G4,
+                    [t[3 * r], t[3 * r + 1], t[3 * r + 2]],
+                    $zero,
+                    $add,
+                    $sub,
+                    $mul,
+                    $fma,
+                    $c
+                );
+                u[6 * r..6 * r + 6].copy_from_slice(&row);
+            }
+        } else {
+            let mut t = [$zero; 12];
+            for s in 0..3 {
+                let col = g4!((g[s], g[3 + s], g[6 + s]), $add, $sub, $mul, $c);
+                for (r, x) in col.into_iter().enumerate() {
+                    t[3 * r + s] = x;
+                }
+            }
+            for r in 0..4 {
+                let row = g4!((t[3 * r], t[3 * r + 1], t[3 * r + 2]), $add, $sub, $mul, $c);
+                u[4 * r..4 * r + 4].copy_from_slice(&row);
+            }
+        }
+        u
+    }};
+}
+
 /// [`filter_tile`] for one input channel and the (up to) sixteen output channels of
 /// a panel at once: output channel `j`'s filter at `w + j · ws[0]` (taps at
 /// `fy · ws[3] + fx · ws[4]`), position `ξ`'s row of sixteen to `dst + ξ · ps`
-/// (channels past `n` zero).
+/// (channels past `n` zero, of either sign).
 ///
 /// # Safety
-/// AVX-512F is available; the filters of channels `j < n` are readable; the sixteen
-/// rows of `NR` floats writable.
+/// AVX-512F is available; the filters of channels `j < n` are readable; the rows of
+/// `NR` floats (one per position of `v`) writable.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn filter_panel_avx512(w: *const f32, ws: [usize; 5], n: usize, dst: *mut f32, ps: usize) {
+unsafe fn filter_panel_avx512(
+    v: Variant,
+    w: *const f32,
+    ws: [usize; 5],
+    n: usize,
+    dst: *mut f32,
+    ps: usize,
+) {
     use std::arch::x86_64::*;
     let mask = gemm::lane_mask(n);
     let idx: [i32; 16] = std::array::from_fn(|j| (j * ws[0]) as i32);
@@ -571,56 +910,42 @@ unsafe fn filter_panel_avx512(w: *const f32, ws: [usize; 5], n: usize, dst: *mut
             let p = w.add((i / 3) * ws[3] + (i % 3) * ws[4]);
             _mm512_mask_i32gather_ps::<4>(_mm512_setzero_ps(), mask, idx, p.cast())
         });
-        let half = _mm512_set1_ps(0.5);
-        let (add, sub, mul) = (_mm512_add_ps, _mm512_sub_ps, _mm512_mul_ps);
-        let mut t = [_mm512_setzero_ps(); 12];
-        for s in 0..3 {
-            let (g0, g1, g2) = (g[s], g[3 + s], g[6 + s]);
-            t[s] = g0;
-            t[3 + s] = mul(half, add(add(g0, g1), g2));
-            t[6 + s] = mul(half, add(sub(g0, g1), g2));
-            t[9 + s] = g2;
-        }
-        for r in 0..4 {
-            let (a, b, c) = (t[3 * r], t[3 * r + 1], t[3 * r + 2]);
-            let u = [
-                a,
-                mul(half, add(add(a, b), c)),
-                mul(half, add(sub(a, b), c)),
-                c,
-            ];
-            for (s, v) in u.into_iter().enumerate() {
-                _mm512_storeu_ps(dst.add((4 * r + s) * ps), v);
-            }
+        let (add, sub, mul, fma, c) = (
+            _mm512_add_ps,
+            _mm512_sub_ps,
+            _mm512_mul_ps,
+            _mm512_fmadd_ps,
+            _mm512_set1_ps,
+        );
+        let u = filter_tile!(v, g, _mm512_setzero_ps(), add, sub, mul, fma, c);
+        for (xi, x) in u.into_iter().take(v.xi()).enumerate() {
+            _mm512_storeu_ps(dst.add(xi * ps), x);
         }
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn filter_panel_avx512(_: *const f32, _: [usize; 5], _: usize, _: *mut f32, _: usize) {
+unsafe fn filter_panel_avx512(
+    _: Variant,
+    _: *const f32,
+    _: [usize; 5],
+    _: usize,
+    _: *mut f32,
+    _: usize,
+) {
     unreachable!("Winograd is only planned with the AVX-512 kernels")
 }
 
-/// `G g Gᵀ` of one 3×3 filter (the reference for [`filter_panel_avx512`]) (`g[3r + s]`), `G = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]`.
+/// `G g Gᵀ` of one 3×3 filter (`g[3r + s]`): the reference for
+/// [`filter_panel_avx512`], with the same operations in the same order.
 #[cfg(test)]
-fn filter_tile(g: [f32; 9]) -> [f32; XI] {
-    let mut t = [0f32; 12];
-    for s in 0..3 {
-        let (g0, g1, g2) = (g[s], g[3 + s], g[6 + s]);
-        t[s] = g0;
-        t[3 + s] = 0.5 * (g0 + g1 + g2);
-        t[6 + s] = 0.5 * (g0 - g1 + g2);
-        t[9 + s] = g2;
-    }
-    let mut u = [0f32; XI];
-    for r in 0..4 {
-        let (a, b, c) = (t[3 * r], t[3 * r + 1], t[3 * r + 2]);
-        u[4 * r] = a;
-        u[4 * r + 1] = 0.5 * (a + b + c);
-        u[4 * r + 2] = 0.5 * (a - b + c);
-        u[4 * r + 3] = c;
-    }
-    u
+fn filter_tile(v: Variant, g: [f32; 9]) -> [f32; XI_MAX] {
+    let add = |a: f32, b: f32| a + b;
+    let sub = |a: f32, b: f32| a - b;
+    let mul = |a: f32, b: f32| a * b;
+    let fma = |a: f32, b: f32, c: f32| a.mul_add(b, c);
+    let c = |x: f32| x;
+    filter_tile!(v, g, 0f32, add, sub, mul, fma, c)
 }
 
 #[cfg(test)]
@@ -628,7 +953,7 @@ mod tests {
     use super::*;
 
     /// The vector filter transform gives the scalar one's values bit for bit, for a
-    /// full and a partial panel of output channels.
+    /// full and a partial panel of output channels, in both variants.
     #[test]
     fn filter_panel_matches_the_scalar_transform() {
         if !gemm::pair_rows_available() {
@@ -640,39 +965,130 @@ mod tests {
         let w: Vec<f32> = (0..k * 9 * c)
             .map(|i| ((i * 37) % 101) as f32 / 7.0 - 6.0)
             .collect();
-        for n in [16, 5] {
-            let ps = 48;
-            let mut dst = vec![f32::NAN; XI * ps];
-            for ci in 0..c {
-                // SAFETY: AVX-512F present; the filters of `n <= k` channels are inside
-                // `w`; the rows `ξ · ps + ci * NR` hold NR floats inside `dst`.
-                unsafe {
-                    filter_panel_avx512(
-                        w.as_ptr().add(ci),
-                        ws,
-                        n,
-                        dst.as_mut_ptr().add(ci * NR),
-                        ps,
-                    );
-                }
-                for j in 0..NR {
-                    let want = if j < n {
-                        filter_tile(std::array::from_fn(|i| {
-                            w[j * ws[0] + ci + (i / 3) * ws[3] + (i % 3) * ws[4]]
-                        }))
-                    } else {
-                        [0.0; XI]
-                    };
-                    for xi in 0..XI {
-                        let got = dst[xi * ps + ci * NR + j];
-                        assert_eq!(
-                            got.to_bits(),
-                            want[xi].to_bits(),
-                            "n {n} ci {ci} j {j} xi {xi}"
+        for v in [Variant::F2, Variant::F4] {
+            for n in [16, 5] {
+                let ps = 48;
+                let mut dst = vec![f32::NAN; v.xi() * ps];
+                for ci in 0..c {
+                    // SAFETY: AVX-512F present; the filters of `n <= k` channels are
+                    // inside `w`; the rows `ξ · ps + ci * NR` hold NR floats inside
+                    // `dst`.
+                    unsafe {
+                        filter_panel_avx512(
+                            v,
+                            w.as_ptr().add(ci),
+                            ws,
+                            n,
+                            dst.as_mut_ptr().add(ci * NR),
+                            ps,
                         );
+                    }
+                    for j in 0..NR {
+                        let want = if j < n {
+                            filter_tile(
+                                v,
+                                std::array::from_fn(|i| {
+                                    w[j * ws[0] + ci + (i / 3) * ws[3] + (i % 3) * ws[4]]
+                                }),
+                            )
+                        } else {
+                            // A zero filter's transform (−0 where a negative
+                            // coefficient multiplies it).
+                            filter_tile(v, [0.0; 9])
+                        };
+                        for xi in 0..v.xi() {
+                            let got = dst[xi * ps + ci * NR + j];
+                            assert_eq!(
+                                got.to_bits(),
+                                want[xi].to_bits(),
+                                "{v:?} n {n} ci {ci} j {j} xi {xi}"
+                            );
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// `Aᵀ [(G g) ⊙ (Bᵀ d)]` of F(4×4, 3×3)'s matrices is the correlation of `g` with
+    /// `d` (up to the rounding of `G`'s thirds and fifteenths).
+    #[test]
+    fn the_f4_matrices_correlate() {
+        for seed in 0..20u64 {
+            let val = |i: u64| (((seed * 31 + i) * 2654435761) % 1000) as f64 / 250.0 - 2.0;
+            let g: [f64; 3] = std::array::from_fn(|i| val(i as u64));
+            let d: [f64; 6] = std::array::from_fn(|i| val(10 + i as u64));
+            let u: [f64; 6] = std::array::from_fn(|x| (0..3).map(|k| G4[x][k] as f64 * g[k]).sum());
+            let v: [f64; 6] =
+                std::array::from_fn(|x| (0..6).map(|l| BT4[x][l] as f64 * d[l]).sum());
+            for i in 0..4 {
+                let y: f64 = (0..6).map(|x| AT4[i][x] as f64 * u[x] * v[x]).sum();
+                let want: f64 = (0..3).map(|k| g[k] * d[i + k]).sum();
+                assert!((y - want).abs() < 1e-5, "seed {seed} i {i}: {y} vs {want}");
+            }
+        }
+    }
+
+    /// The grouped vector transforms compute `Bᵀ x` and `Aᵀ x` of the matrices.
+    #[test]
+    fn the_f4_vector_transforms_match_the_matrices() {
+        if !gemm::pair_rows_available() {
+            return; // no AVX-512 here: Winograd is never planned
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            // Lane `j` of input `l`.
+            let x = |l: usize, j: usize| ((l * 16 + j) * 37 % 23) as f32 / 4.0 - 2.5;
+            let mut lanes = [[0f32; 16]; 6];
+            for (l, row) in lanes.iter_mut().enumerate() {
+                for (j, e) in row.iter_mut().enumerate() {
+                    *e = x(l, j);
+                }
+            }
+            // SAFETY: AVX-512F is present (checked above); each row holds 16 floats.
+            let (b, a) = unsafe {
+                let xs: [__m512; 6] = std::array::from_fn(|l| _mm512_loadu_ps(lanes[l].as_ptr()));
+                (bt4_avx512(xs), at4_avx512(xs))
+            };
+            let store = |v: __m512| {
+                let mut o = [0f32; 16];
+                // SAFETY: as above; `o` holds 16 floats.
+                unsafe { _mm512_storeu_ps(o.as_mut_ptr(), v) };
+                o
+            };
+            for j in 0..16 {
+                for (r, v) in b.iter().enumerate() {
+                    let want: f32 = (0..6).map(|l| BT4[r][l] * x(l, j)).sum();
+                    assert!((store(*v)[j] - want).abs() < 1e-5, "Bᵀ row {r} lane {j}");
+                }
+                for (r, v) in a.iter().enumerate() {
+                    let want: f32 = (0..6).map(|l| AT4[r][l] * x(l, j)).sum();
+                    assert!((store(*v)[j] - want).abs() < 1e-5, "Aᵀ row {r} lane {j}");
+                }
+            }
+        }
+    }
+
+    /// The variant follows the tiles and the filters: F(4×4) for ResNet-50's 56² and
+    /// 28² layers, F(2×2) for its 14² ones (256 channels), few tiles and small images.
+    #[test]
+    fn the_variant_follows_the_tiles() {
+        let geo = |n: usize, hw: usize, c: usize| {
+            let p = ConvParams {
+                pre_padding: vec![1, 1],
+                post_padding: vec![1, 1],
+                stride: vec![1, 1],
+                dilation: vec![1, 1],
+                mode: ConvMode::CrossCorrelation,
+            };
+            ConvGeometry::new(&[n, c, hw, hw], &[c, c, 3, 3], &[n, c, hw, hw], &p).unwrap()
+        };
+        assert_eq!(variant(&geo(1, 56, 64)), Variant::F4);
+        assert_eq!(variant(&geo(1, 28, 128)), Variant::F4);
+        assert_eq!(variant(&geo(8, 28, 128)), Variant::F4);
+        assert_eq!(variant(&geo(8, 14, 256)), Variant::F2);
+        assert_eq!(variant(&geo(1, 14, 64)), Variant::F2);
+        assert_eq!(variant(&geo(4, 6, 16)), Variant::F2);
     }
 }
