@@ -51,7 +51,9 @@
 //! `cpu.constant_weights` (0 or 1: with 1 the caller promises that convolution filters
 //! keep their address and values from one execution of the plan to the next; the
 //! channels-last convolutions then pack them on the first execution and keep the
-//! packed form with the plan, about the filters' size again in memory; filters at a
+//! packed form with the plan, about the filters' size again in memory (Winograd layers
+//! keep their transformed filters: 1.8× the filters' size for F(2×2, 3×3), 4× for
+//! F(4×4, 3×3)); filters at a
 //! new address are packed again, values changed in place are not seen),
 //! `global.deterministic`, `global.workspace_size_limit`. The environment variable
 //! `HIPDNN_CPU_ISA=avx2` (or `portable`; `avx512`, the default, lifts the cap; other
