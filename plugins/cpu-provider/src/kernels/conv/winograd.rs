@@ -83,8 +83,8 @@ pub(super) fn variant(geo: &ConvGeometry) -> Variant {
     }
 }
 
-/// Whether Winograd F(2×2, 3×3) and F(4×4, 3×3) can run `geo` with a channels-last `f32` input: one
-/// group, 2-D, a 3×3 undilated cross-correlation with stride 1 and padding of at
+/// Whether Winograd (either variant) can run `geo` with a channels-last `f32` input:
+/// one group, 2-D, a 3×3 undilated cross-correlation with stride 1 and padding of at
 /// most 2, 16 to 256 input channels (one K block), at least 16 output channels, and
 /// the AVX-512 pair kernels on this CPU.
 pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
