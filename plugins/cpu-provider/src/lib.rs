@@ -22,8 +22,9 @@
 //!   on a 6×16 AVX2/FMA micro-kernel (6×32 over two panels with AVX-512F) that reads A
 //!   through row pointers (weights in place, or channels-last input pixels through an
 //!   indirection buffer) and packs B a few columns at a time ([`kernels::gemm`]). No
-//!   full im2col matrix is formed; with AVX-512 the channels-last pixels are not packed
-//!   at all (the micro-kernel reads them through the pointers).
+//!   full im2col matrix is formed; with AVX-512 or AVX2 + FMA the channels-last pixels
+//!   are not packed at all (the micro-kernel reads them through the pointers), and the
+//!   epilogue is applied to the accumulators before the one store.
 //! * **Memory reused.** Intermediates that must be stored share workspace bytes when
 //!   their lifetimes (from the stage writing them to the last reading them) do not
 //!   overlap, so a network touches a few megabytes per execution, most of it in cache.
@@ -58,10 +59,10 @@
 //! `global.deterministic`, `global.workspace_size_limit`. The environment variable
 //! `HIPDNN_CPU_ISA=avx2` (or `portable`; `avx512`, the default, lifts the cap; other
 //! values are ignored with a warning) caps the instruction set of the GEMM
-//! micro-kernels and of the vector epilogues (bias or folded batch norm, residual add,
-//! ReLU over channels-last tiles: AVX-512, else AVX; `portable` turns them off; they
-//! give the general epilogue's values), read once per process; results are
-//! reproducible per machine and setting.
+//! micro-kernels, Winograd's transforms and the vector epilogues (bias or folded batch
+//! norm, residual add, ReLU over channels-last tiles: AVX-512, else AVX2/AVX;
+//! `portable` turns them off; they give the general epilogue's values), read once per
+//! process; results are reproducible per machine and setting.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the
@@ -140,7 +141,7 @@ pub fn custom_knobs() -> Vec<Knob> {
             .expect("a valid knob"),
         KnobFactory::string(KNOB_CONV_ALGO, "auto")
             .valid_strings(&["auto", "gemm", "direct", "winograd"])
-            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3), or F(4x4,3x3) for larger images with up to 128x128 channels, wherever it applies: channels-last fp32 3x3 stride 1, AVX-512; the rest as auto)")
+            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3), or F(4x4,3x3) for larger images with up to 128x128 channels, wherever it applies: channels-last fp32 3x3 stride 1, AVX-512 or AVX2+FMA; the rest as auto)")
             .build()
             .expect("a valid knob"),
         KnobFactory::int(KNOB_CONSTANT_WEIGHTS, 0)

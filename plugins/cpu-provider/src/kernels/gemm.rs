@@ -9,8 +9,8 @@
 //!   (one segment covering the K block), or, for channels-last convolutions, the input
 //!   pixels under each filter tap (one segment per tap: an indirection buffer, so there
 //!   is no im2col matrix). Where the problem allows it ([`GemmProblem::a_in_place`])
-//!   and the rows have unit stride, the AVX-512 pair kernel reads them through the
-//!   pointers instead, and A is not packed at all.
+//!   and the rows have unit stride, the pair kernels read them through the pointers
+//!   instead, and A is not packed at all.
 //! * **B is packed** per K block into 16-wide panels by the problem: im2col of a few
 //!   output pixels (implicit GEMM; never the whole im2col matrix), or the weights; or
 //!   all of it once for many runs ([`PackedB`], constant filters).
@@ -18,8 +18,8 @@
 //!   activations and type conversion are fused into the tile store (the epilogue).
 //!   Where the epilogue is a short fp32 chain over rows with contiguous columns
 //!   ([`FusedOut`]: scale-and-shift or bias, residual add, ReLU, one store) and the
-//!   CPU has the AVX-512 pair kernels, they apply it to their accumulators and store
-//!   the output themselves: no tile goes through memory on the way.
+//!   CPU has the pair kernels, they apply it to their accumulators and store the
+//!   output themselves: no tile goes through memory on the way.
 //!
 //! Loops (per thread): column chunks of `nc`, K blocks of about `kc` (so a B panel stays
 //! in L1 while the packed row tiles of a group stream through it from L2), groups of
@@ -28,11 +28,13 @@
 //! full is packed once, shared, by all threads in parallel before the main pass: all
 //! of A when threads split the columns into several chunks each, all of B when they
 //! split the rows. The micro-kernel has 6×16, `m`×16, `m`×8 and 6×1 variants, so short
-//! row tiles and narrow last panels do not pay for a full tile. Where the CPU has
-//! AVX-512F, panels go in pairs through a 6×32 kernel (12 zmm accumulators: enough
-//! independent FMAs to keep two 512-bit FMA units busy); the AVX2 kernels take an odd
-//! last panel. `HIPDNN_CPU_ISA=avx2` (or `portable`) caps the micro-kernels (packing
-//! keeps AVX2), read once per process.
+//! row tiles and narrow last panels do not pay for a full tile. Panels go in pairs
+//! through the *pair kernels*, which also read A in place and store fused epilogues:
+//! with AVX-512F one 6×32 tile (12 zmm accumulators: enough independent FMAs to keep
+//! two 512-bit FMA units busy), with AVX2 + FMA the two 6×16 tiles in turn (12 ymm
+//! accumulators each; 6×32 would need 24 of the 16 registers). `HIPDNN_CPU_ISA=avx2`
+//! caps them at AVX2, `portable` turns them off (packing keeps AVX2), read once per
+//! process.
 //!
 //! Every split and every K-block order depends only on the problem's shape and the
 //! thread count: results are bitwise reproducible (`global.deterministic` holds).
@@ -86,7 +88,7 @@ pub enum FusedStep {
     Relu,
 }
 
-/// An epilogue the AVX-512 pair kernels apply to their accumulators and store
+/// An epilogue the pair kernels apply to their accumulators and store
 /// themselves, instead of handing each finished tile to
 /// [`GemmProblem::write_tile`]: the steps in order, then `C[i, j]` to
 /// `y[i · ys + j]`. Built once per GEMM by the problem
@@ -208,7 +210,7 @@ pub trait GemmProblem: Sync {
     }
 
     /// The epilogue as a [`FusedOut`], if it has that form: then, where the CPU has
-    /// the AVX-512 pair kernels, [`run`] stores the output itself and calls no
+    /// the pair kernels, [`run`] stores the output itself and calls no
     /// [`GemmProblem::write_tile`]. Asked once per [`run`].
     fn fused_out(&self) -> Option<&FusedOut> {
         None
@@ -925,7 +927,7 @@ pub(crate) fn lane_mask(n: usize) -> u16 {
     if n >= 16 { !0 } else { (1u16 << n) - 1 }
 }
 
-/// Whether this CPU (under `HIPDNN_CPU_ISA`) has the AVX-512 pair kernels that
+/// Whether this CPU (under `HIPDNN_CPU_ISA`) has the pair kernels that
 /// [`rows_times_panels`] needs.
 pub fn pair_rows_available() -> bool {
     select_pair_rows_kernel().is_some()
@@ -940,7 +942,7 @@ pub fn pair_rows_available() -> bool {
 /// `ahead` (what the caller reads next, such as the next product's B) into L2.
 ///
 /// # Panics
-/// Without the AVX-512 pair kernels ([`pair_rows_available`]), or when `b` is shorter
+/// Without the pair kernels ([`pair_rows_available`]), or when `b` is shorter
 /// than its panels.
 ///
 /// # Safety
@@ -955,7 +957,7 @@ pub unsafe fn rows_times_panels(
     ldc: usize,
     ahead: &[f32],
 ) {
-    let pr = select_pair_rows_kernel().expect("the AVX-512 pair kernels");
+    let pr = select_pair_rows_kernel().expect("the pair kernels");
     let panels = n.div_ceil(NR);
     let ps = panel_stride(kc);
     assert!(
@@ -1049,7 +1051,8 @@ type KernelFn = fn(usize, &[f32], &[f32], &mut [f32; TILE], (bool, usize, usize)
 type PackFn = fn(usize, &ARows<'_>, &mut [f32]);
 
 /// Two adjacent panels at once: `tile = A·B0`, `next = A·B1` (`+=` when the flag is
-/// set), for rows `< mr`.
+/// set), for rows `< mr`. When `B1` is `B0` itself (the same slice: an odd last
+/// panel), `next` is not wanted and the kernel may leave it as it is.
 /// With a [`FuseAt`], the pair runs its chain and stores to the output instead of the
 /// tiles.
 type PairFn = fn(
@@ -1096,32 +1099,57 @@ pub(crate) fn isa_cap() -> &'static str {
     })
 }
 
-/// The AVX-512 kernel for panel pairs, where the CPU has AVX-512F and `HIPDNN_CPU_ISA`
-/// allows it.
-fn select_pair_kernel() -> Option<PairFn> {
-    static PAIR: OnceLock<Option<PairFn>> = OnceLock::new();
-    *PAIR.get_or_init(|| {
+/// Which pair kernels this CPU runs: AVX-512 where it has AVX-512F and
+/// `HIPDNN_CPU_ISA` allows it, else AVX2 + FMA unless capped to `portable`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PairIsa {
+    Avx512,
+    Avx2,
+}
+
+pub(crate) fn pair_isa() -> Option<PairIsa> {
+    static ISA: OnceLock<Option<PairIsa>> = OnceLock::new();
+    *ISA.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && !matches!(isa_cap(), "avx2" | "portable")
         {
-            return Some(avx512::kernel_pair as PairFn);
+            let cap = isa_cap();
+            if std::arch::is_x86_feature_detected!("avx512f") && cap == "avx512" {
+                return Some(PairIsa::Avx512);
+            }
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+                && cap != "portable"
+            {
+                return Some(PairIsa::Avx2);
+            }
         }
         None
     })
 }
 
-fn select_pair_rows_kernel() -> Option<PairRowsFn> {
-    static PAIR: OnceLock<Option<PairRowsFn>> = OnceLock::new();
-    *PAIR.get_or_init(|| {
+/// The kernel for panel pairs (AVX-512: one 6×32 tile; AVX2: two 6×16 tiles), where
+/// the CPU has one (see [`pair_isa`]).
+fn select_pair_kernel() -> Option<PairFn> {
+    match pair_isa()? {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && !matches!(isa_cap(), "avx2" | "portable")
-        {
-            return Some(avx512::kernel_pair_rows as PairRowsFn);
-        }
-        None
-    })
+        PairIsa::Avx512 => Some(avx512::kernel_pair as PairFn),
+        #[cfg(target_arch = "x86_64")]
+        PairIsa::Avx2 => Some(avx2::kernel_pair as PairFn),
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => None,
+    }
+}
+
+/// [`select_pair_kernel`] reading A in place.
+fn select_pair_rows_kernel() -> Option<PairRowsFn> {
+    match pair_isa()? {
+        #[cfg(target_arch = "x86_64")]
+        PairIsa::Avx512 => Some(avx512::kernel_pair_rows as PairRowsFn),
+        #[cfg(target_arch = "x86_64")]
+        PairIsa::Avx2 => Some(avx2::kernel_pair_rows as PairRowsFn),
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => None,
+    }
 }
 
 fn select_kernel() -> KernelFn {
@@ -1309,7 +1337,7 @@ mod avx512 {
     /// far from the core when the kernel gets there (written stages ago, or not at
     /// all). Prefetches never fault, so rows past the output are harmless.
     #[inline(always)]
-    fn prefetch_fused(f: Option<&FuseAt<'_>>) {
+    pub(super) fn prefetch_fused(f: Option<&FuseAt<'_>>) {
         let Some(f) = f else { return };
         for i in f.i0 + MR..f.i0 + 2 * MR {
             for st in f.out.steps() {
@@ -1333,7 +1361,7 @@ mod avx512 {
 
     /// Fetches the next of `far`'s lines into L2, if any are left.
     #[inline(always)]
-    fn far_step(far: &mut Far) {
+    pub(super) fn far_step(far: &mut Far) {
         if far.lines > 0 {
             // SAFETY: a prefetch reads nothing and cannot fault.
             unsafe { _mm_prefetch::<_MM_HINT_T1>(far.p.cast()) };
@@ -1538,7 +1566,342 @@ mod avx512 {
 mod avx2 {
     use std::arch::x86_64::*;
 
-    use super::{ARows, MR, NR, TILE, check_rows};
+    use super::avx512::{far_step, prefetch_fused};
+    use super::{ARows, Far, FuseAt, FusedStep, MR, NR, TILE, check_rows};
+
+    /// Lane masks of the first `n` of a panel's 16 columns, as the two halves'
+    /// `vmaskmov` masks (all of the first half from 8 on).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn half_masks(n: usize) -> (__m256i, __m256i) {
+        const LANES: [i32; 24] = [
+            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        // `LANES[16 - k..]` starts with `k` set lanes, `k <= 16`.
+        let at = |k: usize| LANES[16 - k.min(16)..].as_ptr().cast::<__m256i>();
+        // SAFETY: each read is 8 lanes inside `LANES` (`16 - k + 8 <= 24`).
+        unsafe {
+            (
+                _mm256_loadu_si256(at(n.min(8))),
+                _mm256_loadu_si256(at(n.saturating_sub(8))),
+            )
+        }
+    }
+
+    /// One panel's end in a pair kernel: rows `i < M` of the two half-panel
+    /// accumulators (plus what the tile holds, when accumulating) stored to the tile
+    /// or, with a [`FuseAt`], run through its chain and stored to the output, panel
+    /// `$h` (0 or 1) of the fused pair, masked to its columns. A macro, so the
+    /// intrinsics stay inside the calling kernel's target features.
+    macro_rules! finish_panel {
+        ($m:expr, $lo:ident, $hi:ident, $t:ident, $acc:ident, $fuse:ident, $h:expr) => {
+            if $acc {
+                for i in 0..$m {
+                    $lo[i] = _mm256_add_ps($lo[i], _mm256_loadu_ps($t.add(i * NR)));
+                    $hi[i] = _mm256_add_ps($hi[i], _mm256_loadu_ps($t.add(i * NR + 8)));
+                }
+            }
+            match $fuse {
+                None => {
+                    for i in 0..$m {
+                        _mm256_storeu_ps($t.add(i * NR), $lo[i]);
+                        _mm256_storeu_ps($t.add(i * NR + 8), $hi[i]);
+                    }
+                }
+                Some(f) => {
+                    let f: &FuseAt<'_> = f;
+                    let (j0, cols) = if $h == 0 {
+                        (f.j0, f.cols.0)
+                    } else {
+                        (f.j0 + NR, f.cols.1)
+                    };
+                    let full = cols >= NR;
+                    let (k0, k1) = half_masks(cols);
+                    // Masked lanes are not read, so columns past the operands are
+                    // never dereferenced.
+                    let cols2 = |p: *const f32, off: usize| {
+                        let p = p.wrapping_add(off);
+                        if full {
+                            (_mm256_loadu_ps(p), _mm256_loadu_ps(p.wrapping_add(8)))
+                        } else {
+                            (
+                                _mm256_maskload_ps(p, k0),
+                                _mm256_maskload_ps(p.wrapping_add(8), k1),
+                            )
+                        }
+                    };
+                    for st in f.out.steps() {
+                        match *st {
+                            FusedStep::ScaleShift(a, b) => {
+                                let (a0, a1) = cols2(a, j0);
+                                let (b0, b1) = cols2(b, j0);
+                                for i in 0..$m {
+                                    $lo[i] = _mm256_add_ps(_mm256_mul_ps($lo[i], a0), b0);
+                                    $hi[i] = _mm256_add_ps(_mm256_mul_ps($hi[i], a1), b1);
+                                }
+                            }
+                            FusedStep::AddCols(t) => {
+                                let (t0, t1) = cols2(t, j0);
+                                for i in 0..$m {
+                                    $lo[i] = _mm256_add_ps($lo[i], t0);
+                                    $hi[i] = _mm256_add_ps($hi[i], t1);
+                                }
+                            }
+                            FusedStep::MulCols(t) => {
+                                let (t0, t1) = cols2(t, j0);
+                                for i in 0..$m {
+                                    $lo[i] = _mm256_mul_ps($lo[i], t0);
+                                    $hi[i] = _mm256_mul_ps($hi[i], t1);
+                                }
+                            }
+                            FusedStep::AddRows(t, rs) => {
+                                for i in 0..$m {
+                                    let (t0, t1) = cols2(t, (f.i0 + i) * rs + j0);
+                                    $lo[i] = _mm256_add_ps($lo[i], t0);
+                                    $hi[i] = _mm256_add_ps($hi[i], t1);
+                                }
+                            }
+                            FusedStep::MulRows(t, rs) => {
+                                for i in 0..$m {
+                                    let (t0, t1) = cols2(t, (f.i0 + i) * rs + j0);
+                                    $lo[i] = _mm256_mul_ps($lo[i], t0);
+                                    $hi[i] = _mm256_mul_ps($hi[i], t1);
+                                }
+                            }
+                            FusedStep::AddScalar(v) => {
+                                let v = _mm256_set1_ps(v);
+                                for i in 0..$m {
+                                    $lo[i] = _mm256_add_ps($lo[i], v);
+                                    $hi[i] = _mm256_add_ps($hi[i], v);
+                                }
+                            }
+                            FusedStep::MulScalar(v) => {
+                                let v = _mm256_set1_ps(v);
+                                for i in 0..$m {
+                                    $lo[i] = _mm256_mul_ps($lo[i], v);
+                                    $hi[i] = _mm256_mul_ps($hi[i], v);
+                                }
+                            }
+                            FusedStep::Relu => {
+                                let z = _mm256_setzero_ps();
+                                for i in 0..$m {
+                                    $lo[i] = _mm256_max_ps($lo[i], z);
+                                    $hi[i] = _mm256_max_ps($hi[i], z);
+                                }
+                            }
+                        }
+                    }
+                    for i in 0..$m {
+                        let y = f.out.y.add((f.i0 + i) * f.out.ys + j0);
+                        if full {
+                            _mm256_storeu_ps(y, $lo[i]);
+                            _mm256_storeu_ps(y.add(8), $hi[i]);
+                        } else {
+                            _mm256_maskstore_ps(y, k0, $lo[i]);
+                            _mm256_maskstore_ps(y.wrapping_add(8), k1, $hi[i]);
+                        }
+                    }
+                }
+            }
+        };
+    }
+
+    /// Two adjacent panels on AVX2 (the pair kernels' contract, [`super::PairFn`]):
+    /// each panel through the 6×16 tile in turn (12 ymm accumulators; a 6×32 tile
+    /// would need 24 of the 16 registers). When `b1` is `b0` itself the second result
+    /// is not wanted (an odd last panel) and is not computed.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn kernel_pair(
+        kc: usize,
+        a: &[f32],
+        b0: &[f32],
+        b1: &[f32],
+        tile: &mut [f32; TILE],
+        next: &mut [f32; TILE],
+        (acc, mr, mut far): (bool, usize, Far),
+        fuse: Option<&FuseAt<'_>>,
+    ) {
+        assert!(a.len() >= kc * MR && b0.len() >= kc * NR && b1.len() >= kc * NR);
+        let second = !std::ptr::eq(b0.as_ptr(), b1.as_ptr());
+        prefetch_fused(fuse);
+        let a = a.as_ptr();
+        for (h, b, t) in [(0, b0, tile), (1, b1, next)] {
+            if h == 1 && !second {
+                break;
+            }
+            let b = b.as_ptr();
+            // SAFETY: the CPU supports AVX2 and FMA (checked before this function is
+            // selected); the operands hold `kc` packed steps (checked above).
+            unsafe {
+                match mr {
+                    6.. => panel::<6>(kc, a, b, t, acc, &mut far, fuse, h),
+                    5 => panel::<5>(kc, a, b, t, acc, &mut far, fuse, h),
+                    4 => panel::<4>(kc, a, b, t, acc, &mut far, fuse, h),
+                    3 => panel::<3>(kc, a, b, t, acc, &mut far, fuse, h),
+                    2 => panel::<2>(kc, a, b, t, acc, &mut far, fuse, h),
+                    _ => panel::<1>(kc, a, b, t, acc, &mut far, fuse, h),
+                }
+            }
+        }
+    }
+
+    /// [`kernel_pair`] reading A in place: row `i` of segment `s` at
+    /// `a.ptrs[s * MR + i]`, `a.seg_len` consecutive floats.
+    pub(super) fn kernel_pair_rows(
+        a: &ARows<'_>,
+        b0: &[f32],
+        b1: &[f32],
+        tile: &mut [f32; TILE],
+        next: &mut [f32; TILE],
+        (acc, mr, mut far): (bool, usize, Far),
+        fuse: Option<&FuseAt<'_>>,
+    ) {
+        let kc = a.nseg * a.seg_len;
+        assert!(a.ks == 1 && a.ptrs.len() >= a.nseg * MR);
+        assert!(b0.len() >= kc * NR && b1.len() >= kc * NR);
+        let second = !std::ptr::eq(b0.as_ptr(), b1.as_ptr());
+        prefetch_fused(fuse);
+        let (nseg, len, rows) = (a.nseg, a.seg_len, a.ptrs.as_ptr());
+        for (h, b, t) in [(0, b0, tile), (1, b1, next)] {
+            if h == 1 && !second {
+                break;
+            }
+            let b = b.as_ptr();
+            let f = &mut far;
+            // SAFETY: the CPU supports AVX2 and FMA (checked before this function is
+            // selected); each row pointer addresses `seg_len` floats (the `ARows`
+            // contract) and the panels hold `kc` packed steps (checked above).
+            unsafe {
+                match mr {
+                    6.. => panel_rows::<6>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    5 => panel_rows::<5>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    4 => panel_rows::<4>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    3 => panel_rows::<3>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    2 => panel_rows::<2>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    _ => panel_rows::<1>(nseg, len, rows, b, t, acc, f, fuse, h),
+                }
+            }
+        }
+    }
+
+    /// `M` rows of one panel of [`kernel_pair`] (panel `h` of a fused pair).
+    ///
+    /// # Safety
+    /// AVX2 and FMA available; `a` holds `kc * MR`, `b` `kc * NR` floats.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn panel<const M: usize>(
+        kc: usize,
+        a: *const f32,
+        b: *const f32,
+        tile: &mut [f32; TILE],
+        acc: bool,
+        far: &mut Far,
+        fuse: Option<&FuseAt<'_>>,
+        h: usize,
+    ) {
+        let t = tile.as_mut_ptr();
+        // SAFETY: (whole body) `t` addresses TILE floats and rows `i < M <= MR` are
+        // written; `a`, `b` are read within `kc` packed steps; a fused tile's rows and
+        // columns lie inside its chain's tensors (`FusedOut::new`).
+        unsafe {
+            let mut lo = [_mm256_setzero_ps(); M];
+            let mut hi = [_mm256_setzero_ps(); M];
+            let (mut ap, mut bp) = (a, b);
+            macro_rules! step {
+                ($u:expr) => {{
+                    let v0 = _mm256_loadu_ps(bp.add($u * NR));
+                    let v1 = _mm256_loadu_ps(bp.add($u * NR + 8));
+                    for i in 0..M {
+                        let av = _mm256_broadcast_ss(&*ap.add($u * MR + i));
+                        lo[i] = _mm256_fmadd_ps(av, v0, lo[i]);
+                        hi[i] = _mm256_fmadd_ps(av, v1, hi[i]);
+                    }
+                }};
+            }
+            let mut k = 0;
+            while k + 4 <= kc {
+                far_step(far);
+                _mm_prefetch::<_MM_HINT_T0>(bp.add(8 * NR).cast());
+                step!(0);
+                step!(1);
+                _mm_prefetch::<_MM_HINT_T0>(bp.add(10 * NR).cast());
+                step!(2);
+                step!(3);
+                ap = ap.add(4 * MR);
+                bp = bp.add(4 * NR);
+                k += 4;
+            }
+            while k < kc {
+                step!(0);
+                ap = ap.add(MR);
+                bp = bp.add(NR);
+                k += 1;
+            }
+            finish_panel!(M, lo, hi, t, acc, fuse, h);
+        }
+    }
+
+    /// `M` rows of one panel of [`kernel_pair_rows`] (panel `h` of a fused pair).
+    ///
+    /// # Safety
+    /// AVX2 and FMA available; `rows` holds `nseg * MR` pointers, each to `len`
+    /// readable floats; `b` holds `nseg * len * NR` floats.
+    #[target_feature(enable = "avx2,fma")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn panel_rows<const M: usize>(
+        nseg: usize,
+        len: usize,
+        rows: *const *const f32,
+        b: *const f32,
+        tile: &mut [f32; TILE],
+        acc: bool,
+        far: &mut Far,
+        fuse: Option<&FuseAt<'_>>,
+        h: usize,
+    ) {
+        let t = tile.as_mut_ptr();
+        // SAFETY: (whole body) per the function's contract; `t` addresses TILE floats
+        // and rows `i < M <= MR` are written; a fused tile's rows and columns lie
+        // inside its chain's tensors (`FusedOut::new`'s contract).
+        unsafe {
+            let mut lo = [_mm256_setzero_ps(); M];
+            let mut hi = [_mm256_setzero_ps(); M];
+            let mut bp = b;
+            for s in 0..nseg {
+                let r: [*const f32; M] = std::array::from_fn(|i| *rows.add(s * MR + i));
+                macro_rules! step {
+                    ($k:expr, $u:expr) => {{
+                        let v0 = _mm256_loadu_ps(bp.add($u * NR));
+                        let v1 = _mm256_loadu_ps(bp.add($u * NR + 8));
+                        for i in 0..M {
+                            let av = _mm256_broadcast_ss(&*r[i].add($k + $u));
+                            lo[i] = _mm256_fmadd_ps(av, v0, lo[i]);
+                            hi[i] = _mm256_fmadd_ps(av, v1, hi[i]);
+                        }
+                    }};
+                }
+                let mut k = 0;
+                while k + 4 <= len {
+                    far_step(far);
+                    _mm_prefetch::<_MM_HINT_T0>(bp.add(8 * NR).cast());
+                    step!(k, 0);
+                    step!(k, 1);
+                    _mm_prefetch::<_MM_HINT_T0>(bp.add(10 * NR).cast());
+                    step!(k, 2);
+                    step!(k, 3);
+                    bp = bp.add(4 * NR);
+                    k += 4;
+                }
+                while k < len {
+                    step!(k, 0);
+                    bp = bp.add(NR);
+                    k += 1;
+                }
+            }
+            finish_panel!(M, lo, hi, t, acc, fuse, h);
+        }
+    }
 
     /// The 6×16 micro-kernel on packed operands.
     pub(super) fn kernel(
@@ -2047,16 +2410,17 @@ mod tests {
         assert_eq!(ahead.take(1, 0, 16).lines, 0, "nothing left");
     }
 
-    /// The AVX-512 pair kernel against the portable kernel on each panel, every row
+    /// The pair kernel (AVX-512 or AVX2) against the portable kernel on each panel, every row
     /// count, with and without accumulation (exact: small integers).
     #[test]
     fn pair_kernel_matches_the_portable_kernel() {
         let Some(pair) = select_pair_kernel() else {
-            // Only where the CPU lacks AVX-512F (or HIPDNN_CPU_ISA caps it).
+            // Only where the CPU lacks AVX2 + FMA (or HIPDNN_CPU_ISA says portable).
             #[cfg(target_arch = "x86_64")]
             assert!(
-                !std::arch::is_x86_feature_detected!("avx512f")
-                    || matches!(isa_cap(), "avx2" | "portable")
+                !(std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma"))
+                    || isa_cap() == "portable"
             );
             return;
         };

@@ -366,11 +366,9 @@ fn bottleneck_block_epilogues_match_the_reference_in_both_layouts() {
             .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
             .collect();
         #[cfg(target_arch = "x86_64")]
-        let winograd = std::arch::is_x86_feature_detected!("avx512f")
-            && !matches!(
-                std::env::var("HIPDNN_CPU_ISA").as_deref(),
-                Ok("avx2" | "portable")
-            );
+        let winograd = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable");
         #[cfg(not(target_arch = "x86_64"))]
         let winograd = false;
         for conv_algo in [

@@ -243,13 +243,12 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
             }
         }
     }
-    // Where the AVX-512 pair kernels run, the cases cover both variants.
+    // Where the vector pair kernels run (AVX-512, or AVX2 + FMA), the cases cover
+    // both variants.
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f")
-        && !matches!(
-            std::env::var("HIPDNN_CPU_ISA").as_deref(),
-            Ok("avx2" | "portable")
-        )
+    if std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable")
     {
         assert_eq!(wino_tiles, [2, 4].into(), "Winograd variants run");
     }

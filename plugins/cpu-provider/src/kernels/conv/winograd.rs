@@ -12,14 +12,16 @@
 //!   layout of the GEMM engine's B (`U_ξ`, zero-padded to whole panels).
 //! * The threads take contiguous ranges of tiles and work through them in chunks that
 //!   keep a chunk's `V` and `M` (`(m + 2)² × chunk × (C + K)` floats) in L2: the input
-//!   transform writes `V_ξ` (rows of `C` floats), the products run on the AVX-512 pair
+//!   transform writes `V_ξ` (rows of `C` floats), the products run on the GEMM's pair
 //!   kernels with `V_ξ`'s rows read in place ([`gemm::rows_times_panels`]), and the
 //!   output transform turns each tile's `M` rows into its `m²` output pixels and runs
 //!   the epilogue on them: in the in-register form's steps ([`Prepared::fused_rows`])
 //!   where it has one, else through the general epilogue. No synchronisation between
 //!   the phases: a chunk is one thread's.
 //!
-//! Only planned where the CPU has the AVX-512 pair kernels. The transforms round in
+//! Planned where the CPU has the pair kernels (AVX-512, or AVX2 + FMA: the transforms
+//! come in both, sixteen or eight channels per vector, the same sums in the same order,
+//! so the same results). The transforms round in
 //! `f32`: results differ from the direct sum in the last bits, F(4×4) by more (its
 //! points 0, 1, −1, ½, −2 keep that to about 3.5× F(2×2)'s error, a third of what the
 //! usual ±2 give: ResNet-50's block at batch 1 checks at 6.1e-6 against 1.6e-6, within
@@ -29,7 +31,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::*;
-use crate::kernels::gemm::{FusedStep, panel_stride};
+use crate::kernels::gemm::{FusedStep, PairIsa, panel_stride};
 
 /// Transformed positions per tile, at most (F(4×4, 3×3): 6×6).
 const XI_MAX: usize = 36;
@@ -86,7 +88,7 @@ pub(super) fn variant(geo: &ConvGeometry) -> Variant {
 /// Whether Winograd (either variant) can run `geo` with a channels-last `f32` input:
 /// one group, 2-D, a 3×3 undilated cross-correlation with stride 1 and padding of at
 /// most 2, 16 to 256 input channels (one K block), at least 16 output channels, and
-/// the AVX-512 pair kernels on this CPU.
+/// the pair kernels on this CPU.
 pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
     channels_last
         && geo.g == 1
@@ -100,7 +102,7 @@ pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
         && geo.pad[2] <= 2
         && (16..=256).contains(&geo.c)
         && geo.k >= 16
-        && gemm::pair_rows_available()
+        && gemm::pair_isa().is_some()
 }
 
 /// Tiles along (H, W).
@@ -177,6 +179,7 @@ pub(super) fn run(
     );
     assert!(x.dtype() == DType::F32 && geo.strides5(x.shape())[1] == 1);
     let v = variant(geo);
+    let isa = gemm::pair_isa().expect("Winograd is only planned with vector pair kernels");
     let (in_ws, rest) = ws.split_at_mut(packed_len(geo, v));
     let (zeros, rest) = rest.split_at_mut(geo.c);
     zeros.fill(0.0);
@@ -213,6 +216,7 @@ pub(super) fn run(
         packed,
         ep,
         fused: fused.as_ref(),
+        isa,
         tw,
         th,
     };
@@ -319,6 +323,7 @@ struct Ctx<'a> {
     packed: &'a [f32],
     ep: &'a Prepared<'a>,
     fused: Option<&'a gemm::FusedOut>,
+    isa: PairIsa,
     th: usize,
     tw: usize,
 }
@@ -397,11 +402,15 @@ impl Ctx<'_> {
             }
         });
         // SAFETY: every `d[i]` addresses `c` floats (the input, checked above, or the
-        // zero row); the rows at `v` are ours (contract); AVX-512F is present.
+        // zero row); the rows at `v` are ours (contract); the CPU has `self.isa`.
         unsafe {
-            match self.v {
-                Variant::F4 => input_tile_f4_avx512(&d, c, v, vs),
-                _ => input_tile_avx512(&d, c, v, vs),
+            match self.isa {
+                #[cfg(target_arch = "x86_64")]
+                PairIsa::Avx512 => avx512::input_tile(self.v, &d, c, v, vs),
+                #[cfg(target_arch = "x86_64")]
+                PairIsa::Avx2 => avx2::input_tile(self.v, &d, c, v, vs),
+                #[cfg(not(target_arch = "x86_64"))]
+                _ => unreachable!("Winograd is only planned with vector pair kernels"),
             }
         }
     }
@@ -413,11 +422,16 @@ impl Ctx<'_> {
         let (k, e) = (g.k, self.v.m);
         assert!(m.len() >= (self.v.xi() - 1) * ms + k && out.len() >= e * e * k);
         // SAFETY: a row of `k` floats per position in `m`, one per output pixel in
-        // `out` (checked above); AVX-512F is present.
+        // `out` (checked above); the CPU has `self.isa`.
         unsafe {
-            match self.v {
-                Variant::F4 => output_tile_f4_avx512(m.as_ptr(), ms, k, out.as_mut_ptr()),
-                _ => output_tile_avx512(m.as_ptr(), ms, k, out.as_mut_ptr()),
+            let (m, out) = (m.as_ptr(), out.as_mut_ptr());
+            match self.isa {
+                #[cfg(target_arch = "x86_64")]
+                PairIsa::Avx512 => avx512::output_tile(self.v, m, ms, k, out),
+                #[cfg(target_arch = "x86_64")]
+                PairIsa::Avx2 => avx2::output_tile(self.v, m, ms, k, out),
+                #[cfg(not(target_arch = "x86_64"))]
+                _ => unreachable!("Winograd is only planned with vector pair kernels"),
             }
         }
         let (img, ty, tx) = self.tile_at(t);
@@ -430,8 +444,17 @@ impl Ctx<'_> {
             match self.fused {
                 // SAFETY: pixel `p < npix` and channels `< k` lie inside every tensor
                 // of the chain (`fused_rows` checked the whole index space); this
-                // thread owns the tile's pixels; AVX-512F is present.
-                Some(f) => unsafe { fused_pixel_avx512(f, p, vals) },
+                // thread owns the tile's pixels; the CPU has `self.isa`.
+                Some(f) => unsafe {
+                    match self.isa {
+                        #[cfg(target_arch = "x86_64")]
+                        PairIsa::Avx512 => avx512::fused_pixel(f, p, vals),
+                        #[cfg(target_arch = "x86_64")]
+                        PairIsa::Avx2 => avx2::fused_pixel(f, p, vals),
+                        #[cfg(not(target_arch = "x86_64"))]
+                        _ => fused_pixel(f, p, vals),
+                    }
+                },
                 None => self.general_pixel(img, [0, oy, ox], p % (g.out[1] * g.out[2]), vals),
             }
         }
@@ -456,100 +479,65 @@ impl Ctx<'_> {
     }
 }
 
-/// `V = Bᵀ d B` over `c` channels: `d[4r + s]` is input position `(r, s)`, the result
-/// for position `ξ` goes to `v[ξ · vs..]`. Sixteen channels per vector, the last
-/// ones masked.
-///
-/// # Safety
-/// AVX-512F is available; each `d[i]` addresses `c` readable floats; `v + ξ · vs`
-/// `c` writable ones for every `ξ`, disjoint from the inputs.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn input_tile_avx512(d: &[*const f32; XI_MAX], c: usize, v: *mut f32, vs: usize) {
-    use std::arch::x86_64::*;
-    let mut ch = 0;
-    while ch < c {
-        let n = (c - ch).min(16);
-        let mask = gemm::lane_mask(n);
-        // SAFETY: (whole loop) masked lanes are neither read nor written; the others
-        // are inside the rows per the function's contract.
-        unsafe {
-            let x: [__m512; 16] =
-                std::array::from_fn(|i| _mm512_maskz_loadu_ps(mask, d[i].add(ch)));
-            let mut t = [_mm512_setzero_ps(); 16];
+/// `V = Bᵀ d B` of F(2×2, 3×3) over `$c` channels, `$w` at a time: `$d[4r + s]` is
+/// input position `(r, s)`, the result for position `ξ` goes to `$v + ξ · $vs`.
+/// Written over a vector type through its operations (`$ld(n, p)` / `$st(n, p, x)`
+/// load and store the first `n` lanes), so that every instruction set runs the same
+/// sums in the same order. Expands inside an `unsafe` block of a function with the
+/// vector type's target features.
+macro_rules! input_tile_f2 {
+    ($d:expr, $c:expr, $v:expr, $vs:expr, $w:expr, $ld:ident, $st:ident, $add:ident, $sub:ident) => {{
+        let mut ch = 0;
+        while ch < $c {
+            let n = ($c - ch).min($w);
+            let x: [_; 16] = std::array::from_fn(|i| $ld(n, $d[i].add(ch)));
+            let mut t = x;
             for s in 0..4 {
-                t[s] = _mm512_sub_ps(x[s], x[8 + s]);
-                t[4 + s] = _mm512_add_ps(x[4 + s], x[8 + s]);
-                t[8 + s] = _mm512_sub_ps(x[8 + s], x[4 + s]);
-                t[12 + s] = _mm512_sub_ps(x[4 + s], x[12 + s]);
+                t[s] = $sub(x[s], x[8 + s]);
+                t[4 + s] = $add(x[4 + s], x[8 + s]);
+                t[8 + s] = $sub(x[8 + s], x[4 + s]);
+                t[12 + s] = $sub(x[4 + s], x[12 + s]);
             }
             for r in 0..4 {
                 let (a, b, cc, dd) = (t[4 * r], t[4 * r + 1], t[4 * r + 2], t[4 * r + 3]);
-                let o = [
-                    _mm512_sub_ps(a, cc),
-                    _mm512_add_ps(b, cc),
-                    _mm512_sub_ps(cc, b),
-                    _mm512_sub_ps(b, dd),
-                ];
+                let o = [$sub(a, cc), $add(b, cc), $sub(cc, b), $sub(b, dd)];
                 for (s, val) in o.into_iter().enumerate() {
-                    _mm512_mask_storeu_ps(v.add((4 * r + s) * vs + ch), mask, val);
+                    $st(n, $v.add((4 * r + s) * $vs + ch), val);
                 }
             }
+            ch += $w;
         }
-        ch += 16;
-    }
+    }};
 }
 
-/// `Y = Aᵀ M A` over `k` channels: `M_ξ` at `m + ξ · ms`, output pixel `q` (row-major
-/// in the 2×2 tile) to `out + q · k`.
-///
-/// # Safety
-/// AVX-512F is available; the sixteen rows of `k` floats are readable, the four
-/// writable and disjoint from them.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn output_tile_avx512(m: *const f32, ms: usize, k: usize, out: *mut f32) {
-    use std::arch::x86_64::*;
-    let mut j = 0;
-    while j < k {
-        let n = (k - j).min(16);
-        let mask = gemm::lane_mask(n);
-        // SAFETY: (whole loop) as in `input_tile_avx512`.
-        unsafe {
-            let x: [__m512; 16] =
-                std::array::from_fn(|i| _mm512_maskz_loadu_ps(mask, m.add(i * ms + j)));
-            let mut t = [_mm512_setzero_ps(); 8];
+/// `Y = Aᵀ M A` of F(2×2, 3×3) over `$k` channels (as [`input_tile_f2`]): `M_ξ` at
+/// `$m + ξ · $ms`, output pixel `q` (row-major in the 2×2 tile) to `$out + q · $k`.
+macro_rules! output_tile_f2 {
+    ($m:expr, $ms:expr, $k:expr, $out:expr, $w:expr, $ld:ident, $st:ident, $add:ident, $sub:ident) => {{
+        let mut j = 0;
+        while j < $k {
+            let n = ($k - j).min($w);
+            let x: [_; 16] = std::array::from_fn(|i| $ld(n, $m.add(i * $ms + j)));
+            let mut t: [_; 8] = std::array::from_fn(|i| x[i]);
             for s in 0..4 {
-                t[s] = _mm512_add_ps(_mm512_add_ps(x[s], x[4 + s]), x[8 + s]);
-                t[4 + s] = _mm512_sub_ps(_mm512_sub_ps(x[4 + s], x[8 + s]), x[12 + s]);
+                t[s] = $add($add(x[s], x[4 + s]), x[8 + s]);
+                t[4 + s] = $sub($sub(x[4 + s], x[8 + s]), x[12 + s]);
             }
             for r in 0..2 {
                 let (a, b, c, d) = (t[4 * r], t[4 * r + 1], t[4 * r + 2], t[4 * r + 3]);
-                let y0 = _mm512_add_ps(_mm512_add_ps(a, b), c);
-                let y1 = _mm512_sub_ps(_mm512_sub_ps(b, c), d);
-                _mm512_mask_storeu_ps(out.add(2 * r * k + j), mask, y0);
-                _mm512_mask_storeu_ps(out.add((2 * r + 1) * k + j), mask, y1);
+                $st(n, $out.add(2 * r * $k + j), $add($add(a, b), c));
+                $st(n, $out.add((2 * r + 1) * $k + j), $sub($sub(b, c), d));
             }
+            j += $w;
         }
-        j += 16;
-    }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn input_tile_avx512(_: &[*const f32; XI_MAX], _: usize, _: *mut f32, _: usize) {
-    unreachable!("Winograd is only planned with the AVX-512 kernels")
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn output_tile_avx512(_: *const f32, _: usize, _: usize, _: *mut f32) {
-    unreachable!("Winograd is only planned with the AVX-512 kernels")
+    }};
 }
 
 /// F(4×4, 3×3)'s `Bᵀ`, over the interpolation points 0, 1, −1, ½, −2 and infinity:
 /// in `f32` they give about a third of the largest error of the usual 0, ±1, ±2 (the
 /// filter transform's thirds and fifteenths are rounded once, when it is made; the
 /// input and output transforms' coefficients are exact). The kernels compute it
-/// grouped ([`bt4_avx512`]); the tests check both against each other.
+/// grouped ([`bt4`]); the tests check both against each other.
 #[cfg_attr(not(test), allow(dead_code))]
 const BT4: [[f32; 6]; 6] = [
     [1.0, -1.5, -2.0, 1.5, 1.0, 0.0],
@@ -571,7 +559,7 @@ const G4: [[f32; 3]; 6] = [
     [0.0, 0.0, 1.0],
 ];
 
-/// F(4×4, 3×3)'s `Aᵀ` (the points of [`BT4`]; the kernels: [`at4_avx512`]).
+/// F(4×4, 3×3)'s `Aᵀ` (the points of [`BT4`]; the kernels: [`at4`]).
 #[cfg_attr(not(test), allow(dead_code))]
 const AT4: [[f32; 6]; 4] = [
     [1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
@@ -580,140 +568,363 @@ const AT4: [[f32; 6]; 4] = [
     [0.0, 1.0, -1.0, 0.125, -8.0, 1.0],
 ];
 
-/// [`BT4`] on sixteen channels at once (the same sums, grouped).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn bt4_avx512(x: [std::arch::x86_64::__m512; 6]) -> [std::arch::x86_64::__m512; 6] {
-    use std::arch::x86_64::*;
-    let (add, sub, fma, c) = (
-        _mm512_add_ps,
-        _mm512_sub_ps,
-        _mm512_fmadd_ps,
-        _mm512_set1_ps,
-    );
-    [
-        fma(c(1.5), sub(x[3], x[1]), fma(c(-2.0), x[2], add(x[0], x[4]))),
-        fma(c(2.5), x[3], fma(c(0.5), x[2], sub(x[4], x[1]))),
-        fma(c(-2.5), x[2], fma(c(0.5), x[3], add(x[4], x[1]))),
-        fma(c(2.0), sub(x[3], x[1]), sub(x[4], x[2])),
-        fma(c(0.5), sub(x[1], x[3]), sub(x[4], x[2])),
-        fma(c(1.5), sub(x[4], x[2]), fma(c(-2.0), x[3], add(x[1], x[5]))),
-    ]
+/// [`BT4`] times six values (vectors: one lane per channel), the same sums grouped;
+/// `$fma(a, b, c) = a · b + c` rounded once, `$c(x)` the constant `x`.
+macro_rules! bt4 {
+    ($x:expr, $add:ident, $sub:ident, $fma:ident, $c:ident) => {{
+        let x = $x;
+        [
+            $fma(
+                $c(1.5),
+                $sub(x[3], x[1]),
+                $fma($c(-2.0), x[2], $add(x[0], x[4])),
+            ),
+            $fma($c(2.5), x[3], $fma($c(0.5), x[2], $sub(x[4], x[1]))),
+            $fma($c(-2.5), x[2], $fma($c(0.5), x[3], $add(x[4], x[1]))),
+            $fma($c(2.0), $sub(x[3], x[1]), $sub(x[4], x[2])),
+            $fma($c(0.5), $sub(x[1], x[3]), $sub(x[4], x[2])),
+            $fma(
+                $c(1.5),
+                $sub(x[4], x[2]),
+                $fma($c(-2.0), x[3], $add(x[1], x[5])),
+            ),
+        ]
+    }};
 }
 
-/// [`AT4`] on sixteen channels at once (the same sums, grouped).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn at4_avx512(x: [std::arch::x86_64::__m512; 6]) -> [std::arch::x86_64::__m512; 4] {
-    use std::arch::x86_64::*;
-    let (add, sub, fma, c) = (
-        _mm512_add_ps,
-        _mm512_sub_ps,
-        _mm512_fmadd_ps,
-        _mm512_set1_ps,
-    );
-    let (s12, d12) = (add(x[1], x[2]), sub(x[1], x[2]));
-    [
-        add(add(x[0], s12), add(x[3], x[4])),
-        fma(c(0.5), x[3], fma(c(-2.0), x[4], d12)),
-        fma(c(0.25), x[3], fma(c(4.0), x[4], s12)),
-        fma(c(0.125), x[3], fma(c(-8.0), x[4], add(d12, x[5]))),
-    ]
+/// [`AT4`] times six values, as [`bt4`].
+macro_rules! at4 {
+    ($x:expr, $add:ident, $sub:ident, $fma:ident, $c:ident) => {{
+        let x = $x;
+        let (s12, d12) = ($add(x[1], x[2]), $sub(x[1], x[2]));
+        [
+            $add($add(x[0], s12), $add(x[3], x[4])),
+            $fma($c(0.5), x[3], $fma($c(-2.0), x[4], d12)),
+            $fma($c(0.25), x[3], $fma($c(4.0), x[4], s12)),
+            $fma($c(0.125), x[3], $fma($c(-8.0), x[4], $add(d12, x[5]))),
+        ]
+    }};
 }
 
-/// [`input_tile_avx512`] for F(4×4, 3×3): `V = Bᵀ d B` of a 6×6 patch (`d[6r + s]`),
-/// position `ξ = 6r + s` to `v[ξ · vs..]`.
-///
-/// # Safety
-/// As [`input_tile_avx512`], for the first 36 pointers.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn input_tile_f4_avx512(d: &[*const f32; XI_MAX], c: usize, v: *mut f32, vs: usize) {
-    use std::arch::x86_64::*;
-    let mut ch = 0;
-    while ch < c {
-        let n = (c - ch).min(16);
-        let mask = gemm::lane_mask(n);
-        // SAFETY: (whole loop) masked lanes are neither read nor written; the others
-        // are inside the rows per the function's contract.
-        unsafe {
-            // Columns first (Bᵀ d), then rows ((Bᵀ d) B).
-            let mut t = [_mm512_setzero_ps(); 36];
+/// [`input_tile_f2`] for F(4×4, 3×3): `V = Bᵀ d B` of a 6×6 patch (`$d[6r + s]`),
+/// position `ξ = 6r + s` to `$v + ξ · $vs`; columns first (`Bᵀ d`), then rows.
+macro_rules! input_tile_f4 {
+    ($d:expr, $c:expr, $v:expr, $vs:expr, $w:expr, $ld:ident, $st:ident, $add:ident, $sub:ident, $fma:ident, $k:ident) => {{
+        let mut ch = 0;
+        while ch < $c {
+            let n = ($c - ch).min($w);
+            let first = $ld(n, $d[0].add(ch));
+            let mut t = [first; 36];
             for s in 0..6 {
-                let col = bt4_avx512(std::array::from_fn(|r| {
-                    _mm512_maskz_loadu_ps(mask, d[6 * r + s].add(ch))
-                }));
+                let col = bt4!(
+                    std::array::from_fn::<_, 6, _>(|r| $ld(n, $d[6 * r + s].add(ch))),
+                    $add,
+                    $sub,
+                    $fma,
+                    $k
+                );
                 for (r, val) in col.into_iter().enumerate() {
                     t[6 * r + s] = val;
                 }
             }
             for r in 0..6 {
-                let row = bt4_avx512(std::array::from_fn(|s| t[6 * r + s]));
+                let row = bt4!(
+                    std::array::from_fn::<_, 6, _>(|s| t[6 * r + s]),
+                    $add,
+                    $sub,
+                    $fma,
+                    $k
+                );
                 for (s, val) in row.into_iter().enumerate() {
-                    _mm512_mask_storeu_ps(v.add((6 * r + s) * vs + ch), mask, val);
+                    $st(n, $v.add((6 * r + s) * $vs + ch), val);
                 }
             }
+            ch += $w;
         }
-        ch += 16;
-    }
+    }};
 }
 
-/// [`output_tile_avx512`] for F(4×4, 3×3): `Y = Aᵀ M A` from the 36 rows of `M`
-/// (position `6r + s` at `m + (6r + s) · ms`), output pixel `q` (row-major in the
-/// 4×4 tile) to `out + q · k`.
-///
-/// # Safety
-/// AVX-512F is available; the 36 rows of `k` floats are readable, the sixteen
-/// writable and disjoint from them.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn output_tile_f4_avx512(m: *const f32, ms: usize, k: usize, out: *mut f32) {
-    use std::arch::x86_64::*;
-    let mut j = 0;
-    while j < k {
-        let n = (k - j).min(16);
-        let mask = gemm::lane_mask(n);
-        // SAFETY: (whole loop) as in `input_tile_avx512`.
-        unsafe {
-            let mut t = [_mm512_setzero_ps(); 24];
+/// [`output_tile_f2`] for F(4×4, 3×3): `Y = Aᵀ M A` from the 36 rows of `M`
+/// (position `6r + s` at `$m + (6r + s) · $ms`), output pixel `q` (row-major in the
+/// 4×4 tile) to `$out + q · $k`.
+macro_rules! output_tile_f4 {
+    ($m:expr, $ms:expr, $k:expr, $out:expr, $w:expr, $ld:ident, $st:ident, $add:ident, $sub:ident, $fma:ident, $c:ident) => {{
+        let mut j = 0;
+        while j < $k {
+            let n = ($k - j).min($w);
+            let first = $ld(n, $m.add(j));
+            let mut t = [first; 24];
             for s in 0..6 {
-                let col = at4_avx512(std::array::from_fn(|r| {
-                    _mm512_maskz_loadu_ps(mask, m.add((6 * r + s) * ms + j))
-                }));
+                let col = at4!(
+                    std::array::from_fn::<_, 6, _>(|r| $ld(n, $m.add((6 * r + s) * $ms + j))),
+                    $add,
+                    $sub,
+                    $fma,
+                    $c
+                );
                 for (r, val) in col.into_iter().enumerate() {
                     t[6 * r + s] = val;
                 }
             }
             for r in 0..4 {
-                let row = at4_avx512(std::array::from_fn(|s| t[6 * r + s]));
+                let row = at4!(
+                    std::array::from_fn::<_, 6, _>(|s| t[6 * r + s]),
+                    $add,
+                    $sub,
+                    $fma,
+                    $c
+                );
                 for (s, val) in row.into_iter().enumerate() {
-                    _mm512_mask_storeu_ps(out.add((4 * r + s) * k + j), mask, val);
+                    $st(n, $out.add((4 * r + s) * $k + j), val);
                 }
             }
+            j += $w;
         }
-        j += 16;
+    }};
+}
+
+/// The transforms and the per-pixel epilogue compiled for one instruction set: the
+/// same sums in the same order whatever the vector width, so the same results.
+/// The input transform of variant `v`: `d` holds the patch's pointers (row-major), `c`
+/// channels each; position `ξ`'s row of `V` to `out + ξ · vs`.
+///
+/// # Safety (every function)
+/// The CPU has the module's instruction set; each pointer in `d` addresses `c`
+/// readable floats, each output row `c` (input transform) or the outputs `k`
+/// (output transform) writable ones, disjoint from what is read; for
+/// `fused_pixel`, pixel `p` and channels `< vals.len()` lie inside every tensor of
+/// `f` and nobody else touches that output pixel.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::{Variant, XI_MAX, gemm};
+
+    /// The first `n` of 16 lanes from `p` (the others zero).
+    ///
+    /// # Safety
+    /// AVX-512F is available; `p` addresses `min(n, 16)` readable floats.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn ld(n: usize, p: *const f32) -> __m512 {
+        // SAFETY: masked lanes are not read; the others are readable (contract).
+        unsafe { _mm512_maskz_loadu_ps(gemm::lane_mask(n), p) }
+    }
+
+    /// The first `n` of `x`'s 16 lanes to `p`.
+    ///
+    /// # Safety
+    /// AVX-512F is available; `p` addresses `min(n, 16)` writable floats.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn st(n: usize, p: *mut f32, x: __m512) {
+        // SAFETY: masked lanes are not written; the others are writable (contract).
+        unsafe { _mm512_mask_storeu_ps(p, gemm::lane_mask(n), x) }
+    }
+
+    /// The input transform of `v` (see the module's docs).
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn input_tile(
+        v: Variant,
+        d: &[*const f32; XI_MAX],
+        c: usize,
+        out: *mut f32,
+        vs: usize,
+    ) {
+        let (add, sub, fma, k) = (
+            _mm512_add_ps,
+            _mm512_sub_ps,
+            _mm512_fmadd_ps,
+            _mm512_set1_ps,
+        );
+        // SAFETY: (whole body) masked lanes are neither read nor written; the others
+        // are inside the rows per the module's contract.
+        unsafe {
+            match v {
+                Variant::F4 => input_tile_f4!(d, c, out, vs, 16, ld, st, add, sub, fma, k),
+                _ => input_tile_f2!(d, c, out, vs, 16, ld, st, add, sub),
+            }
+        }
+    }
+
+    /// The output transform of `v`: `M_ξ` at `m + ξ · ms`, output pixel `q` to
+    /// `out + q · k`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn output_tile(
+        v: Variant,
+        m: *const f32,
+        ms: usize,
+        k: usize,
+        out: *mut f32,
+    ) {
+        let (add, sub, fma, c) = (
+            _mm512_add_ps,
+            _mm512_sub_ps,
+            _mm512_fmadd_ps,
+            _mm512_set1_ps,
+        );
+        // SAFETY: (whole body) as in `input_tile`.
+        unsafe {
+            match v {
+                Variant::F4 => output_tile_f4!(m, ms, k, out, 16, ld, st, add, sub, fma, c),
+                _ => output_tile_f2!(m, ms, k, out, 16, ld, st, add, sub),
+            }
+        }
+    }
+
+    /// [`super::fused_pixel`] compiled for AVX-512.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
+        // SAFETY: per the module's contract.
+        unsafe { super::fused_pixel(f, p, vals) }
+    }
+
+    /// [`BT4`](super::BT4) and [`AT4`](super::AT4) of six 16-lane vectors (for the
+    /// tests).
+    #[cfg(test)]
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn bt4_at4(x: [__m512; 6]) -> ([__m512; 6], [__m512; 4]) {
+        let (add, sub, fma, c) = (
+            _mm512_add_ps,
+            _mm512_sub_ps,
+            _mm512_fmadd_ps,
+            _mm512_set1_ps,
+        );
+        (bt4!(x, add, sub, fma, c), at4!(x, add, sub, fma, c))
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn input_tile_f4_avx512(_: &[*const f32; XI_MAX], _: usize, _: *mut f32, _: usize) {
-    unreachable!("Winograd is only planned with the AVX-512 kernels")
+/// The transforms on AVX2 + FMA, eight channels per vector (see [`avx512`]).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{Variant, XI_MAX, gemm};
+
+    /// The `vmaskmov` mask of the first `n` of 8 lanes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn mask8(n: usize) -> __m256i {
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
+    }
+
+    /// The first `n` of 8 lanes from `p` (the others zero).
+    ///
+    /// # Safety
+    /// AVX2 is available; `p` addresses `min(n, 8)` readable floats.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn ld(n: usize, p: *const f32) -> __m256 {
+        // SAFETY: masked lanes are not read; the others are readable (contract).
+        unsafe {
+            if n >= 8 {
+                _mm256_loadu_ps(p)
+            } else {
+                _mm256_maskload_ps(p, mask8(n))
+            }
+        }
+    }
+
+    /// The first `n` of `x`'s 8 lanes to `p`.
+    ///
+    /// # Safety
+    /// AVX2 is available; `p` addresses `min(n, 8)` writable floats.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn st(n: usize, p: *mut f32, x: __m256) {
+        // SAFETY: masked lanes are not written; the others are writable (contract).
+        unsafe {
+            if n >= 8 {
+                _mm256_storeu_ps(p, x)
+            } else {
+                _mm256_maskstore_ps(p, mask8(n), x)
+            }
+        }
+    }
+
+    /// The input transform of `v` (see [`avx512`](super::avx512)'s docs).
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn input_tile(
+        v: Variant,
+        d: &[*const f32; XI_MAX],
+        c: usize,
+        out: *mut f32,
+        vs: usize,
+    ) {
+        let (add, sub, fma, k) = (
+            _mm256_add_ps,
+            _mm256_sub_ps,
+            _mm256_fmadd_ps,
+            _mm256_set1_ps,
+        );
+        // SAFETY: (whole body) masked lanes are neither read nor written; the others
+        // are inside the rows per the module's contract.
+        unsafe {
+            match v {
+                Variant::F4 => input_tile_f4!(d, c, out, vs, 8, ld, st, add, sub, fma, k),
+                _ => input_tile_f2!(d, c, out, vs, 8, ld, st, add, sub),
+            }
+        }
+    }
+
+    /// The output transform of `v`: `M_ξ` at `m + ξ · ms`, output pixel `q` to
+    /// `out + q · k`.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn output_tile(
+        v: Variant,
+        m: *const f32,
+        ms: usize,
+        k: usize,
+        out: *mut f32,
+    ) {
+        let (add, sub, fma, c) = (
+            _mm256_add_ps,
+            _mm256_sub_ps,
+            _mm256_fmadd_ps,
+            _mm256_set1_ps,
+        );
+        // SAFETY: (whole body) as in `input_tile`.
+        unsafe {
+            match v {
+                Variant::F4 => output_tile_f4!(m, ms, k, out, 8, ld, st, add, sub, fma, c),
+                _ => output_tile_f2!(m, ms, k, out, 8, ld, st, add, sub),
+            }
+        }
+    }
+
+    /// [`super::fused_pixel`] compiled for AVX2.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
+        // SAFETY: per the module's contract.
+        unsafe { super::fused_pixel(f, p, vals) }
+    }
+
+    /// [`BT4`](super::BT4) and [`AT4`](super::AT4) of six 8-lane vectors (for the
+    /// tests).
+    #[cfg(test)]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) fn bt4_at4(x: [__m256; 6]) -> ([__m256; 6], [__m256; 4]) {
+        let (add, sub, fma, c) = (
+            _mm256_add_ps,
+            _mm256_sub_ps,
+            _mm256_fmadd_ps,
+            _mm256_set1_ps,
+        );
+        (bt4!(x, add, sub, fma, c), at4!(x, add, sub, fma, c))
+    }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn output_tile_f4_avx512(_: *const f32, _: usize, _: usize, _: *mut f32) {
-    unreachable!("Winograd is only planned with the AVX-512 kernels")
-}
-
-/// The chain's steps on pixel `p`'s values (channel `j` at `vals[j]`), then the store.
+/// The chain's steps on pixel `p`'s values (channel `j` at `vals[j]`), then the store;
+/// inlined into each instruction set's `fused_pixel`, which vectorises it.
 ///
 /// # Safety
-/// AVX-512F is available; pixel `p` and channels `< vals.len()` lie inside every
-/// tensor of `f` (per its construction) and nobody else touches that output pixel.
-#[target_feature(enable = "avx512f")]
-unsafe fn fused_pixel_avx512(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
+/// Pixel `p` and channels `< vals.len()` lie inside every tensor of `f` (per its
+/// construction) and nobody else touches that output pixel.
+#[inline(always)]
+unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
     let n = vals.len();
     // SAFETY: (whole body) in bounds per the function's contract.
     unsafe {
@@ -761,6 +972,7 @@ fn transform_filters(g: &ConvGeometry, v: Variant, w: &RawIn, packed: &mut [f32]
     let last = (k - 1) * ws[0] + (c - 1) * ws[1] + 2 * ws[3] + 2 * ws[4];
     assert!(last < w.shape().span(), "winograd filters out of bounds");
     let src = SendPtr(w.ptr_as::<f32>());
+    let isa = gemm::pair_isa().expect("Winograd is only planned with vector pair kernels");
     let parts = exec.threads().min(panels);
     exec.for_each(parts, |part| {
         for p in split(panels, parts, part) {
@@ -770,9 +982,10 @@ fn transform_filters(g: &ConvGeometry, v: Variant, w: &RawIn, packed: &mut [f32]
                 // SAFETY: the panel's output channels `< k` of input channel `ci` are
                 // inside w (checked above); rows `ξ · ps + at` of `packed` hold NR
                 // floats (its length, checked above) and are this part's alone;
-                // AVX-512F is present (`applies`).
+                // the CPU has `isa` (`applies`).
                 unsafe {
-                    filter_panel_avx512(
+                    filter_panel(
+                        isa,
                         v,
                         base,
                         ws,
@@ -910,16 +1123,75 @@ unsafe fn filter_panel_avx512(
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-unsafe fn filter_panel_avx512(
-    _: Variant,
-    _: *const f32,
-    _: [usize; 5],
-    _: usize,
-    _: *mut f32,
-    _: usize,
+/// [`filter_panel_avx512`] on AVX2 + FMA: the panel's sixteen output channels as two
+/// gathers of eight, each through the same transform (so the same values).
+///
+/// # Safety
+/// As [`filter_panel_avx512`], with AVX2 and FMA instead of AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn filter_panel_avx2(
+    v: Variant,
+    w: *const f32,
+    ws: [usize; 5],
+    n: usize,
+    dst: *mut f32,
+    ps: usize,
 ) {
-    unreachable!("Winograd is only planned with the AVX-512 kernels")
+    use std::arch::x86_64::*;
+    let (add, sub, mul, fma, c) = (
+        _mm256_add_ps,
+        _mm256_sub_ps,
+        _mm256_mul_ps,
+        _mm256_fmadd_ps,
+        _mm256_set1_ps,
+    );
+    for h in 0..2 {
+        let lanes = n.saturating_sub(8 * h).min(8) as i32;
+        let idx: [i32; 8] = std::array::from_fn(|j| ((8 * h + j) * ws[0]) as i32);
+        // SAFETY: (whole body) per the function's contract; masked lanes are not read.
+        unsafe {
+            let idx = _mm256_loadu_si256(idx.as_ptr().cast());
+            let mask = _mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                _mm256_set1_epi32(lanes),
+                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+            ));
+            let g: [__m256; 9] = std::array::from_fn(|i| {
+                let p = w.add((i / 3) * ws[3] + (i % 3) * ws[4]);
+                _mm256_mask_i32gather_ps::<4>(_mm256_setzero_ps(), p, idx, mask)
+            });
+            let u = filter_tile!(v, g, _mm256_setzero_ps(), add, sub, mul, fma, c);
+            for (xi, x) in u.into_iter().take(v.xi()).enumerate() {
+                _mm256_storeu_ps(dst.add(xi * ps + 8 * h), x);
+            }
+        }
+    }
+}
+
+/// One input channel's filter panel ([`filter_panel_avx512`]) on `isa`.
+///
+/// # Safety
+/// As [`filter_panel_avx512`], on a CPU with `isa`.
+unsafe fn filter_panel(
+    isa: PairIsa,
+    v: Variant,
+    w: *const f32,
+    ws: [usize; 5],
+    n: usize,
+    dst: *mut f32,
+    ps: usize,
+) {
+    // SAFETY: per the function's contract.
+    unsafe {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            PairIsa::Avx512 => filter_panel_avx512(v, w, ws, n, dst, ps),
+            #[cfg(target_arch = "x86_64")]
+            PairIsa::Avx2 => filter_panel_avx2(v, w, ws, n, dst, ps),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unreachable!("Winograd is only planned with vector pair kernels"),
+        }
+    }
 }
 
 /// `G g Gᵀ` of one 3×3 filter (`g[3r + s]`): the reference for
@@ -942,9 +1214,9 @@ mod tests {
     /// full and a partial panel of output channels, in both variants.
     #[test]
     fn filter_panel_matches_the_scalar_transform() {
-        if !gemm::pair_rows_available() {
-            return; // no AVX-512 here: Winograd is never planned
-        }
+        let Some(isa) = gemm::pair_isa() else {
+            return; // no vector pair kernels here: Winograd is never planned
+        };
         let (c, k) = (3usize, 16usize);
         // Filters [K][3][3][C] (channels-last): strides k 9C, c 1, fy 3C, fx C.
         let ws = [9 * c, 1, 0, 3 * c, c];
@@ -956,11 +1228,12 @@ mod tests {
                 let ps = 48;
                 let mut dst = vec![f32::NAN; v.xi() * ps];
                 for ci in 0..c {
-                    // SAFETY: AVX-512F present; the filters of `n <= k` channels are
+                    // SAFETY: the CPU has `isa`; the filters of `n <= k` channels are
                     // inside `w`; the rows `ξ · ps + ci * NR` hold NR floats inside
                     // `dst`.
                     unsafe {
-                        filter_panel_avx512(
+                        filter_panel(
+                            isa,
                             v,
                             w.as_ptr().add(ci),
                             ws,
@@ -1026,12 +1299,10 @@ mod tests {
         }
     }
 
-    /// The grouped vector transforms compute `Bᵀ x` and `Aᵀ x` of the matrices.
+    /// The grouped vector transforms compute `Bᵀ x` and `Aᵀ x` of the matrices, on
+    /// every instruction set of this CPU that Winograd runs on.
     #[test]
     fn the_f4_vector_transforms_match_the_matrices() {
-        if !gemm::pair_rows_available() {
-            return; // no AVX-512 here: Winograd is never planned
-        }
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::*;
@@ -1043,27 +1314,54 @@ mod tests {
                     *e = x(l, j);
                 }
             }
-            // SAFETY: AVX-512F is present (checked above); each row holds 16 floats.
-            let (b, a) = unsafe {
-                let xs: [__m512; 6] = std::array::from_fn(|l| _mm512_loadu_ps(lanes[l].as_ptr()));
-                (bt4_avx512(xs), at4_avx512(xs))
-            };
-            let store = |v: __m512| {
-                let mut o = [0f32; 16];
-                // SAFETY: as above; `o` holds 16 floats.
-                unsafe { _mm512_storeu_ps(o.as_mut_ptr(), v) };
-                o
-            };
-            for j in 0..16 {
-                for (r, v) in b.iter().enumerate() {
-                    let want: f32 = (0..6).map(|l| BT4[r][l] * x(l, j)).sum();
-                    assert!((store(*v)[j] - want).abs() < 1e-5, "Bᵀ row {r} lane {j}");
+            let check = |b: Vec<[f32; 16]>, a: Vec<[f32; 16]>, width: usize| {
+                for j in 0..width {
+                    for (r, v) in b.iter().enumerate() {
+                        let want: f32 = (0..6).map(|l| BT4[r][l] * x(l, j)).sum();
+                        assert!((v[j] - want).abs() < 1e-5, "Bᵀ row {r} lane {j}");
+                    }
+                    for (r, v) in a.iter().enumerate() {
+                        let want: f32 = (0..6).map(|l| AT4[r][l] * x(l, j)).sum();
+                        assert!((v[j] - want).abs() < 1e-5, "Aᵀ row {r} lane {j}");
+                    }
                 }
-                for (r, v) in a.iter().enumerate() {
-                    let want: f32 = (0..6).map(|l| AT4[r][l] * x(l, j)).sum();
-                    assert!((store(*v)[j] - want).abs() < 1e-5, "Aᵀ row {r} lane {j}");
-                }
+            };
+            let mut ran = 0;
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                let out = |v: __m512| {
+                    let mut o = [0f32; 16];
+                    // SAFETY: AVX-512F is present; `o` holds 16 floats.
+                    unsafe { _mm512_storeu_ps(o.as_mut_ptr(), v) };
+                    o
+                };
+                // SAFETY: AVX-512F is present (checked above); each row holds 16 floats.
+                let (b, a) = unsafe {
+                    avx512::bt4_at4(std::array::from_fn(|l| _mm512_loadu_ps(lanes[l].as_ptr())))
+                };
+                check(b.map(out).to_vec(), a.map(out).to_vec(), 16);
+                ran += 1;
             }
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
+                let out = |v: __m256| {
+                    let mut o = [0f32; 16];
+                    // SAFETY: AVX is present; `o` holds 16 floats.
+                    unsafe { _mm256_storeu_ps(o.as_mut_ptr(), v) };
+                    o
+                };
+                // SAFETY: AVX2 and FMA are present (checked above); each row holds 16
+                // floats, of which the first 8 are read.
+                let (b, a) = unsafe {
+                    avx2::bt4_at4(std::array::from_fn(|l| _mm256_loadu_ps(lanes[l].as_ptr())))
+                };
+                check(b.map(out).to_vec(), a.map(out).to_vec(), 8);
+                ran += 1;
+            }
+            assert!(
+                ran > 0 || gemm::pair_isa().is_none(),
+                "a pair ISA without its test"
+            );
         }
     }
 

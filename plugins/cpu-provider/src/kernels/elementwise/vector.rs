@@ -192,20 +192,17 @@ impl VectorChain {
 
 impl Prepared<'_> {
     /// The vector steps the pair kernels run for this epilogue: none for a plain fp32
-    /// store, the vector chain's where it runs on AVX-512; `None` otherwise.
+    /// store, the vector chain's where there is one; `None` otherwise.
     fn pair_steps(&self) -> Option<&[VStep]> {
         if self.ep.steps.is_empty() {
             self.plain_f32_out().map(|_| &[][..])
         } else {
-            self.vector
-                .as_ref()
-                .filter(|v| v.isa == Isa::Avx512)
-                .map(|v| &v.steps[..])
+            self.vector.as_ref().map(|v| &v.steps[..])
         }
     }
 
-    /// The epilogue as a chain the GEMM's AVX-512 pair kernels apply in registers,
-    /// for a GEMM of `rows × cols` whose row `i` is the flat output pixel `i`
+    /// The epilogue as a chain the GEMM's pair kernels apply in registers, for a GEMM
+    /// of `rows × cols` whose row `i` is the flat output pixel `i`
     /// (`n · hw + p`, images one after another) and whose column `j` is channel
     /// `ch0 + j`: when it is a vector chain ending in one fp32 store (or only that
     /// store), and every tensor has contiguous channels and rows that step evenly
@@ -268,7 +265,7 @@ impl Prepared<'_> {
         Some(unsafe { FusedOut::new(steps, y.ptr_as::<f32>().wrapping_add(ch0), ys) })
     }
 
-    /// The epilogue as a chain the GEMM's AVX-512 pair kernels apply in registers, for
+    /// The epilogue as a chain the GEMM's pair kernels apply in registers, for
     /// a matmul whose index space is `[batch..., rows, cols]`: GEMM row `i`, column `j`
     /// is element `[batch_idx..., i, j]`. As [`Prepared::fused_rows`]: a vector chain
     /// ending in one fp32 store (or only that store), every tensor with contiguous
@@ -788,9 +785,9 @@ mod tests {
         assert!(Prepared::new(&ep).vector.is_none());
     }
 
-    /// A channels-last chain over two images becomes the in-register form: per-channel
-    /// operands by column from channel `ch0`, the residual by rows; a channels-first
-    /// output has none.
+    /// A channels-last chain over two images becomes the in-register form (wherever
+    /// the chain runs as vector code): per-channel operands by column from channel
+    /// `ch0`, the residual by rows; a channels-first output has none.
     #[test]
     fn fused_rows_of_a_channels_last_chain() {
         let dims = [2, 20, 3, 4];
@@ -823,7 +820,7 @@ mod tests {
             ];
             let ep = Epilogue { store: None, steps };
             let fused = Prepared::new(&ep).fused_rows(12, 24, 4, 13);
-            if out != nhwc || isa() != Some(Isa::Avx512) {
+            if out != nhwc || isa().is_none() {
                 assert!(fused.is_none(), "{out:?}");
                 continue;
             }
