@@ -168,14 +168,7 @@ pub trait GemmProblem: Sync {
     /// K split into blocks `(start, len)` of about `kc` (override when A's segments
     /// must not be cut).
     fn k_blocks(&self, kc: usize) -> Vec<(usize, usize)> {
-        let k = self.dims().2;
-        let n = k.div_ceil(kc).max(1);
-        (0..n)
-            .map(|b| {
-                let r = split(k, n, b);
-                (r.start, r.len())
-            })
-            .collect()
+        even_k_blocks(self.dims().2, kc)
     }
 
     /// Fills `ptrs` (cleared by the caller) for rows `i0..i0 + mr` over the K block
@@ -219,6 +212,18 @@ pub trait GemmProblem: Sync {
     /// Takes the finished tile `tile[i * NR + j]` for `C[i0 + i, j0 + j]`, `i < mr`,
     /// `j < nr`.
     fn write_tile(&self, i0: usize, mr: usize, j0: usize, nr: usize, tile: &[f32; TILE]);
+}
+
+/// `k` split into `k.div_ceil(kc)` blocks `(start, len)` of nearly equal length (one
+/// block when `k` is 0): [`GemmProblem::k_blocks`] unless a problem overrides it.
+pub fn even_k_blocks(k: usize, kc: usize) -> Vec<(usize, usize)> {
+    let n = k.div_ceil(kc.max(1)).max(1);
+    (0..n)
+        .map(|b| {
+            let r = split(k, n, b);
+            (r.start, r.len())
+        })
+        .collect()
 }
 
 /// Floats between the starts of consecutive packed B panels: `kc × NR` plus one cache
@@ -358,17 +363,19 @@ fn choose_split(m: usize, n: usize, threads: usize) -> Split {
 /// the A packer.
 const SLACK: usize = 32;
 
-/// Scratch `f32`s [`run`] needs for a problem of this size.
+/// Scratch `f32`s [`run`] needs for a problem of this size whose
+/// [`GemmProblem::k_blocks`] are `kblocks`.
 pub fn scratch_len(
     m: usize,
     n: usize,
-    k: usize,
-    kblocks: usize,
+    kblocks: &[(usize, usize)],
     b: Blocking,
     threads: usize,
 ) -> usize {
     let nc = b.nc.min(n.div_ceil(NR) * NR);
-    let kc_max = (k.div_ceil(kblocks.max(1)) + MR * NR).min(k); // generous: uneven blocks
+    let k: usize = kblocks.iter().map(|b| b.1).sum();
+    let kc_max = kblocks.iter().map(|b| b.1).max().unwrap_or(0);
+    let kblocks = kblocks.len();
     let bpack = panel_stride(kc_max) * nc.div_ceil(NR);
     let apack = kc_max * MR * MC_TILES;
     let acc = if kblocks > 1 {
@@ -607,7 +614,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     } else {
         p.k_blocks(blocking.kc)
     };
-    let need = scratch_len(m, n, k, kblocks.len(), blocking, threads);
+    let need = scratch_len(m, n, &kblocks, blocking, threads);
     assert!(
         scratch.len() >= need,
         "gemm scratch {} < {need}",
@@ -628,15 +635,13 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     let prepack = prepack_a(m, n, threads, blocking) && kc_max > 0;
     let scratch = &mut scratch[..need];
     let shared_len = if prepack_a(m, n, threads, blocking) {
-        let kc_est = (k.div_ceil(nkb) + MR * NR).min(k);
-        tiles * nkb * a_stride(kc_est) + SLACK
+        tiles * nkb * a_stride(kc_max) + SLACK
     } else {
         0
     };
     let (shared, scratch) = scratch.split_at_mut(shared_len);
     let shared_b_len = if prepack_b(m, n, k, threads) {
-        let kc_est = (k.div_ceil(nkb) + MR * NR).min(k);
-        panels * nkb * panel_stride(kc_est) + SLACK
+        panels * nkb * panel_stride(kc_max) + SLACK
     } else {
         0
     };
@@ -1706,6 +1711,20 @@ mod avx2 {
         };
     }
 
+    /// Fetches the partial sums a tile holds (rows `i < M`), which the kernel adds at
+    /// its end: with many row tiles per thread they were stored a K block ago and
+    /// are no longer near the core.
+    #[inline(always)]
+    fn prefetch_partial<const M: usize>(t: *const f32) {
+        for i in 0..M {
+            // SAFETY: a prefetch reads nothing and cannot fault.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(t.wrapping_add(i * NR).cast());
+                _mm_prefetch::<_MM_HINT_T0>(t.wrapping_add(i * NR + 15).cast());
+            }
+        }
+    }
+
     /// Two adjacent panels on AVX2 (the pair kernels' contract, [`super::PairFn`]):
     /// each panel through the 6×16 tile in turn (12 ymm accumulators; a 6×32 tile
     /// would need 24 of the 16 registers). When `b1` is `b0` itself the second result
@@ -1805,6 +1824,9 @@ mod avx2 {
         // written; `a`, `b` are read within `kc` packed steps; a fused tile's rows and
         // columns lie inside its chain's tensors (`FusedOut::new`).
         unsafe {
+            if acc {
+                prefetch_partial::<M>(t);
+            }
             let mut lo = [_mm256_setzero_ps(); M];
             let mut hi = [_mm256_setzero_ps(); M];
             let (mut ap, mut bp) = (a, b);
@@ -1865,6 +1887,9 @@ mod avx2 {
         // and rows `i < M <= MR` are written; a fused tile's rows and columns lie
         // inside its chain's tensors (`FusedOut::new`'s contract).
         unsafe {
+            if acc {
+                prefetch_partial::<M>(t);
+            }
             let mut lo = [_mm256_setzero_ps(); M];
             let mut hi = [_mm256_setzero_ps(); M];
             let mut bp = b;
@@ -2202,9 +2227,16 @@ mod tests {
         in_place: bool,
         packed: Option<&'a PackedB>,
         fused: Option<FusedOut>,
+        /// K blocks other than the even ones.
+        blocks: Option<Vec<(usize, usize)>>,
     }
 
     impl GemmProblem for Dense<'_> {
+        fn k_blocks(&self, kc: usize) -> Vec<(usize, usize)> {
+            self.blocks
+                .clone()
+                .unwrap_or_else(|| even_k_blocks(self.k, kc))
+        }
         fn fused_out(&self) -> Option<&FusedOut> {
             self.fused.as_ref()
         }
@@ -2270,12 +2302,12 @@ mod tests {
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
             let exec = Exec::new(threads);
             let blocking = Blocking { kc: 128, nc: 32 };
-            let kb = k.div_ceil(128).max(1);
             // Packed A, A read in place (where the CPU has the kernel), and all of B
             // packed beforehand: the same exact results.
             for (in_place, prepacked) in [(false, false), (true, false), (false, true)] {
                 let mut c = vec![f32::NAN; m * n];
-                let mut scratch = vec![0f32; scratch_len(m, n, k, kb, blocking, threads)];
+                let kb = even_k_blocks(k, blocking.kc);
+                let mut scratch = vec![0f32; scratch_len(m, n, &kb, blocking, threads)];
                 let mut p = Dense {
                     m,
                     n,
@@ -2286,6 +2318,7 @@ mod tests {
                     in_place,
                     packed: None,
                     fused: None,
+                    blocks: None,
                 };
                 let packed = prepacked.then(|| PackedB::new(&p, &exec, blocking));
                 p.packed = packed.as_ref();
@@ -2298,6 +2331,43 @@ mod tests {
                             e,
                             "({m},{n},{k}) in place {in_place} prepacked {prepacked} at ({i},{j})"
                         );
+                    }
+                }
+            }
+        }
+    }
+
+    /// K blocks of very different lengths (a problem's own split, such as a
+    /// convolution's filter taps) fit the scratch [`scratch_len`] asks for and give
+    /// the plain product, on one and two threads, A packed or read in place.
+    #[test]
+    fn uneven_k_blocks_fit_the_scratch() {
+        let (m, n, k) = (40usize, 70usize, 300usize);
+        let blocks = vec![(0, 20), (20, 250), (270, 30)];
+        let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
+        let blocking = Blocking { kc: 100, nc: 32 };
+        for threads in [1, 2] {
+            for in_place in [false, true] {
+                let mut c = vec![f32::NAN; m * n];
+                let mut scratch = vec![0f32; scratch_len(m, n, &blocks, blocking, threads)];
+                let p = Dense {
+                    m,
+                    n,
+                    k,
+                    a: &a,
+                    b: &b,
+                    c: std::sync::Mutex::new(&mut c),
+                    in_place,
+                    packed: None,
+                    fused: None,
+                    blocks: Some(blocks.clone()),
+                };
+                run(&p, &Exec::new(threads), blocking, &mut scratch);
+                for i in 0..m {
+                    for j in 0..n {
+                        let e: f32 = (0..k).map(|q| a[i * k + q] * b[q * n + j]).sum();
+                        assert_eq!(c[i * n + j], e, "threads {threads} at ({i},{j})");
                     }
                 }
             }
@@ -2348,10 +2418,11 @@ mod tests {
                     in_place,
                     packed: None,
                     fused: Some(fused),
+                    blocks: None,
                 };
                 let exec = Exec::new(threads);
-                let kb = k.div_ceil(blocking.kc);
-                let mut scratch = vec![0f32; scratch_len(m, n, k, kb, blocking, threads)];
+                let kb = even_k_blocks(k, blocking.kc);
+                let mut scratch = vec![0f32; scratch_len(m, n, &kb, blocking, threads)];
                 run(&p, &exec, blocking, &mut scratch);
                 let pair = select_pair_kernel().is_some();
                 for i in 0..m {

@@ -81,9 +81,9 @@ impl MatmulPlan {
 
     /// Workspace in `f32` elements.
     pub fn workspace_len(&self) -> usize {
-        let kb = self.k.div_ceil(self.blocking.kc).max(1);
+        let kb = gemm::even_k_blocks(self.k, self.blocking.kc);
         let convert = if self.a_f32 { 0 } else { self.m * self.k };
-        convert + gemm::scratch_len(self.m, self.n, self.k, kb, self.blocking, self.threads)
+        convert + gemm::scratch_len(self.m, self.n, &kb, self.blocking, self.threads)
     }
 
     /// Runs the matmul into `ep` (index space: c's dims).

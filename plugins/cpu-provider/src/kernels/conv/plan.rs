@@ -201,8 +201,8 @@ impl FpropPlan {
                 } else {
                     g.k * kred
                 };
-                let kb = kred.div_ceil(self.blocking.kc).max(1);
-                wpack + gemm::scratch_len(g.kg(), g.npix(), kred, kb, self.blocking, self.threads)
+                let kb = gemm::even_k_blocks(kred, self.blocking.kc);
+                wpack + gemm::scratch_len(g.kg(), g.npix(), &kb, self.blocking, self.threads)
             }
             FpropImpl::Indirect => {
                 let wpack = if self.weight_rows_tap_major() {
@@ -213,11 +213,11 @@ impl FpropPlan {
                 // The K blocks and the zero row of the geometry the GEMM runs on.
                 let rg = self.rows.then(|| row_geometry(g));
                 let ig = rg.as_ref().unwrap_or(g);
-                let kb = indirect_blocks(ig, self.blocking.kc).len();
+                let kb = indirect_blocks(ig, self.blocking.kc);
                 self.padded_len()
                     + wpack
                     + ig.cg()
-                    + gemm::scratch_len(g.npix(), g.kg(), kred, kb, self.blocking, self.threads)
+                    + gemm::scratch_len(g.npix(), g.kg(), &kb, self.blocking, self.threads)
             }
         }
     }
