@@ -1229,6 +1229,79 @@ fn portable_kernel(
     }
 }
 
+/// A [`FusedOut`] chain's steps on a pair kernel's accumulators, rows `i < $m` of two
+/// vectors each (`$x0`, `$x1`: the halves the kernel stores side by side), columns from
+/// `$j0`: `$cols2(p, off)` loads an operand's two halves at `p + off`, the rest are the
+/// instruction set's add, multiply, maximum, zero and broadcast. A macro, so the
+/// intrinsics stay inside the calling kernel's target features; both kernels' chains
+/// run the same operations in the same order.
+#[cfg(target_arch = "x86_64")]
+macro_rules! fused_steps {
+    ($m:expr, $x0:ident, $x1:ident, $f:ident, $j0:expr, $cols2:ident, $add:ident, $mul:ident, $max:ident, $zero:expr, $set1:ident) => {
+        for st in $f.out.steps() {
+            match *st {
+                FusedStep::ScaleShift(a, b) => {
+                    let (a0, a1) = $cols2(a, $j0);
+                    let (b0, b1) = $cols2(b, $j0);
+                    for i in 0..$m {
+                        $x0[i] = $add($mul($x0[i], a0), b0);
+                        $x1[i] = $add($mul($x1[i], a1), b1);
+                    }
+                }
+                FusedStep::AddCols(t) => {
+                    let (t0, t1) = $cols2(t, $j0);
+                    for i in 0..$m {
+                        $x0[i] = $add($x0[i], t0);
+                        $x1[i] = $add($x1[i], t1);
+                    }
+                }
+                FusedStep::MulCols(t) => {
+                    let (t0, t1) = $cols2(t, $j0);
+                    for i in 0..$m {
+                        $x0[i] = $mul($x0[i], t0);
+                        $x1[i] = $mul($x1[i], t1);
+                    }
+                }
+                FusedStep::AddRows(t, rs) => {
+                    for i in 0..$m {
+                        let (t0, t1) = $cols2(t, ($f.i0 + i) * rs + $j0);
+                        $x0[i] = $add($x0[i], t0);
+                        $x1[i] = $add($x1[i], t1);
+                    }
+                }
+                FusedStep::MulRows(t, rs) => {
+                    for i in 0..$m {
+                        let (t0, t1) = $cols2(t, ($f.i0 + i) * rs + $j0);
+                        $x0[i] = $mul($x0[i], t0);
+                        $x1[i] = $mul($x1[i], t1);
+                    }
+                }
+                FusedStep::AddScalar(v) => {
+                    let v = $set1(v);
+                    for i in 0..$m {
+                        $x0[i] = $add($x0[i], v);
+                        $x1[i] = $add($x1[i], v);
+                    }
+                }
+                FusedStep::MulScalar(v) => {
+                    let v = $set1(v);
+                    for i in 0..$m {
+                        $x0[i] = $mul($x0[i], v);
+                        $x1[i] = $mul($x1[i], v);
+                    }
+                }
+                FusedStep::Relu => {
+                    let z = $zero;
+                    for i in 0..$m {
+                        $x0[i] = $max($x0[i], z);
+                        $x1[i] = $max($x1[i], z);
+                    }
+                }
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
@@ -1266,67 +1339,19 @@ mod avx512 {
                             _mm512_maskz_loadu_ps(m1, p.wrapping_add(NR)),
                         )
                     };
-                    for st in f.out.steps() {
-                        match *st {
-                            FusedStep::ScaleShift(a, b) => {
-                                let (a0, a1) = cols2(a, f.j0);
-                                let (b0, b1) = cols2(b, f.j0);
-                                for i in 0..$m {
-                                    $c0[i] = _mm512_add_ps(_mm512_mul_ps($c0[i], a0), b0);
-                                    $c1[i] = _mm512_add_ps(_mm512_mul_ps($c1[i], a1), b1);
-                                }
-                            }
-                            FusedStep::AddCols(t) => {
-                                let (t0, t1) = cols2(t, f.j0);
-                                for i in 0..$m {
-                                    $c0[i] = _mm512_add_ps($c0[i], t0);
-                                    $c1[i] = _mm512_add_ps($c1[i], t1);
-                                }
-                            }
-                            FusedStep::MulCols(t) => {
-                                let (t0, t1) = cols2(t, f.j0);
-                                for i in 0..$m {
-                                    $c0[i] = _mm512_mul_ps($c0[i], t0);
-                                    $c1[i] = _mm512_mul_ps($c1[i], t1);
-                                }
-                            }
-                            FusedStep::AddRows(t, rs) => {
-                                for i in 0..$m {
-                                    let (t0, t1) = cols2(t, (f.i0 + i) * rs + f.j0);
-                                    $c0[i] = _mm512_add_ps($c0[i], t0);
-                                    $c1[i] = _mm512_add_ps($c1[i], t1);
-                                }
-                            }
-                            FusedStep::MulRows(t, rs) => {
-                                for i in 0..$m {
-                                    let (t0, t1) = cols2(t, (f.i0 + i) * rs + f.j0);
-                                    $c0[i] = _mm512_mul_ps($c0[i], t0);
-                                    $c1[i] = _mm512_mul_ps($c1[i], t1);
-                                }
-                            }
-                            FusedStep::AddScalar(v) => {
-                                let v = _mm512_set1_ps(v);
-                                for i in 0..$m {
-                                    $c0[i] = _mm512_add_ps($c0[i], v);
-                                    $c1[i] = _mm512_add_ps($c1[i], v);
-                                }
-                            }
-                            FusedStep::MulScalar(v) => {
-                                let v = _mm512_set1_ps(v);
-                                for i in 0..$m {
-                                    $c0[i] = _mm512_mul_ps($c0[i], v);
-                                    $c1[i] = _mm512_mul_ps($c1[i], v);
-                                }
-                            }
-                            FusedStep::Relu => {
-                                let z = _mm512_setzero_ps();
-                                for i in 0..$m {
-                                    $c0[i] = _mm512_max_ps($c0[i], z);
-                                    $c1[i] = _mm512_max_ps($c1[i], z);
-                                }
-                            }
-                        }
-                    }
+                    fused_steps!(
+                        $m,
+                        $c0,
+                        $c1,
+                        f,
+                        f.j0,
+                        cols2,
+                        _mm512_add_ps,
+                        _mm512_mul_ps,
+                        _mm512_max_ps,
+                        _mm512_setzero_ps(),
+                        _mm512_set1_ps
+                    );
                     for i in 0..$m {
                         let y = f.out.y.add((f.i0 + i) * f.out.ys + f.j0);
                         _mm512_mask_storeu_ps(y, m0, $c0[i]);
@@ -1635,67 +1660,19 @@ mod avx2 {
                             )
                         }
                     };
-                    for st in f.out.steps() {
-                        match *st {
-                            FusedStep::ScaleShift(a, b) => {
-                                let (a0, a1) = cols2(a, j0);
-                                let (b0, b1) = cols2(b, j0);
-                                for i in 0..$m {
-                                    $lo[i] = _mm256_add_ps(_mm256_mul_ps($lo[i], a0), b0);
-                                    $hi[i] = _mm256_add_ps(_mm256_mul_ps($hi[i], a1), b1);
-                                }
-                            }
-                            FusedStep::AddCols(t) => {
-                                let (t0, t1) = cols2(t, j0);
-                                for i in 0..$m {
-                                    $lo[i] = _mm256_add_ps($lo[i], t0);
-                                    $hi[i] = _mm256_add_ps($hi[i], t1);
-                                }
-                            }
-                            FusedStep::MulCols(t) => {
-                                let (t0, t1) = cols2(t, j0);
-                                for i in 0..$m {
-                                    $lo[i] = _mm256_mul_ps($lo[i], t0);
-                                    $hi[i] = _mm256_mul_ps($hi[i], t1);
-                                }
-                            }
-                            FusedStep::AddRows(t, rs) => {
-                                for i in 0..$m {
-                                    let (t0, t1) = cols2(t, (f.i0 + i) * rs + j0);
-                                    $lo[i] = _mm256_add_ps($lo[i], t0);
-                                    $hi[i] = _mm256_add_ps($hi[i], t1);
-                                }
-                            }
-                            FusedStep::MulRows(t, rs) => {
-                                for i in 0..$m {
-                                    let (t0, t1) = cols2(t, (f.i0 + i) * rs + j0);
-                                    $lo[i] = _mm256_mul_ps($lo[i], t0);
-                                    $hi[i] = _mm256_mul_ps($hi[i], t1);
-                                }
-                            }
-                            FusedStep::AddScalar(v) => {
-                                let v = _mm256_set1_ps(v);
-                                for i in 0..$m {
-                                    $lo[i] = _mm256_add_ps($lo[i], v);
-                                    $hi[i] = _mm256_add_ps($hi[i], v);
-                                }
-                            }
-                            FusedStep::MulScalar(v) => {
-                                let v = _mm256_set1_ps(v);
-                                for i in 0..$m {
-                                    $lo[i] = _mm256_mul_ps($lo[i], v);
-                                    $hi[i] = _mm256_mul_ps($hi[i], v);
-                                }
-                            }
-                            FusedStep::Relu => {
-                                let z = _mm256_setzero_ps();
-                                for i in 0..$m {
-                                    $lo[i] = _mm256_max_ps($lo[i], z);
-                                    $hi[i] = _mm256_max_ps($hi[i], z);
-                                }
-                            }
-                        }
-                    }
+                    fused_steps!(
+                        $m,
+                        $lo,
+                        $hi,
+                        f,
+                        j0,
+                        cols2,
+                        _mm256_add_ps,
+                        _mm256_mul_ps,
+                        _mm256_max_ps,
+                        _mm256_setzero_ps(),
+                        _mm256_set1_ps
+                    );
                     for i in 0..$m {
                         let y = f.out.y.add((f.i0 + i) * f.out.ys + j0);
                         if full {

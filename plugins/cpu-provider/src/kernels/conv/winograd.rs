@@ -683,17 +683,79 @@ macro_rules! output_tile_f4 {
     }};
 }
 
-/// The transforms and the per-pixel epilogue compiled for one instruction set: the
-/// same sums in the same order whatever the vector width, so the same results.
-/// The input transform of variant `v`: `d` holds the patch's pointers (row-major), `c`
-/// channels each; position `ξ`'s row of `V` to `out + ξ · vs`.
+/// The transforms, the per-pixel epilogue and (for the tests) `Bᵀ` / `Aᵀ` compiled for
+/// one instruction set (`$feat`), `$w` channels per vector of type `$vt` through the
+/// module's `ld` / `st` and the set's add, subtract, fused multiply-add and
+/// broadcast: the same sums in the same order whatever the width, so the same results.
 ///
-/// # Safety (every function)
-/// The CPU has the module's instruction set; each pointer in `d` addresses `c`
-/// readable floats, each output row `c` (input transform) or the outputs `k`
-/// (output transform) writable ones, disjoint from what is read; for
-/// `fused_pixel`, pixel `p` and channels `< vals.len()` lie inside every tensor of
-/// `f` and nobody else touches that output pixel.
+/// # Safety (every function it makes)
+/// The CPU has `$feat`; each pointer in `d` addresses `c` readable floats, each output
+/// row `c` (input transform) or the outputs `k` (output transform) writable ones,
+/// disjoint from what is read; for `fused_pixel`, pixel `p` and channels
+/// `< vals.len()` lie inside every tensor of `f` and nobody else touches that output
+/// pixel.
+#[cfg(target_arch = "x86_64")]
+macro_rules! transforms {
+    ($feat:literal, $w:expr, $vt:ty, $add:ident, $sub:ident, $fma:ident, $set1:ident) => {
+        /// The input transform of `v`: `d` holds the patch's pointers (row-major), `c`
+        /// channels each; position `ξ`'s row of `V` to `out + ξ · vs`.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn input_tile(
+            v: Variant,
+            d: &[*const f32; XI_MAX],
+            c: usize,
+            out: *mut f32,
+            vs: usize,
+        ) {
+            let (add, sub, fma, k) = ($add, $sub, $fma, $set1);
+            // SAFETY: (whole body) masked lanes are neither read nor written; the
+            // others are inside the rows per the contract.
+            unsafe {
+                match v {
+                    Variant::F4 => input_tile_f4!(d, c, out, vs, $w, ld, st, add, sub, fma, k),
+                    _ => input_tile_f2!(d, c, out, vs, $w, ld, st, add, sub),
+                }
+            }
+        }
+
+        /// The output transform of `v`: `M_ξ` at `m + ξ · ms`, output pixel `q` to
+        /// `out + q · k`.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn output_tile(
+            v: Variant,
+            m: *const f32,
+            ms: usize,
+            k: usize,
+            out: *mut f32,
+        ) {
+            let (add, sub, fma, c) = ($add, $sub, $fma, $set1);
+            // SAFETY: (whole body) as in `input_tile`.
+            unsafe {
+                match v {
+                    Variant::F4 => output_tile_f4!(m, ms, k, out, $w, ld, st, add, sub, fma, c),
+                    _ => output_tile_f2!(m, ms, k, out, $w, ld, st, add, sub),
+                }
+            }
+        }
+
+        /// [`super::fused_pixel`] compiled for this instruction set.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
+            // SAFETY: per the contract.
+            unsafe { super::fused_pixel(f, p, vals) }
+        }
+
+        /// [`BT4`](super::BT4) and [`AT4`](super::AT4) of six vectors (for the tests).
+        #[cfg(test)]
+        #[target_feature(enable = $feat)]
+        pub(super) fn bt4_at4(x: [$vt; 6]) -> ([$vt; 6], [$vt; 4]) {
+            let (add, sub, fma, c) = ($add, $sub, $fma, $set1);
+            (bt4!(x, add, sub, fma, c), at4!(x, add, sub, fma, c))
+        }
+    };
+}
+
+/// [`transforms`] on AVX-512F, sixteen channels per vector.
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
@@ -722,79 +784,18 @@ mod avx512 {
         unsafe { _mm512_mask_storeu_ps(p, gemm::lane_mask(n), x) }
     }
 
-    /// The input transform of `v` (see the module's docs).
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn input_tile(
-        v: Variant,
-        d: &[*const f32; XI_MAX],
-        c: usize,
-        out: *mut f32,
-        vs: usize,
-    ) {
-        let (add, sub, fma, k) = (
-            _mm512_add_ps,
-            _mm512_sub_ps,
-            _mm512_fmadd_ps,
-            _mm512_set1_ps,
-        );
-        // SAFETY: (whole body) masked lanes are neither read nor written; the others
-        // are inside the rows per the module's contract.
-        unsafe {
-            match v {
-                Variant::F4 => input_tile_f4!(d, c, out, vs, 16, ld, st, add, sub, fma, k),
-                _ => input_tile_f2!(d, c, out, vs, 16, ld, st, add, sub),
-            }
-        }
-    }
-
-    /// The output transform of `v`: `M_ξ` at `m + ξ · ms`, output pixel `q` to
-    /// `out + q · k`.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn output_tile(
-        v: Variant,
-        m: *const f32,
-        ms: usize,
-        k: usize,
-        out: *mut f32,
-    ) {
-        let (add, sub, fma, c) = (
-            _mm512_add_ps,
-            _mm512_sub_ps,
-            _mm512_fmadd_ps,
-            _mm512_set1_ps,
-        );
-        // SAFETY: (whole body) as in `input_tile`.
-        unsafe {
-            match v {
-                Variant::F4 => output_tile_f4!(m, ms, k, out, 16, ld, st, add, sub, fma, c),
-                _ => output_tile_f2!(m, ms, k, out, 16, ld, st, add, sub),
-            }
-        }
-    }
-
-    /// [`super::fused_pixel`] compiled for AVX-512.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
-        // SAFETY: per the module's contract.
-        unsafe { super::fused_pixel(f, p, vals) }
-    }
-
-    /// [`BT4`](super::BT4) and [`AT4`](super::AT4) of six 16-lane vectors (for the
-    /// tests).
-    #[cfg(test)]
-    #[target_feature(enable = "avx512f")]
-    pub(super) fn bt4_at4(x: [__m512; 6]) -> ([__m512; 6], [__m512; 4]) {
-        let (add, sub, fma, c) = (
-            _mm512_add_ps,
-            _mm512_sub_ps,
-            _mm512_fmadd_ps,
-            _mm512_set1_ps,
-        );
-        (bt4!(x, add, sub, fma, c), at4!(x, add, sub, fma, c))
-    }
+    transforms!(
+        "avx512f",
+        16,
+        __m512,
+        _mm512_add_ps,
+        _mm512_sub_ps,
+        _mm512_fmadd_ps,
+        _mm512_set1_ps
+    );
 }
 
-/// The transforms on AVX2 + FMA, eight channels per vector (see [`avx512`]).
+/// [`transforms`] on AVX2 + FMA, eight channels per vector.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
@@ -845,76 +846,15 @@ mod avx2 {
         }
     }
 
-    /// The input transform of `v` (see [`avx512`](super::avx512)'s docs).
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn input_tile(
-        v: Variant,
-        d: &[*const f32; XI_MAX],
-        c: usize,
-        out: *mut f32,
-        vs: usize,
-    ) {
-        let (add, sub, fma, k) = (
-            _mm256_add_ps,
-            _mm256_sub_ps,
-            _mm256_fmadd_ps,
-            _mm256_set1_ps,
-        );
-        // SAFETY: (whole body) masked lanes are neither read nor written; the others
-        // are inside the rows per the module's contract.
-        unsafe {
-            match v {
-                Variant::F4 => input_tile_f4!(d, c, out, vs, 8, ld, st, add, sub, fma, k),
-                _ => input_tile_f2!(d, c, out, vs, 8, ld, st, add, sub),
-            }
-        }
-    }
-
-    /// The output transform of `v`: `M_ξ` at `m + ξ · ms`, output pixel `q` to
-    /// `out + q · k`.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn output_tile(
-        v: Variant,
-        m: *const f32,
-        ms: usize,
-        k: usize,
-        out: *mut f32,
-    ) {
-        let (add, sub, fma, c) = (
-            _mm256_add_ps,
-            _mm256_sub_ps,
-            _mm256_fmadd_ps,
-            _mm256_set1_ps,
-        );
-        // SAFETY: (whole body) as in `input_tile`.
-        unsafe {
-            match v {
-                Variant::F4 => output_tile_f4!(m, ms, k, out, 8, ld, st, add, sub, fma, c),
-                _ => output_tile_f2!(m, ms, k, out, 8, ld, st, add, sub),
-            }
-        }
-    }
-
-    /// [`super::fused_pixel`] compiled for AVX2.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
-        // SAFETY: per the module's contract.
-        unsafe { super::fused_pixel(f, p, vals) }
-    }
-
-    /// [`BT4`](super::BT4) and [`AT4`](super::AT4) of six 8-lane vectors (for the
-    /// tests).
-    #[cfg(test)]
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn bt4_at4(x: [__m256; 6]) -> ([__m256; 6], [__m256; 4]) {
-        let (add, sub, fma, c) = (
-            _mm256_add_ps,
-            _mm256_sub_ps,
-            _mm256_fmadd_ps,
-            _mm256_set1_ps,
-        );
-        (bt4!(x, add, sub, fma, c), at4!(x, add, sub, fma, c))
-    }
+    transforms!(
+        "avx2,fma",
+        8,
+        __m256,
+        _mm256_add_ps,
+        _mm256_sub_ps,
+        _mm256_fmadd_ps,
+        _mm256_set1_ps
+    );
 }
 
 /// The chain's steps on pixel `p`'s values (channel `j` at `vals[j]`), then the store;
