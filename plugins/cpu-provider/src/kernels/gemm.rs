@@ -23,11 +23,13 @@
 //!
 //! Loops (per thread): column chunks of `nc`, K blocks of about `kc` (so a B panel stays
 //! in L1 while the packed row tiles of a group stream through it from L2), groups of
-//! row tiles, panels of 16, row tiles of 6. Work is split statically over the larger of
-//! M and N (two threads: two contiguous halves). The operand every thread needs in
-//! full is packed once, shared, by all threads in parallel before the main pass: all
-//! of A when threads split the columns into several chunks each, all of B when they
-//! split the rows. The micro-kernel has 6×16, `m`×16, `m`×8 and 6×1 variants, so short
+//! row tiles, panels of 16, row tiles of 6. Work is split statically into a grid of
+//! contiguous row and column parts, one per thread, chosen by a cost model (two
+//! threads: the two halves of the larger of M and N; many threads: e.g. 4 × 4 parts,
+//! so that no thread reads all of B for a few rows). An operand several threads need
+//! is packed once, shared, by all threads in parallel before the main pass: all of A
+//! when threads split the columns into several chunks each, all of B when they split
+//! the rows. The micro-kernel has 6×16, `m`×16, `m`×8 and 6×1 variants, so short
 //! row tiles and narrow last panels do not pay for a full tile. Panels go in pairs
 //! through the *pair kernels*, which also read A in place and store fused epilogues:
 //! with AVX-512F one 6×32 tile (12 zmm accumulators: enough independent FMAs to keep
@@ -332,31 +334,58 @@ impl Default for Blocking {
     }
 }
 
-/// How the engine splits `(M, N)` over `threads`.
-#[derive(Debug, Clone, Copy)]
-enum Split {
-    Columns,
-    Rows,
+/// How the engine splits `(M, N)` over the threads: a grid of `rows × cols` parts,
+/// thread `t` taking row part `t / cols` (contiguous row tiles) and column part
+/// `t % cols` (contiguous panels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Split {
+    rows: usize,
+    cols: usize,
 }
 
-/// Splits the larger dimension, so each thread packs only its share of the larger
-/// operand and reads all of the smaller one (when both can be split evenly).
+impl Split {
+    /// Thread `t`'s row tiles and panels (empty past the grid).
+    fn ranges(
+        self,
+        tiles: usize,
+        panels: usize,
+        t: usize,
+    ) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        if t >= self.rows * self.cols {
+            return (0..0, 0..0);
+        }
+        (
+            split(tiles, self.rows, t / self.cols),
+            split(panels, self.cols, t % self.cols),
+        )
+    }
+}
+
+/// What one float of an operand a thread reads from outside its core costs, in
+/// multiply-adds, in [`choose_split`]'s model.
+const FLOAT_COST: usize = 16;
+
+/// The grid (`rows · cols = threads`) that minimises the busiest thread's cost: its
+/// multiply-adds per K step (`MR · NR` per tile and panel) plus [`FLOAT_COST`] per
+/// float of its operand rows and columns (`MR` per tile, `NR` per panel), read from
+/// memory or another core's cache. With two threads this is the half of the larger
+/// of M and N; with many it is a grid, so that no thread reads all of an operand
+/// for a sliver of the output (196 × 256 over 16 threads: 4 × 4 parts of 9 tiles and
+/// 4 panels, not 16 parts of 3 tiles that each read all of B). Ties go to fewer row
+/// parts.
 fn choose_split(m: usize, n: usize, threads: usize) -> Split {
     let panels = n.div_ceil(NR);
     let tiles = m.div_ceil(MR);
-    if threads <= 1 {
-        return Split::Columns;
+    let mut best = (usize::MAX, Split { rows: 1, cols: 1 });
+    for rows in (1..=threads.max(1)).filter(|r| threads.max(1).is_multiple_of(*r)) {
+        let cols = threads.max(1) / rows;
+        let (tr, tp) = (tiles.div_ceil(rows), panels.div_ceil(cols));
+        let cost = tr * tp * TILE + FLOAT_COST * (tr * MR + tp * NR);
+        if cost < best.0 {
+            best = (cost, Split { rows, cols });
+        }
     }
-    let rows_ok = tiles >= 2 * threads;
-    let cols_ok = panels >= 2 * threads;
-    match (rows_ok, cols_ok) {
-        (true, true) if m > n => Split::Rows,
-        (true, true) => Split::Columns,
-        (true, false) => Split::Rows,
-        (false, true) => Split::Columns,
-        (false, false) if tiles > panels => Split::Rows,
-        (false, false) => Split::Columns,
-    }
+    best.1
 }
 
 /// Floats of slack per buffer: alignment to 64 bytes plus the overlapping stores of
@@ -398,17 +427,18 @@ pub fn scratch_len(
 
 /// Whether all of B is packed once up front (shared by the threads, each packing a
 /// share of the panels) rather than by every thread: when threads split the rows
-/// (each needs all of B) and B is at most 8 Mi floats.
+/// (the threads of a row part all need the same panels of B) and B is at most
+/// 8 Mi floats.
 fn prepack_b(m: usize, n: usize, k: usize, threads: usize) -> bool {
-    threads > 1 && matches!(choose_split(m, n, threads), Split::Rows) && k * n <= 8 << 20
+    threads > 1 && choose_split(m, n, threads).rows > 1 && k * n <= 8 << 20
 }
 
 /// Whether all of A is packed once up front (shared by the threads) rather than per
 /// column chunk: when threads split the columns and each has several chunks, which
 /// would each pack all of A again.
 fn prepack_a(m: usize, n: usize, threads: usize, b: Blocking) -> bool {
-    matches!(choose_split(m, n, threads), Split::Columns)
-        && n.div_ceil(NR).div_ceil(threads) > b.nc / NR
+    let s = choose_split(m, n, threads);
+    s.cols > 1 && n.div_ceil(NR).div_ceil(s.cols) > b.nc / NR
 }
 
 /// Floats per packed (row tile, K block) of the shared A: `kc × MR`, the packer's
@@ -621,7 +651,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         scratch.len()
     );
     let nc = blocking.nc.min(n.div_ceil(NR) * NR);
-    let split_kind = choose_split(m, n, threads);
+    let grid = choose_split(m, n, threads);
     let kernel = select_kernel();
     let pair = select_pair_kernel();
     let pair_rows = select_pair_rows_kernel().filter(|_| p.a_in_place());
@@ -713,10 +743,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     exec.for_each(threads, |t| {
         let mut guard = chunks[t].lock().unwrap_or_else(|e| e.into_inner());
         let scratch: &mut [f32] = &mut guard;
-        let (tile_range, panel_range) = match split_kind {
-            Split::Columns => (0..tiles, split(panels, threads, t)),
-            Split::Rows => (split(tiles, threads, t), 0..panels),
-        };
+        let (tile_range, panel_range) = grid.ranges(tiles, panels, t);
         if tile_range.is_empty() || panel_range.is_empty() {
             return;
         }
@@ -2274,6 +2301,8 @@ mod tests {
             (3, 100, 0, 1),
             (20, 200, 300, 2), // columns split, several chunks each: shared packed A
             (23, 90, 130, 1),
+            (200, 700, 300, 16), // a 2 × 8 grid: shared packed A and B
+            (50, 50, 70, 8),     // a 2 × 4 grid of one panel each
         ] {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
@@ -2310,6 +2339,46 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn split_grids_cover_the_output_once_and_share_out_operands() {
+        // Two threads halve the larger dimension, as before grids existed.
+        assert_eq!(choose_split(3136, 256, 2), Split { rows: 2, cols: 1 });
+        assert_eq!(choose_split(196, 1024, 2), Split { rows: 1, cols: 2 });
+        // Many threads on a mid-sized output: a grid, not slivers that each read all
+        // of the other operand.
+        assert_eq!(choose_split(196, 256, 16), Split { rows: 4, cols: 4 });
+        assert_eq!(choose_split(12544, 64, 16), Split { rows: 16, cols: 1 });
+        assert_eq!(choose_split(49, 2048, 16), Split { rows: 1, cols: 16 });
+        assert_eq!(choose_split(5, 5, 1), Split { rows: 1, cols: 1 });
+        for (m, n) in [
+            (1, 1),
+            (7, 33),
+            (196, 256),
+            (1568, 1024),
+            (49, 2048),
+            (40, 3),
+        ] {
+            for threads in [1, 2, 3, 6, 8, 16] {
+                let s = choose_split(m, n, threads);
+                assert_eq!(s.rows * s.cols, threads, "{m}×{n} over {threads}");
+                let (tiles, panels) = (m.div_ceil(MR), n.div_ceil(NR));
+                let mut seen = vec![0u8; tiles * panels];
+                for t in 0..threads + 2 {
+                    let (tr, pr) = s.ranges(tiles, panels, t);
+                    for it in tr {
+                        for q in pr.clone() {
+                            seen[it * panels + q] += 1;
+                        }
+                    }
+                }
+                assert!(
+                    seen.iter().all(|&c| c == 1),
+                    "{m}×{n} over {threads}: {s:?}"
+                );
             }
         }
     }
