@@ -116,6 +116,16 @@ fn cases() -> Vec<Case> {
             dil: 1,
             flip: false,
         },
+        // More than 256 channels: Winograd in phases on any thread count, the products
+        // over K steps past one panel pair's L1 share.
+        Case {
+            x: [1, 300, 5, 6],
+            w: [20, 300, 3, 3],
+            pad: 1,
+            stride: 1,
+            dil: 1,
+            flip: false,
+        },
         // A network's first layer: 3 channels, 7×7, stride 2, two images (channels-last
         // runs it over filter rows of a zero-padded copy).
         Case {
@@ -145,6 +155,8 @@ fn layout(dims: &[i64], l: usize) -> Vec<i64> {
 fn conv_fprop_every_impl_and_layout_matches_naive() {
     // The Winograd variants the cases ran (output tile edges).
     let mut wino_tiles = std::collections::BTreeSet::new();
+    // Whether Winograd ran over more than 256 input channels (in phases).
+    let mut wino_wide = false;
     for c in cases() {
         let o = |i: usize| (c.x[i] + 2 * c.pad - c.dil * (c.w[i] - 1) - 1) / c.stride + 1;
         let yd = [c.x[0], c.w[0], o(2), o(3)];
@@ -173,7 +185,8 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 Shape::new(&u(&yd), &u(&ys)),
             );
             let geo = ConvGeometry::new(&u(&c.x), &u(&c.w), &u(&yd), &params).unwrap();
-            // Winograd on one thread (each through its own tiles) and two (in phases).
+            // Winograd on one thread (each through its own tiles, or in phases where the
+            // filters are large) and two (in phases).
             for (imp, threads) in [
                 (FpropImpl::ImplicitGemm, 2),
                 (FpropImpl::Indirect, 2),
@@ -206,6 +219,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                         continue;
                     }
                     wino_tiles.extend(p.winograd_tile());
+                    wino_wide |= c.x[1] > 256;
                     p
                 } else {
                     plan(ConvAlgo::Auto).with_impl(imp)
@@ -251,6 +265,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
         && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable")
     {
         assert_eq!(wino_tiles, [2, 4].into(), "Winograd variants run");
+        assert!(wino_wide, "Winograd over more than 256 channels runs");
     }
 }
 

@@ -17,11 +17,12 @@
 //!   over filter rows: it is copied zero-padded into the workspace, and the `filt_w × C`
 //!   consecutive floats under a filter row are one segment of A.
 //! * [`FpropImpl::Winograd`]: F(2×2, 3×3) for channels-last `f32` 3×3 stride-1
-//!   convolutions (16 to 256 input channels, where the CPU has AVX-512 or AVX2 + FMA): 2.25× fewer
-//!   multiply-adds, as sixteen cache-sized products per chunk of output tiles; F(4×4,
-//!   3×3) (4× fewer, 36 products) for larger images with `C · K ≤ 16384` (see
-//!   `winograd.rs`). `auto` takes it where the sixteen transformed filters stay small
-//!   (`C · K ≤ 65536`); `cpu.conv_algo=winograd` wherever it applies.
+//!   convolutions (16 to 512 input channels, where the CPU has AVX-512 or AVX2 + FMA): 2.25× fewer
+//!   multiply-adds, as sixteen cache-sized products per chunk of output tiles (or, for
+//!   filters over 4 MiB transformed, in phases that stream them once); F(4×4, 3×3) (4×
+//!   fewer, 36 products) for larger images with `C · K ≤ 16384` (see `winograd.rs`).
+//!   `auto` takes it up to 512 × 512 channels (`C · K ≤ 262144`);
+//!   `cpu.conv_algo=winograd` wherever it applies.
 //! * [`FpropImpl::Direct`]: a straightforward loop for what GEMMs do badly (depthwise
 //!   and other thin grouped convolutions) and as the always-available fallback.
 //!

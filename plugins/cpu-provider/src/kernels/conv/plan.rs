@@ -106,8 +106,10 @@ impl FpropPlan {
         let w_in_place = weight_rows_in_place(&geo, w.0, w.1);
         let rows = algo != ConvAlgo::Direct && by_filter_rows(&geo, channels_last, w_in_place);
         let wino = w.1 == DType::F32 && winograd::applies(&geo, channels_last);
-        // Where the sixteen transformed filters (16 · C · K floats) stay in cache.
-        let wino_fits = wino && geo.c * geo.k <= 1 << 16;
+        // Where the sixteen transformed filters (16 · C · K floats) stay in cache, or
+        // are streamed once per round of phases (`winograd::phased`: above 256 × 256
+        // channels, up to 512 × 512).
+        let wino_fits = wino && geo.c * geo.k <= 1 << 18;
         let imp = match algo {
             ConvAlgo::Direct => FpropImpl::Direct,
             ConvAlgo::Winograd if wino => FpropImpl::Winograd,

@@ -18,6 +18,11 @@
 //!   the epilogue on them: in the in-register form's steps ([`Prepared::fused_rows`])
 //!   where it has one, else through the general epilogue. No synchronisation between
 //!   the phases: a chunk is one thread's.
+//! * Small images on many threads, and filters too large to stream once per chunk
+//!   (over 256 × 256 channels), go in phases instead ([`phased`]): all threads
+//!   transform a round of tiles, then split the products by position and pairs of
+//!   output-channel panels (each transformed filter panel read by one thread, once per
+//!   round), then transform the outputs.
 //!
 //! Planned where the CPU has the pair kernels (AVX-512, or AVX2 + FMA: the transforms
 //! come in both, sixteen or eight channels per vector, the same sums in the same order,
@@ -87,8 +92,8 @@ pub(super) fn variant(geo: &ConvGeometry) -> Variant {
 
 /// Whether Winograd (either variant) can run `geo` with a channels-last `f32` input:
 /// one group, 2-D, a 3×3 undilated cross-correlation with stride 1 and padding of at
-/// most 2, 16 to 256 input channels (one K block), at least 16 output channels, and
-/// the pair kernels on this CPU.
+/// most 2, 16 to 512 input channels, at least 16 output channels, and the pair kernels
+/// on this CPU.
 pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
     channels_last
         && geo.g == 1
@@ -100,7 +105,7 @@ pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
         && geo.pad[0] == 0
         && geo.pad[1] <= 2
         && geo.pad[2] <= 2
-        && (16..=256).contains(&geo.c)
+        && (16..=MAX_CHANNELS).contains(&geo.c)
         && geo.k >= 16
         && gemm::pair_isa().is_some()
 }
@@ -133,13 +138,24 @@ fn total_tiles(geo: &ConvGeometry, v: Variant) -> usize {
     geo.n * th * tw
 }
 
+/// Input channels Winograd takes at most.
+const MAX_CHANNELS: usize = 512;
+
+/// Transformed filters (floats) above which the threads always work in phases: more
+/// than 256 × 256 channels' F(2×2) filters (4 MiB).
+const PHASED_FILTERS: usize = 1 << 20;
+
 /// Whether the threads work in phases over shared `V` and `M` (input transform, the
 /// products split by position and output-channel panels, output transform) rather than
 /// each through its own tiles: when a thread would have under two chunks of tiles, so
 /// that each would stream all the transformed filters for a few rows (small images on
-/// many threads).
+/// many threads), or when the transformed filters are larger than [`PHASED_FILTERS`]
+/// (512 channels: 16 MiB), so that streaming them once per chunk would cost more than
+/// their multiply-adds save (ResNet-50's 7² layers, 512 channels, batch 8, 2 threads on a
+/// Zen 3: 9.6–11.3 ms per chunk against 6.7–7.0 ms in phases; the direct form 10.4 ms).
 fn phased(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
-    threads > 1 && total_tiles(geo, v) < 2 * chunk(geo, v) * threads
+    packed_len(geo, v) > PHASED_FILTERS
+        || (threads > 1 && total_tiles(geo, v) < 2 * chunk(geo, v) * threads)
 }
 
 /// Tiles per phase round: `V` and `M` in about 16 MiB.
