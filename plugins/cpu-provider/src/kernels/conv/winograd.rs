@@ -6,7 +6,8 @@
 //! is as many independent products `M_ξ[tiles × K] = V_ξ[tiles × C] · U_ξ[C × K]`:
 //! per output pixel and channel pair 4 multiply-adds (F(2×2)) or 2.25 (F(4×4))
 //! instead of the direct form's 9. [`variant`] picks F(4×4) where its larger
-//! transformed filters still pay (enough tiles, `C · K ≤ 16384`).
+//! transformed filters still pay (enough tiles, and filters small enough to stream per
+//! chunk of tiles or large enough to go in phases).
 //!
 //! * The filters are transformed once per execution straight into the packed panel
 //!   layout of the GEMM engine's B (`U_ξ`, zero-padded to whole panels).
@@ -72,18 +73,25 @@ impl Variant {
 
 /// The variant for `geo`: F(4×4, 3×3) where it needs at most three quarters of F(2×2,
 /// 3×3)'s multiply-adds (36 positions per 4×4 tile against 16 per 2×2: 1.78× fewer on
-/// whole tiles, fewer where partial tiles waste more), has at least 32 tiles, and its
-/// transformed filters (36 · C · K floats, 2.25× F(2×2)'s) take at most 2.25 MiB
-/// (C · K ≤ 16384): each chunk of tiles streams all of them, so with fewer tiles or
-/// larger filters reading them costs more than the multiply-adds saved (ResNet-50's
-/// 14² layers, 256 channels, run 1.4–1.8× slower with it at batch 8).
+/// whole tiles, fewer where partial tiles waste more), and its transformed filters (36 ·
+/// C · K floats, 2.25× F(2×2)'s) are read cheaply enough:
+/// * at most 2.25 MiB (C · K ≤ 16384) with at least 32 tiles: each chunk of tiles
+///   streams all of them (ResNet-50's 56² and 28² layers);
+/// * or over [`PHASED_FILTERS`], so that the threads go in phases and read each filter
+///   panel once per round, with at least 16 tiles to use each read (ResNet-50's 14²
+///   layers, 256 channels, batch 1 and 8, and its 7² layers, 512 channels, from batch
+///   8: 11–18% and 35% faster than F(2×2) on 2 threads of a Zen 3; the 7² layers at
+///   batch 1, 4 tiles, 1.6× slower).
+///
+/// Between the two (16384 < C · K, filters under 4 MiB) F(4×4) would stream its filters
+/// per chunk: ResNet-50's 14² layers ran 1.4–1.8× slower that way at batch 8.
 pub(super) fn variant(geo: &ConvGeometry) -> Variant {
     let tiles = |v: Variant| total_tiles(geo, v);
     let (f2, f4) = (tiles(Variant::F2), tiles(Variant::F4));
-    if geo.c * geo.k <= 1 << 14
-        && f4 >= 32
-        && 4 * Variant::F4.xi() * f4 <= 3 * Variant::F2.xi() * f2
-    {
+    let fewer_macs = 4 * Variant::F4.xi() * f4 <= 3 * Variant::F2.xi() * f2;
+    let chunked = geo.c * geo.k <= 1 << 14 && f4 >= 32;
+    let in_phases = packed_len(geo, Variant::F4) > PHASED_FILTERS && f4 >= 16;
+    if fewer_macs && (chunked || in_phases) {
         Variant::F4
     } else {
         Variant::F2
@@ -1322,7 +1330,9 @@ mod tests {
     }
 
     /// The variant follows the tiles and the filters: F(4×4) for ResNet-50's 56² and
-    /// 28² layers, F(2×2) for its 14² ones (256 channels), few tiles and small images.
+    /// 28² layers (streamed per chunk), its 14² ones (256 channels, in phases) and its
+    /// 7² ones from batch 8 (512 channels); F(2×2) for the 7² ones at batch 1 (4 tiles),
+    /// filters between the two regimes, and small images.
     #[test]
     fn the_variant_follows_the_tiles() {
         let geo = |n: usize, hw: usize, c: usize| {
@@ -1338,7 +1348,11 @@ mod tests {
         assert_eq!(variant(&geo(1, 56, 64)), Variant::F4);
         assert_eq!(variant(&geo(1, 28, 128)), Variant::F4);
         assert_eq!(variant(&geo(8, 28, 128)), Variant::F4);
-        assert_eq!(variant(&geo(8, 14, 256)), Variant::F2);
+        assert_eq!(variant(&geo(8, 14, 256)), Variant::F4);
+        assert_eq!(variant(&geo(1, 14, 256)), Variant::F4);
+        assert_eq!(variant(&geo(8, 7, 512)), Variant::F4);
+        assert_eq!(variant(&geo(1, 7, 512)), Variant::F2);
+        assert_eq!(variant(&geo(8, 14, 160)), Variant::F2);
         assert_eq!(variant(&geo(1, 14, 64)), Variant::F2);
         assert_eq!(variant(&geo(4, 6, 16)), Variant::F2);
     }
