@@ -168,10 +168,11 @@ impl FpropPlan {
     }
 
     /// The output tile edge of the Winograd variant the plan runs: `Some(2)` for
-    /// F(2×2, 3×3), `Some(4)` for F(4×4, 3×3) (chosen by the tiles and the filters' size);
+    /// F(2×2, 3×3), `Some(4)` for F(4×4, 3×3) (chosen by the tiles, the filters' size and
+    /// the threads);
     /// `None` for the other implementations.
     pub fn winograd_tile(&self) -> Option<usize> {
-        (self.imp == FpropImpl::Winograd).then(|| winograd::variant(&self.geo).m())
+        (self.imp == FpropImpl::Winograd).then(|| winograd::variant(&self.geo, self.threads).m())
     }
 
     /// The same plan with another implementation (tests, benchmarks).
