@@ -116,8 +116,8 @@ fn cases() -> Vec<Case> {
             dil: 1,
             flip: false,
         },
-        // More than 256 channels: Winograd in phases on any thread count, the products
-        // over K steps past one panel pair's L1 share.
+        // More than 256 channels (F(2×2): per chunk on one thread, in phases on two), the
+        // products over more K steps than one panel pair keeps in L1.
         Case {
             x: [1, 300, 5, 6],
             w: [20, 300, 3, 3],
@@ -164,7 +164,7 @@ fn layout(dims: &[i64], l: usize) -> Vec<i64> {
 fn conv_fprop_every_impl_and_layout_matches_naive() {
     // The Winograd variants the cases ran (output tile edges).
     let mut wino_tiles = std::collections::BTreeSet::new();
-    // Whether Winograd ran over more than 256 input channels (in phases).
+    // Whether Winograd ran over more than 256 input channels.
     let mut wino_wide = false;
     // Whether F(4×4) ran in phases (filters over 4 MiB).
     let mut f4_phased = false;
@@ -197,13 +197,16 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
             );
             let geo = ConvGeometry::new(&u(&c.x), &u(&c.w), &u(&yd), &params).unwrap();
             // Winograd on one thread (each through its own tiles, or in phases where the
-            // filters are large) and two (in phases).
-            for (imp, threads) in [
-                (FpropImpl::ImplicitGemm, 2),
-                (FpropImpl::Indirect, 2),
-                (FpropImpl::Direct, 2),
-                (FpropImpl::Winograd, 2),
-                (FpropImpl::Winograd, 1),
+            // filters are large) and two (in phases), with the filters transformed on
+            // every run and declared constant (F(4×4) for large filters).
+            for (imp, threads, constant) in [
+                (FpropImpl::ImplicitGemm, 2, false),
+                (FpropImpl::Indirect, 2, false),
+                (FpropImpl::Direct, 2, false),
+                (FpropImpl::Winograd, 2, false),
+                (FpropImpl::Winograd, 1, false),
+                (FpropImpl::Winograd, 2, true),
+                (FpropImpl::Winograd, 1, true),
             ] {
                 let exec = Exec::new(threads);
                 let strided_ok = geo.taps() == 1 && geo.reads_no_padding();
@@ -222,6 +225,11 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 let plan = if imp == FpropImpl::Winograd {
                     // Only where it applies (and the CPU has the AVX-512 kernels).
                     let p = plan(ConvAlgo::Winograd);
+                    let p = if constant {
+                        p.for_constant_weights()
+                    } else {
+                        p
+                    };
                     let shape_fits = l == 1 && c.w[2] == 3 && c.w[3] == 3 && c.stride == 1;
                     let shape_fits = shape_fits && c.dil == 1 && !c.flip && c.x[1] >= 16;
                     let shape_fits = shape_fits && c.w[0] >= 16 && c.w[1] == c.x[1];
@@ -254,10 +262,9 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     );
                 }
                 // Long accumulations (the naive reference sums in another order).
-                // Winograd's transforms add a few roundings.
-                // F(4×4)'s transforms round at the magnitude of whole partial sums,
-                // so its error grows with the depth (176 × 9: 1.6e-4 at an output of
-                // 0.25 whose terms sum to some 400 in magnitude).
+                // Winograd's transforms add a few roundings, at the magnitude of whole
+                // partial sums, so its error grows with the depth (F(4×4), 176 × 9:
+                // 1.6e-4 at an output of 0.25 whose terms sum to some 400 in magnitude).
                 let depth = c.w[1] * c.w[2] * c.w[3];
                 let tol = if imp == FpropImpl::Winograd {
                     1e-4 * (depth as f32 / 1000.0).max(1.0)
@@ -270,7 +277,10 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     &dense(&y, &yd, &ys),
                     &want,
                     tol,
-                    &format!("{:?} layout {l} {imp:?} {threads} threads", c.x),
+                    &format!(
+                        "{:?} layout {l} {imp:?} {threads} threads, constant {constant}",
+                        c.x
+                    ),
                 );
             }
         }

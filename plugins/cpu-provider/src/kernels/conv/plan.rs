@@ -55,6 +55,9 @@ pub struct FpropPlan {
     pub(super) rows: bool,
     /// `auto` would take Winograd if the filters' transform were kept between runs.
     wino_fits: bool,
+    /// The filters are declared constant ([`FpropPlan::for_constant_weights`]): their
+    /// packed or transformed form is kept between runs.
+    kept: bool,
 }
 
 /// Whether a channels-last convolution with few input channels (a network's first
@@ -144,6 +147,7 @@ impl FpropPlan {
             blocking,
             threads: threads.max(1),
             rows,
+            kept: false,
         }
     }
 
@@ -160,7 +164,8 @@ impl FpropPlan {
     /// or transformed form is kept between runs ([`FpropPlan::run_cached`]): under
     /// `auto`, Winograd also for the small images where transforming the filters on
     /// every run would cost what it saves.
-    pub fn for_constant_weights(self) -> Self {
+    pub fn for_constant_weights(mut self) -> Self {
+        self.kept = true;
         if self.wino_fits && self.imp != FpropImpl::Winograd {
             return self.with_impl(FpropImpl::Winograd);
         }
@@ -172,7 +177,8 @@ impl FpropPlan {
     /// the threads);
     /// `None` for the other implementations.
     pub fn winograd_tile(&self) -> Option<usize> {
-        (self.imp == FpropImpl::Winograd).then(|| winograd::variant(&self.geo, self.threads).m())
+        (self.imp == FpropImpl::Winograd)
+            .then(|| winograd::variant(&self.geo, self.threads, self.kept).m())
     }
 
     /// The same plan with another implementation (tests, benchmarks).
@@ -197,7 +203,7 @@ impl FpropPlan {
         let kred = g.cg() * g.taps();
         match self.imp {
             FpropImpl::Direct => 0,
-            FpropImpl::Winograd => winograd::workspace_len(g, self.threads),
+            FpropImpl::Winograd => winograd::workspace_len(g, self.threads, self.kept),
             FpropImpl::ImplicitGemm => {
                 let wpack = if self.weights_in_place.is_some() {
                     0
@@ -256,7 +262,9 @@ impl FpropPlan {
             FpropImpl::Direct => direct(&self.geo, x, w, &prepared, exec),
             FpropImpl::ImplicitGemm => self.run_implicit(x, w, &prepared, exec, ws),
             FpropImpl::Indirect => self.run_indirect(x, w, &prepared, exec, ws, cache),
-            FpropImpl::Winograd => winograd::run(&self.geo, x, w, &prepared, exec, ws, cache),
+            FpropImpl::Winograd => {
+                winograd::run(&self.geo, x, w, &prepared, exec, ws, cache, self.kept)
+            }
         }
     }
 

@@ -78,7 +78,10 @@ impl Variant {
 /// * at most 2.25 MiB (C · K ≤ 16384) with at least 32 tiles: each chunk of tiles
 ///   streams all of them (ResNet-50's 56² and 28² layers);
 /// * or over [`PHASED_FILTERS`], so that the threads go in phases and read each filter
-///   panel once per round, with at least 16 tiles, and 2 per thread, to use each read
+///   panel once per round, with at least 16 tiles, and 2 per thread, to use each read,
+///   and `kept` (the transformed filters are kept between runs: transforming F(4×4)'s
+///   on every run writes 2.25× F(2×2)'s, e.g. 9.4 against 4.2 MiB for 256 × 256
+///   channels, which costs more than a 14² layer at batch 1 saves)
 ///   (ResNet-50's 14² layers, 256 channels, batch 1 and 8, and its 7² layers, 512
 ///   channels, from batch 8: 11–18% and 35% faster than F(2×2) on 2 threads of a Zen
 ///   3; the 7² layers at batch 1, 4 tiles, 1.6× slower; the 14² ones at batch 1 on 16
@@ -86,13 +89,13 @@ impl Variant {
 ///
 /// Between the two (16384 < C · K, filters under 4 MiB) F(4×4) would stream its filters
 /// per chunk: ResNet-50's 14² layers ran 1.4–1.8× slower that way at batch 8.
-pub(super) fn variant(geo: &ConvGeometry, threads: usize) -> Variant {
+pub(super) fn variant(geo: &ConvGeometry, threads: usize, kept: bool) -> Variant {
     let tiles = |v: Variant| total_tiles(geo, v);
     let (f2, f4) = (tiles(Variant::F2), tiles(Variant::F4));
     let fewer_macs = 4 * Variant::F4.xi() * f4 <= 3 * Variant::F2.xi() * f2;
     let chunked = geo.c * geo.k <= 1 << 14 && f4 >= 32;
     let in_phases =
-        packed_len(geo, Variant::F4) > PHASED_FILTERS && f4 >= 16.max(2 * threads.max(1));
+        kept && packed_len(geo, Variant::F4) > PHASED_FILTERS && f4 >= 16.max(2 * threads.max(1));
     if fewer_macs && (chunked || in_phases) {
         Variant::F4
     } else {
@@ -174,9 +177,9 @@ fn phase_tiles(geo: &ConvGeometry, v: Variant) -> usize {
     ((16 << 20) / per_tile).max(MR).min(total_tiles(geo, v))
 }
 
-/// Workspace in `f32` elements for `threads` threads.
-pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize) -> usize {
-    let v = variant(geo, threads);
+/// Workspace in `f32` elements for `threads` threads (`kept`: as [`variant`]).
+pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize, kept: bool) -> usize {
+    let v = variant(geo, threads, kept);
     let work = if phased(geo, v, threads) {
         v.xi() * phase_tiles(geo, v) * (geo.c + geo.k) + 16
     } else {
@@ -185,10 +188,12 @@ pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize) -> usize {
     packed_len(geo, v) + geo.c + work
 }
 
-/// Runs the convolution into `ep`.
+/// Runs the convolution into `ep` (`kept`: as [`variant`], the same as for the
+/// workspace).
 ///
 /// # Panics
 /// When `ws` is shorter than [`workspace_len`] or the tensors do not match `geo`.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run(
     geo: &ConvGeometry,
     x: &RawIn,
@@ -197,14 +202,15 @@ pub(super) fn run(
     exec: &Exec,
     ws: &mut [f32],
     cache: Option<&WeightCache>,
+    kept: bool,
 ) {
     let threads = exec.threads();
     assert!(
-        ws.len() >= workspace_len(geo, threads),
+        ws.len() >= workspace_len(geo, threads, kept),
         "winograd workspace"
     );
     assert!(x.dtype() == DType::F32 && geo.strides5(x.shape())[1] == 1);
-    let v = variant(geo, threads);
+    let v = variant(geo, threads, kept);
     let isa = gemm::pair_isa().expect("Winograd is only planned with vector pair kernels");
     let (in_ws, rest) = ws.split_at_mut(packed_len(geo, v));
     let (zeros, rest) = rest.split_at_mut(geo.c);
@@ -1347,19 +1353,23 @@ mod tests {
             };
             ConvGeometry::new(&[n, c, hw, hw], &[c, c, 3, 3], &[n, c, hw, hw], &p).unwrap()
         };
-        assert_eq!(variant(&geo(1, 56, 64), 2), Variant::F4);
-        assert_eq!(variant(&geo(1, 28, 128), 2), Variant::F4);
-        assert_eq!(variant(&geo(8, 28, 128), 2), Variant::F4);
-        assert_eq!(variant(&geo(8, 14, 256), 2), Variant::F4);
-        assert_eq!(variant(&geo(1, 14, 256), 2), Variant::F4);
-        assert_eq!(variant(&geo(8, 7, 512), 2), Variant::F4);
-        assert_eq!(variant(&geo(1, 7, 512), 2), Variant::F2);
-        assert_eq!(variant(&geo(8, 14, 160), 2), Variant::F2);
-        assert_eq!(variant(&geo(1, 14, 64), 2), Variant::F2);
-        assert_eq!(variant(&geo(4, 6, 16), 2), Variant::F2);
+        assert_eq!(variant(&geo(1, 56, 64), 2, true), Variant::F4);
+        assert_eq!(variant(&geo(1, 28, 128), 2, true), Variant::F4);
+        assert_eq!(variant(&geo(8, 28, 128), 2, true), Variant::F4);
+        assert_eq!(variant(&geo(8, 14, 256), 2, true), Variant::F4);
+        assert_eq!(variant(&geo(1, 14, 256), 2, true), Variant::F4);
+        assert_eq!(variant(&geo(8, 7, 512), 2, true), Variant::F4);
+        assert_eq!(variant(&geo(1, 7, 512), 2, true), Variant::F2);
+        assert_eq!(variant(&geo(8, 14, 160), 2, true), Variant::F2);
+        assert_eq!(variant(&geo(1, 14, 64), 2, true), Variant::F2);
+        assert_eq!(variant(&geo(4, 6, 16), 2, true), Variant::F2);
         // On 16 threads the 14² layers at batch 1 have 1 tile per thread: F(2×2).
-        assert_eq!(variant(&geo(1, 14, 256), 16), Variant::F2);
-        assert_eq!(variant(&geo(8, 14, 256), 16), Variant::F4);
-        assert_eq!(variant(&geo(8, 7, 512), 16), Variant::F4);
+        assert_eq!(variant(&geo(1, 14, 256), 16, true), Variant::F2);
+        assert_eq!(variant(&geo(8, 14, 256), 16, true), Variant::F4);
+        assert_eq!(variant(&geo(8, 7, 512), 16, true), Variant::F4);
+        // Transformed on every run (filters not kept), large filters stay F(2×2).
+        assert_eq!(variant(&geo(8, 14, 256), 2, false), Variant::F2);
+        assert_eq!(variant(&geo(8, 7, 512), 2, false), Variant::F2);
+        assert_eq!(variant(&geo(1, 56, 64), 2, false), Variant::F4);
     }
 }
