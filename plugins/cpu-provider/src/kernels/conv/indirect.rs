@@ -18,6 +18,8 @@ pub(super) struct Indirect<'a> {
     pub(super) pix: &'a Pixels,
     /// [`ConvGeometry::windows_inside`]: no row needs the padding check.
     pub(super) inside: bool,
+    /// [`x_linear`]: consecutive output pixels read x this many floats apart.
+    pub(super) x_lin: Option<usize>,
     pub(super) ep: &'a Prepared<'a>,
     /// [`y_linear`] of the plain `f32` output, if any (worked out once).
     pub(super) ylin: Option<(usize, usize, usize)>,
@@ -25,6 +27,37 @@ pub(super) struct Indirect<'a> {
     pub(super) packed: Option<&'a gemm::PackedB>,
     /// The epilogue in the form the pair kernels apply in registers, if it has one.
     pub(super) fused: Option<gemm::FusedOut>,
+}
+
+/// When output pixel `j`'s window starts `j * ps` floats after pixel 0's, for every
+/// pixel of the batch: `Some(ps)`. Holds when no padding is read and each output dim
+/// of more than one pixel (w, then h, d and the batch) steps the window by the
+/// extents inside it times `ps`: 1×1 stride-1 convolutions over densely laid out
+/// inputs (NHWC, NCHW), and any convolution with one output pixel per image laid out
+/// so.
+pub(super) fn x_linear(g: &ConvGeometry, xs: &[usize; 5]) -> Option<usize> {
+    if !g.windows_inside() {
+        return None;
+    }
+    // (extent, window step) from the innermost output dim out; extents of 1 never
+    // step.
+    let dims = [
+        (g.out[2], g.stride[2] * xs[4]),
+        (g.out[1], g.stride[1] * xs[3]),
+        (g.out[0], g.stride[0] * xs[2]),
+        (g.n, xs[0]),
+    ];
+    let mut ps = None;
+    let mut inner = 1;
+    for (extent, step) in dims.into_iter().filter(|d| d.0 > 1) {
+        match ps {
+            None => ps = Some(step),
+            Some(p) if step == inner * p => {}
+            Some(_) => return None,
+        }
+        inner *= extent;
+    }
+    Some(ps.unwrap_or(0))
 }
 
 impl GemmProblem for Indirect<'_> {
@@ -62,6 +95,26 @@ impl GemmProblem for Indirect<'_> {
         // Channels are contiguous when channels-last; else (1×1 NCHW) strided.
         let ks = if seg_len > 1 { self.xs[1] } else { 1 };
         let xs = &self.xs;
+        let span = self.x_span as isize - ((seg_len - 1) * ks) as isize;
+        if let Some(ps) = self.x_lin {
+            // Rows `ps` apart from the tile's first pixel: no pixel arithmetic.
+            let first = (i0 * ps + cbase) as isize;
+            let last = first + (mr.max(1) - 1) as isize * ps as isize;
+            for s in 0..nseg {
+                let tap = self.taps[tap0 + s];
+                let tap_off =
+                    tap[0] * xs[2] as isize + tap[1] * xs[3] as isize + tap[2] * xs[4] as isize;
+                assert!(
+                    first + tap_off >= 0 && last + tap_off < span,
+                    "indirect row out of bounds"
+                );
+                let row0 = self.x.0.wrapping_add((first + tap_off) as usize);
+                for i in 0..MR {
+                    ptrs.push(row0.wrapping_add(i.min(mr.max(1) - 1) * ps));
+                }
+            }
+            return (nseg, seg_len, ks);
+        }
         // The tile's pixels once (rows past `mr` repeat the last), then per segment
         // only the tap's offset and the bounds.
         let pixels: [Pix; MR] = self.pix.run(i0);
@@ -73,7 +126,6 @@ impl GemmProblem for Indirect<'_> {
                 + px.i0[1] * xs[3] as isize
                 + px.i0[2] * xs[4] as isize
         });
-        let span = self.x_span as isize - ((seg_len - 1) * ks) as isize;
         if self.inside {
             for s in 0..nseg {
                 let tap = self.taps[tap0 + s];
@@ -220,5 +272,66 @@ impl GemmProblem for Indirect<'_> {
             v.copy_from_slice(&tile[i * NR..i * NR + nr]);
             self.ep.apply_along(&idx[..rank], 1, v);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::conv::{ConvMode, ConvParams};
+
+    fn geo(x: [usize; 4], k: usize, f: usize, stride: usize, pad: usize) -> ConvGeometry {
+        let p = ConvParams {
+            pre_padding: vec![pad; 2],
+            post_padding: vec![pad; 2],
+            stride: vec![stride; 2],
+            dilation: vec![1; 2],
+            mode: ConvMode::CrossCorrelation,
+        };
+        let o = |i: usize| (i + 2 * pad - f) / stride + 1;
+        ConvGeometry::new(&x, &[k, x[1], f, f], &[x[0], k, o(x[2]), o(x[3])], &p).unwrap()
+    }
+
+    /// Strides of a dense `[n, c, h, w]` tensor as [`ConvGeometry::strides5`] gives
+    /// them (the missing depth dim has stride 0): channels-last or channels-first.
+    fn dense(x: [usize; 4], channels_last: bool) -> [usize; 5] {
+        let [_, c, h, w] = x;
+        if channels_last {
+            [h * w * c, 1, 0, w * c, c]
+        } else {
+            [c * h * w, h * w, 0, w, 1]
+        }
+    }
+
+    #[test]
+    fn linear_rows_only_where_pixels_step_evenly() {
+        let x = [2, 64, 56, 56];
+        // 1×1 stride 1: consecutive pixels one pixel apart, across rows and images
+        // (channels-first images have their other channels between them).
+        assert_eq!(x_linear(&geo(x, 256, 1, 1, 0), &dense(x, true)), Some(64));
+        assert_eq!(x_linear(&geo(x, 256, 1, 1, 0), &dense(x, false)), None);
+        let x1 = [1, 64, 56, 56];
+        assert_eq!(x_linear(&geo(x1, 256, 1, 1, 0), &dense(x1, false)), Some(1));
+        // Stride 2 skips every other row at a row's end; padding reads outside x;
+        // a 3×3 window's rows are not one pixel apart at a row's end.
+        assert_eq!(x_linear(&geo(x, 256, 1, 2, 0), &dense(x, true)), None);
+        assert_eq!(x_linear(&geo(x, 64, 3, 1, 1), &dense(x, true)), None);
+        assert_eq!(x_linear(&geo(x, 64, 3, 1, 0), &dense(x, true)), None);
+        // Images that are not back to back.
+        let mut gapped = dense(x, true);
+        gapped[0] += 16;
+        assert_eq!(x_linear(&geo(x, 256, 1, 1, 0), &gapped), None);
+        // One pixel per image (a fully connected layer as a convolution): the batch
+        // stride; one pixel in all: no step needed.
+        let fc = [8, 2048, 1, 1];
+        assert_eq!(
+            x_linear(&geo(fc, 1000, 1, 1, 0), &dense(fc, true)),
+            Some(2048)
+        );
+        let one = [1, 2048, 1, 1];
+        assert_eq!(
+            x_linear(&geo(one, 1000, 1, 1, 0), &dense(one, true)),
+            Some(0)
+        );
     }
 }

@@ -395,6 +395,7 @@ impl FpropPlan {
                 blocks: &blocks,
                 pix: &pix,
                 inside: g.windows_inside(),
+                x_lin: x_linear(g, &x_src.2),
                 ep,
                 ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
                 packed: cached.as_ref().map(|c| &c[grp]),
