@@ -393,6 +393,52 @@ pub fn split(n: usize, parts: usize, part: usize) -> std::ops::Range<usize> {
     start..start + len
 }
 
+/// Which piece of work part `p` of a section of `threads · per` parts does, so that
+/// the parts [`Exec::for_each`] offers thread `t` first (`t`, `t + threads`, ...) are
+/// its own pieces `t · per .. (t + 1) · per`, in order: a thread works through a
+/// contiguous share, and one done early takes the next unstarted pieces of another.
+pub fn piece(p: usize, threads: usize, per: usize) -> usize {
+    (p % threads) * per + p / threads
+}
+
+/// Scratch buffers for a section whose parts outnumber its threads: one per thread,
+/// and a part takes whichever is free (the same one, by `first`, where it can).
+pub(crate) struct Slots<'a> {
+    slots: Vec<Mutex<&'a mut [f32]>>,
+}
+
+impl<'a> Slots<'a> {
+    /// One slot per buffer; a section that uses them runs at most that many parts at
+    /// once (its threads).
+    pub(crate) fn new(buffers: impl IntoIterator<Item = &'a mut [f32]>) -> Self {
+        Self {
+            slots: buffers.into_iter().map(Mutex::new).collect(),
+        }
+    }
+
+    /// A buffer no running part holds, slot `first` if it is free. A part that
+    /// panicked leaves its buffer to the next (the section panics at its end anyway).
+    ///
+    /// # Panics
+    /// With no slots.
+    pub(crate) fn take(&self, first: usize) -> std::sync::MutexGuard<'_, &'a mut [f32]> {
+        let n = self.slots.len();
+        assert!(n > 0, "no scratch slots");
+        loop {
+            for i in 0..n {
+                match self.slots[(first + i) % n].try_lock() {
+                    Ok(guard) => return guard,
+                    Err(std::sync::TryLockError::Poisoned(e)) => return e.into_inner(),
+                    Err(std::sync::TryLockError::WouldBlock) => {}
+                }
+            }
+            // Only while another part is between taking a slot and starting: each
+            // thread holds at most one, so one is free or about to be.
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// A pointer to read-only data that outlives a parallel section, shared by its threads.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SendPtr<T>(pub *const T);

@@ -437,3 +437,81 @@ fn geometry_errors_name_the_problem() {
     .unwrap_err();
     assert!(e.contains("multiple"), "{e}");
 }
+
+/// From three threads the GEMM's and Winograd's sections come in pieces that whichever
+/// thread is free takes: the results are those of two threads (one part each), bit for
+/// bit. 128 × 128 pixels of 16 channels, channels-last: the 1×1 convolution's GEMM
+/// cuts each thread's row tiles into pieces; Winograd F(4×4) (1024 tiles) runs three
+/// chunks per thread on three threads, each a part, and in phases on five, each
+/// phase's sections in pieces (`winograd::tests` checks those regimes).
+#[test]
+fn pieces_taken_by_any_thread_give_the_same_bits() {
+    let xd = [1usize, 16, 128, 128];
+    let nhwc = |d: [usize; 4]| {
+        let i: Vec<i64> = d.iter().map(|&v| v as i64).collect();
+        let s = strides_in(&i, &[0, 2, 3, 1]);
+        Shape::new(&d, &s.iter().map(|&v| v as usize).collect::<Vec<_>>())
+    };
+    let x = values(xd.iter().product(), 5);
+    for (f, pad, algo, imp) in [
+        (1, 0, ConvAlgo::Auto, FpropImpl::Indirect),
+        (3, 1, ConvAlgo::Winograd, FpropImpl::Winograd),
+    ] {
+        if imp == FpropImpl::Winograd && !winograd_runs_here() {
+            continue;
+        }
+        let wd = [16usize, 16, f, f];
+        let yd = [1usize, 16, 128, 128];
+        let w = values(wd.iter().product(), 6);
+        let geo = ConvGeometry::new(&xd, &wd, &yd, &ConvParams::simple(2, pad, 1)).unwrap();
+        let (xs, ws, ys) = (nhwc(xd), nhwc(wd), nhwc(yd));
+        let mut outs = Vec::new();
+        for threads in [2, 3, 5] {
+            let plan = FpropPlan::new(
+                geo.clone(),
+                (&xs, DType::F32),
+                (&ws, DType::F32),
+                algo,
+                threads,
+            );
+            assert_eq!(plan.imp, imp, "{threads} threads");
+            let mut y = vec![f32::NAN; ys.span()];
+            let mut scratch = vec![0f32; plan.workspace_len()];
+            {
+                let xr = TensorRef::new(&x[..], &xs).unwrap();
+                let wr = TensorRef::new(&w[..], &ws).unwrap();
+                let yr = TensorMut::new(&mut y[..], &ys).unwrap();
+                plan.run(
+                    xr.raw(),
+                    wr.raw(),
+                    &Epilogue::store(yr.raw().clone()),
+                    &Exec::new(threads),
+                    &mut scratch,
+                );
+            }
+            assert!(y.iter().all(|v| v.is_finite()), "{imp:?} {threads} threads");
+            outs.push(y);
+        }
+        for (y, threads) in outs[1..].iter().zip([3, 5]) {
+            assert!(
+                y.iter()
+                    .zip(&outs[0])
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{imp:?}: {threads} threads differ from 2"
+            );
+        }
+    }
+}
+
+/// Whether Winograd is planned here: the vector pair kernels (AVX-512, or AVX2 + FMA)
+/// and no portable ISA forced.
+fn winograd_runs_here() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}

@@ -34,10 +34,11 @@
 //! the 1.8e-5 tolerance), and are the same from run to run and for every thread count
 //! (each tile's arithmetic is fixed).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::*;
-use crate::kernels::gemm::{FusedStep, PairIsa, panel_stride};
+use crate::kernels::exec::{Slots, piece};
+use crate::kernels::gemm::{FusedStep, PIECES_FROM, PairIsa, panel_stride};
 
 /// Transformed positions per tile, at most (F(4×4, 3×3): 6×6).
 const XI_MAX: usize = 36;
@@ -256,24 +257,37 @@ pub(super) fn run(
         run_phased(&ctx, total, exec, rest);
         return;
     }
-    let parts: Vec<Mutex<&mut [f32]>> = rest
-        .chunks_mut(per_thread_len(geo, v))
-        .take(threads)
-        .map(Mutex::new)
-        .collect();
-    exec.for_each(threads, |t| {
-        let mut guard = parts[t].lock().unwrap_or_else(|e| e.into_inner());
-        let buf: &mut [f32] = &mut guard;
-        // The thread's tiles in chunks of equal size (no short last one that would
-        // stream all of the filters for a few rows).
+    let slots = Slots::new(rest.chunks_mut(per_thread_len(geo, v)).take(threads));
+    // Each thread's tiles in chunks of equal size (no short last one that would stream
+    // all of the filters for a few rows); from `PIECES_FROM` threads each chunk is a
+    // part of its own, which a thread done early may take over (`gemm::pieces`).
+    let chunks = |t: usize| split(total, threads, t).len().div_ceil(chunk(geo, v));
+    let per = if threads >= PIECES_FROM {
+        chunks(0).max(1)
+    } else {
+        1
+    };
+    exec.for_each(threads * per, |part| {
+        let at = piece(part, threads, per);
+        let (t, s) = (at / per, at % per);
         let range = split(total, threads, t);
-        let chunks = range.len().div_ceil(chunk(geo, v));
-        for i in 0..chunks {
-            let r = split(range.len(), chunks, i);
+        let n = chunks(t);
+        let mine = if per == 1 { 0..n } else { s..(s + 1).min(n) };
+        if mine.is_empty() {
+            return;
+        }
+        let mut guard = slots.take(t);
+        let buf: &mut [f32] = &mut guard;
+        for i in mine {
+            let r = split(range.len(), n, i);
             ctx.chunk(range.start + r.start, r.len(), buf);
         }
     });
 }
+
+/// Parts per thread of each phase's sections in [`run_phased`] from [`PIECES_FROM`]
+/// threads (see `gemm::pieces`).
+const PHASE_PIECES: usize = 4;
 
 /// [`run`] in phases over `V` and `M` in `buf`, [`phase_tiles`] tiles at a time.
 fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
@@ -291,10 +305,19 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
     let pairs = k.div_ceil(2 * NR);
     let pstride = panel_stride(c);
     let ps = k.div_ceil(NR) * pstride;
+    // Part `p` of each section takes piece `piece(p, ..)` of its work: thread `t`'s
+    // pieces are one contiguous run, as without pieces.
+    let per = if threads >= PIECES_FROM {
+        PHASE_PIECES
+    } else {
+        1
+    };
+    let parts = threads * per;
+    let share = |len: usize, p: usize| split(len, parts, piece(p, threads, per));
     for t0 in (0..total).step_by(cap) {
         let n = cap.min(total - t0);
-        exec.for_each(threads, |t| {
-            for i in split(n, threads, t) {
+        exec.for_each(parts, |p| {
+            for i in share(n, p) {
                 // SAFETY: tile `i`'s rows of `V` (one per position, `c` floats, `n · c`
                 // apart) lie inside `v` (`xis · cap · c` floats) and are this part's
                 // alone.
@@ -303,8 +326,8 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
         });
         // The products, split by position and pairs of output-channel panels, so
         // that each transformed filter panel is read by one thread only.
-        exec.for_each(threads, |t| {
-            let items = split(xis * pairs, threads, t);
+        exec.for_each(parts, |p| {
+            let items = share(xis * pairs, p);
             let b_at = |item: usize| (item / pairs) * ps + 2 * (item % pairs) * pstride;
             for item in items.clone() {
                 let (xi, pair) = (item / pairs, item % pairs);
@@ -333,11 +356,11 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
                 }
             }
         });
-        exec.for_each(threads, |t| {
+        exec.for_each(parts, |p| {
             // SAFETY: `M` (the first `xis · n · k` floats of `m`) is only read now.
             let ms = unsafe { std::slice::from_raw_parts(m.get(), xis * n * k) };
             let mut out = vec![0f32; ctx.v.m * ctx.v.m * k];
-            for i in split(n, threads, t) {
+            for i in share(n, p) {
                 ctx.output_tile(t0 + i, &ms[i * k..], n * k, &mut out);
             }
         });
@@ -1335,6 +1358,24 @@ mod tests {
                 "a pair ISA without its test"
             );
         }
+    }
+
+    /// The regimes `kernels::pieces_taken_by_any_thread_give_the_same_bits` runs
+    /// (16 channels, 128 × 128, F(4×4)): chunks on two and three threads, several per
+    /// thread (each its own part on three), and phases on five.
+    #[test]
+    fn the_pieces_test_covers_chunks_and_phases() {
+        let p = ConvParams::simple(2, 1, 1);
+        let geo =
+            ConvGeometry::new(&[1, 16, 128, 128], &[16, 16, 3, 3], &[1, 16, 128, 128], &p).unwrap();
+        for threads in [2, 3, 5] {
+            assert_eq!(variant(&geo, threads, false), Variant::F4);
+        }
+        assert!(!phased(&geo, Variant::F4, 2) && !phased(&geo, Variant::F4, 3));
+        assert!(phased(&geo, Variant::F4, 5));
+        let chunks = |t: usize| split(total_tiles(&geo, Variant::F4), 3, t).len();
+        assert!((0..3).all(|t| chunks(t).div_ceil(chunk(&geo, Variant::F4)) >= 2));
+        assert!(3 >= PIECES_FROM);
     }
 
     /// The variant follows the tiles and the filters: F(4×4) for ResNet-50's 56² and
