@@ -141,7 +141,7 @@ pub fn custom_knobs() -> Vec<Knob> {
             .expect("a valid knob"),
         KnobFactory::string(KNOB_CONV_ALGO, "auto")
             .valid_strings(&["auto", "gemm", "direct", "winograd"])
-            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3), or F(4x4,3x3) for larger images with up to 128x128 channels, wherever it applies: channels-last fp32 3x3 stride 1, AVX-512 or AVX2+FMA; the rest as auto)")
+            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3), or F(4x4,3x3) where it saves work: larger images with up to 128x128 channels, or large constant filters over at least 16 tiles; wherever it applies: channels-last fp32 3x3 stride 1, 16 to 512 input channels, AVX-512 or AVX2+FMA; the rest as auto)")
             .build()
             .expect("a valid knob"),
         KnobFactory::int(KNOB_CONSTANT_WEIGHTS, 0)
