@@ -389,11 +389,11 @@ fn choose_split(m: usize, n: usize, threads: usize) -> Split {
 }
 
 /// Row tiles a piece of a thread's share in [`run`] has at least.
-const PIECE_TILES: usize = 16;
+const PIECE_TILES: usize = 8;
 /// Panels a piece has at least, where a share has too few row tiles to cut.
-const PIECE_PANELS: usize = 16;
+const PIECE_PANELS: usize = 8;
 /// Pieces per thread at most.
-const PIECES: usize = 4;
+const PIECES: usize = 8;
 /// Threads from which the parallel sections of [`run`] (and Winograd's) come in
 /// pieces.
 pub(crate) const PIECES_FROM: usize = 3;
@@ -406,9 +406,11 @@ pub(crate) const PIECES_FROM: usize = 3;
 /// reuse of each panel over row tiles and of each A row tile over panels.
 ///
 /// From [`PIECES_FROM`] threads: on a shared 16-core Xeon, pieces took ResNet-50's
-/// GEMM stages at batch 8 from 1.5–3.0 to 1.2–2.7 ms (medians), while on two threads
-/// of a quiet 2-core machine they cost about 1% (a thread that finishes first takes
-/// work whose data sit in the other core's cache).
+/// GEMM stages at batch 8 from 1.5–3.0 to 1.2–2.7 ms (medians), and the whole graph
+/// from 54–63 to 43–55 ms; pieces of 8 rather than 16 row tiles (up to 8 rather than
+/// 4) gave batch 1 8.5–9.2 against 8.6–10.1 ms. On two threads of a quiet 2-core
+/// machine pieces cost about 1% (a thread that finishes first takes work whose data
+/// sit in the other core's cache).
 fn pieces(grid: Split, tiles: usize, panels: usize, threads: usize) -> (usize, bool) {
     if threads < PIECES_FROM {
         return (1, true);
@@ -2355,8 +2357,8 @@ mod tests {
             (23, 90, 130, 1),
             (200, 700, 300, 16), // a 2 × 8 grid: shared packed A and B
             (50, 50, 70, 8),     // a 2 × 4 grid of one panel each
-            (600, 40, 70, 3),    // row tiles in pieces (two per thread)
-            (20, 2100, 40, 4),   // panels in pieces (two per thread)
+            (600, 40, 70, 3),    // row tiles in pieces (four per thread)
+            (20, 2100, 40, 4),   // panels in pieces (four per thread)
         ] {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
@@ -2413,10 +2415,11 @@ mod tests {
         let cut = |m: usize, n: usize, t: usize| {
             pieces(choose_split(m, n, t), m.div_ceil(MR), n.div_ceil(NR), t)
         };
-        assert_eq!(cut(600, 40, 3), (2, true));
-        assert_eq!(cut(20, 2100, 4), (2, false));
+        assert_eq!(cut(600, 40, 3), (4, true));
+        assert_eq!(cut(20, 2100, 4), (4, false));
         assert_eq!(cut(3136, 256, 2), (1, true));
-        assert_eq!(cut(3136, 256, 16), (2, true));
+        assert_eq!(cut(3136, 256, 16), (4, true));
+        assert_eq!(cut(196, 256, 16), (1, true));
         for (m, n) in [
             (1, 1),
             (7, 33),
