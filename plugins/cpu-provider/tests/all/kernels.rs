@@ -148,6 +148,31 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// `plan` over fp32 `x` and `w` into a fresh `y` of shape `ys` (NaN where nothing is
+/// stored).
+fn run_f32(
+    plan: &FpropPlan,
+    (x, xs): (&[f32], &Shape),
+    (w, ws): (&[f32], &Shape),
+    ys: &Shape,
+    exec: &Exec,
+) -> Vec<f32> {
+    let mut y = vec![f32::NAN; ys.span()];
+    let mut scratch = vec![0f32; plan.workspace_len()];
+    let xr = TensorRef::new(x, xs).unwrap();
+    let wr = TensorRef::new(w, ws).unwrap();
+    let yr = TensorMut::new(&mut y[..], ys).unwrap();
+    plan.run(
+        xr.raw(),
+        wr.raw(),
+        &Epilogue::store(yr.raw().clone()),
+        exec,
+        &mut scratch,
+    );
+    drop(yr);
+    y
+}
+
 /// Strides for layout 0 = NCHW, 1 = NHWC, 2 = NCHW with padded rows (odd strides).
 fn layout(dims: &[i64], l: usize) -> Vec<i64> {
     match l {
@@ -247,20 +272,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 if l == 1 && imp == FpropImpl::Indirect && c.x[1] < 8 && !c.flip && c.dil == 1 {
                     assert!(format!("{plan:?}").contains("rows: true"), "{plan:?}");
                 }
-                let mut y = vec![f32::NAN; span(&yd, &ys)];
-                let mut scratch = vec![0f32; plan.workspace_len()];
-                {
-                    let xr = TensorRef::new(&x[..], &xsh).unwrap();
-                    let wr = TensorRef::new(&w[..], &wsh).unwrap();
-                    let yr = TensorMut::new(&mut y[..], &ysh).unwrap();
-                    plan.run(
-                        xr.raw(),
-                        wr.raw(),
-                        &Epilogue::store(yr.raw().clone()),
-                        &exec,
-                        &mut scratch,
-                    );
-                }
+                let y = run_f32(&plan, (&x, &xsh), (&w, &wsh), &ysh, &exec);
                 // Long accumulations (the naive reference sums in another order).
                 // Winograd's transforms add a few roundings, at the magnitude of whole
                 // partial sums, so its error grows with the depth (F(4×4), 176 × 9:
@@ -475,20 +487,7 @@ fn pieces_taken_by_any_thread_give_the_same_bits() {
                 threads,
             );
             assert_eq!(plan.imp, imp, "{threads} threads");
-            let mut y = vec![f32::NAN; ys.span()];
-            let mut scratch = vec![0f32; plan.workspace_len()];
-            {
-                let xr = TensorRef::new(&x[..], &xs).unwrap();
-                let wr = TensorRef::new(&w[..], &ws).unwrap();
-                let yr = TensorMut::new(&mut y[..], &ys).unwrap();
-                plan.run(
-                    xr.raw(),
-                    wr.raw(),
-                    &Epilogue::store(yr.raw().clone()),
-                    &Exec::new(threads),
-                    &mut scratch,
-                );
-            }
+            let y = run_f32(&plan, (&x, &xs), (&w, &ws), &ys, &Exec::new(threads));
             assert!(y.iter().all(|v| v.is_finite()), "{imp:?} {threads} threads");
             outs.push(y);
         }
