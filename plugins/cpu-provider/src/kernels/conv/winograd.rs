@@ -325,7 +325,7 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
             }
         });
         // The products, split by position and pairs of output-channel panels, so
-        // that each transformed filter panel is read by one thread only.
+        // that each transformed filter panel is read by one part only.
         exec.for_each(parts, |p| {
             let items = share(xis * pairs, p);
             let b_at = |item: usize| (item / pairs) * ps + 2 * (item % pairs) * pstride;
