@@ -692,6 +692,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     let kernel = select_kernel();
     let pair = select_pair_kernel();
     let pair_rows = select_pair_rows_kernel().filter(|_| p.a_in_place());
+    let sweep_rows = select_sweep_rows_kernel().filter(|_| pair_rows.is_some());
     // The chain the pair kernels apply and store themselves, where they run.
     let fused = p.fused_out().filter(|_| pair.is_some());
     let packer = select_packer();
@@ -815,6 +816,9 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         let mut local2 = [0f32; TILE];
         // Where a pair kernel run on a single panel puts the half that is dropped.
         let mut spare = [0f32; TILE];
+        // A sweep's tiles when there is one K block (the kernel only stores the chain's
+        // results, so they are scratch).
+        let mut pair_scratch = [0f32; 2 * TILE];
         let tiles_v: Vec<usize> = tile_range.clone().collect();
         // The kernels fetch at most one line per four K steps, which keeps ahead of
         // their reads only where each panel pair meets enough row tiles (a
@@ -887,6 +891,44 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             let mr = MR.min(m - it * MR);
                             packer(mr, &a, &mut apack[g * kc * MR..(g + 1) * kc * MR + 8]);
                         }
+                    }
+                    // The last K block of a chain over A in place: each row tile's
+                    // panels in one call.
+                    if let (true, true, Some(sweep), Some(out)) =
+                        (last && kc > 0, in_place, sweep_rows, fused)
+                    {
+                        for (g, &it) in group.iter().enumerate() {
+                            let (at, nseg, seg_len, _) = segs[g];
+                            let a = ARows {
+                                ptrs: &ptrs[at..at + nseg * MR],
+                                nseg,
+                                seg_len,
+                                ks: 1,
+                            };
+                            let tiles: &mut [f32] = if kblocks.len() > 1 {
+                                let at = (it - tile_range.start) * np * TILE;
+                                &mut acc_all[at..at + np * TILE]
+                            } else {
+                                &mut pair_scratch
+                            };
+                            sweep(
+                                &a,
+                                Sweep {
+                                    b: bsrc,
+                                    ps: panel_stride(kc),
+                                    np,
+                                    tiles,
+                                    acc: bi > 0,
+                                    mr: MR.min(m - it * MR),
+                                    out,
+                                    i0: it * MR,
+                                    j0,
+                                    n,
+                                    ahead: ahead.as_mut().map(|a| (a, region)),
+                                },
+                            );
+                        }
+                        continue;
                     }
                     // Tiles down each panel (the panel stays in L1, the group's A
                     // tiles come from L2), except in the last K block, where the tiles
@@ -1164,6 +1206,78 @@ type PairRowsFn = fn(
     Option<&FuseAt<'_>>,
 );
 
+/// One row tile, A read in place, against a run of panels, two at a time, each pair's
+/// result run through a fused chain and stored: what [`PairRowsFn`] does for one pair,
+/// for a whole run in one call (the last K block of a chained GEMM, where a row tile's
+/// panels go one after another anyway).
+struct Sweep<'a> {
+    /// Panel `q < np` at `b[q * ps..]`.
+    b: &'a [f32],
+    ps: usize,
+    np: usize,
+    /// With `acc`, the tile's partial sums of the earlier K blocks, panel `q`'s at
+    /// `q * TILE`; without, two tiles of scratch.
+    tiles: &'a mut [f32],
+    acc: bool,
+    /// Rows of the tile.
+    mr: usize,
+    /// The chain, the tile's first row and the run's first column; `n`: the GEMM's
+    /// columns.
+    out: &'a FusedOut,
+    i0: usize,
+    j0: usize,
+    n: usize,
+    /// The B prefetch cursor and the region the panels lie in, at offset `q * ps`.
+    ahead: Option<(&'a mut Ahead, usize)>,
+}
+
+impl Sweep<'_> {
+    /// Pair `q`'s lines to prefetch, where its chain applies, and its two tiles (the
+    /// second `spare` for an odd last panel).
+    #[inline(always)]
+    fn pair<'s>(
+        &'s mut self,
+        q: usize,
+        spare: &'s mut [f32; TILE],
+    ) -> (Far, FuseAt<'s>, &'s mut [f32; TILE], &'s mut [f32; TILE]) {
+        let two = q + 1 < self.np;
+        let cols = |q: usize| NR.min(self.n - (self.j0 + q * NR));
+        let fuse = FuseAt {
+            out: self.out,
+            i0: self.i0,
+            j0: self.j0 + q * NR,
+            cols: (cols(q), if two { cols(q + 1) } else { 0 }),
+        };
+        let far = match self.ahead.as_mut() {
+            Some((ahead, region)) => ahead.take(*region, q * self.ps, (1 + two as usize) * self.ps),
+            None => Far::NONE,
+        };
+        let at = if self.acc { q * TILE } else { 0 };
+        let (t0, rest) = self.tiles[at..].split_at_mut(TILE);
+        let t1: &mut [f32; TILE] = if two {
+            (&mut rest[..TILE]).try_into().expect("tile-sized")
+        } else {
+            spare
+        };
+        (far, fuse, t0.try_into().expect("tile-sized"), t1)
+    }
+
+    /// Checks `a` and the panels against each other; `kc`: the K steps.
+    fn check(&self, a: &ARows<'_>) -> usize {
+        let kc = a.nseg * a.seg_len;
+        assert!(a.ks == 1 && a.ptrs.len() >= a.nseg * MR);
+        assert!(self.np > 0 && self.b.len() >= (self.np - 1) * self.ps + kc * NR);
+        assert!(self.ps >= kc * NR);
+        let tiles = if self.acc { self.np } else { 2 };
+        assert!(self.tiles.len() >= tiles * TILE);
+        assert!(self.j0 + (self.np - 1) * NR < self.n);
+        kc
+    }
+}
+
+/// [`Sweep`]'s kernel.
+type SweepRowsFn = fn(&ARows<'_>, Sweep<'_>);
+
 /// The widest instruction set the micro-kernels may use: AVX-512 unless `HIPDNN_CPU_ISA`
 /// says `avx2` (or `portable`), read once per process. Any other value (but `avx512`) is
 /// ignored with a warning naming the accepted ones.
@@ -1233,6 +1347,17 @@ fn select_pair_rows_kernel() -> Option<PairRowsFn> {
         PairIsa::Avx512 => Some(avx512::kernel_pair_rows as PairRowsFn),
         #[cfg(target_arch = "x86_64")]
         PairIsa::Avx2 => Some(avx2::kernel_pair_rows as PairRowsFn),
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => None,
+    }
+}
+
+fn select_sweep_rows_kernel() -> Option<SweepRowsFn> {
+    match pair_isa()? {
+        #[cfg(target_arch = "x86_64")]
+        PairIsa::Avx512 => Some(avx512::kernel_sweep_rows as SweepRowsFn),
+        #[cfg(target_arch = "x86_64")]
+        PairIsa::Avx2 => Some(avx2::kernel_sweep_rows as SweepRowsFn),
         #[cfg(not(target_arch = "x86_64"))]
         _ => None,
     }
@@ -1387,7 +1512,7 @@ macro_rules! fused_steps {
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{ARows, Far, FuseAt, FusedStep, MR, NR, TILE};
+    use super::{ARows, Far, FuseAt, FusedStep, MR, NR, Sweep, TILE};
 
     /// The pair kernels' end: rows `i < M` of both accumulators (plus what the tiles
     /// hold, when accumulating) stored to the tiles or, with a [`FuseAt`], run through
@@ -1543,6 +1668,44 @@ mod avx512 {
         }
     }
 
+    /// [`super::Sweep`]: [`kernel_pair_rows`] over a run of panels in one call.
+    pub(super) fn kernel_sweep_rows(a: &ARows<'_>, s: Sweep<'_>) {
+        s.check(a);
+        // SAFETY: the CPU supports AVX-512F (checked before this function is
+        // selected); the row pointers, panels and tiles are as `Sweep::check` checked.
+        unsafe {
+            match s.mr {
+                6.. => sweep_rows::<6>(a, s),
+                5 => sweep_rows::<5>(a, s),
+                4 => sweep_rows::<4>(a, s),
+                3 => sweep_rows::<3>(a, s),
+                2 => sweep_rows::<2>(a, s),
+                _ => sweep_rows::<1>(a, s),
+            }
+        }
+    }
+
+    /// `M` rows of [`kernel_sweep_rows`].
+    ///
+    /// # Safety
+    /// AVX-512F available; `a` and `s` as `Sweep::check` checks them.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn sweep_rows<const M: usize>(a: &ARows<'_>, mut s: Sweep<'_>) {
+        let (nseg, len, rows) = (a.nseg, a.seg_len, a.ptrs.as_ptr());
+        let (b, ps, np) = (s.b.as_ptr(), s.ps, s.np);
+        let acc = s.acc;
+        let mut spare = [0f32; TILE];
+        for q in (0..np).step_by(2) {
+            let b0 = b.wrapping_add(q * ps);
+            // An odd last panel is its own second (that result is not stored).
+            let b1 = if q + 1 < np { b0.wrapping_add(ps) } else { b0 };
+            let (far, fuse, t0, t1) = s.pair(q, &mut spare);
+            prefetch_fused(Some(&fuse));
+            // SAFETY: per the contract (panels `q`, `q + 1 < np` hold `kc` steps).
+            unsafe { pair_rows::<M>(nseg, len, rows, b0, b1, t0, t1, acc, far, Some(&fuse)) };
+        }
+    }
+
     /// `M` rows of [`kernel_pair_rows`].
     ///
     /// # Safety
@@ -1678,7 +1841,7 @@ mod avx2 {
     use std::arch::x86_64::*;
 
     use super::avx512::{far_step, prefetch_fused};
-    use super::{ARows, Far, FuseAt, FusedStep, MR, NR, TILE, check_rows};
+    use super::{ARows, Far, FuseAt, FusedStep, MR, NR, Sweep, TILE, check_rows};
 
     /// Lane masks of the first `n` of a panel's 16 columns, as the two halves'
     /// `vmaskmov` masks (all of the first half from 8 on).
@@ -1856,6 +2019,58 @@ mod avx2 {
                     3 => panel_rows::<3>(nseg, len, rows, b, t, acc, f, fuse, h),
                     2 => panel_rows::<2>(nseg, len, rows, b, t, acc, f, fuse, h),
                     _ => panel_rows::<1>(nseg, len, rows, b, t, acc, f, fuse, h),
+                }
+            }
+        }
+    }
+
+    /// [`super::Sweep`]: [`kernel_pair_rows`] over a run of panels in one call.
+    pub(super) fn kernel_sweep_rows(a: &ARows<'_>, s: Sweep<'_>) {
+        s.check(a);
+        // SAFETY: the CPU supports AVX2 and FMA (checked before this function is
+        // selected); the row pointers, panels and tiles are as `Sweep::check` checked.
+        unsafe {
+            match s.mr {
+                6.. => sweep_rows::<6>(a, s),
+                5 => sweep_rows::<5>(a, s),
+                4 => sweep_rows::<4>(a, s),
+                3 => sweep_rows::<3>(a, s),
+                2 => sweep_rows::<2>(a, s),
+                _ => sweep_rows::<1>(a, s),
+            }
+        }
+    }
+
+    /// `M` rows of [`kernel_sweep_rows`].
+    ///
+    /// # Safety
+    /// AVX2 and FMA available; `a` and `s` as `Sweep::check` checks them.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn sweep_rows<const M: usize>(a: &ARows<'_>, mut s: Sweep<'_>) {
+        let (nseg, len, rows) = (a.nseg, a.seg_len, a.ptrs.as_ptr());
+        let (b, ps, np) = (s.b.as_ptr(), s.ps, s.np);
+        let acc = s.acc;
+        let mut spare = [0f32; TILE];
+        for q in (0..np).step_by(2) {
+            let two = q + 1 < np;
+            let (mut far, fuse, t0, t1) = s.pair(q, &mut spare);
+            let f = Some(&fuse);
+            prefetch_fused(f);
+            // SAFETY: per the contract (panels `q`, `q + 1 < np` hold `kc` steps).
+            unsafe {
+                panel_rows::<M>(nseg, len, rows, b.add(q * ps), t0, acc, &mut far, f, 0);
+                if two {
+                    panel_rows::<M>(
+                        nseg,
+                        len,
+                        rows,
+                        b.add((q + 1) * ps),
+                        t1,
+                        acc,
+                        &mut far,
+                        f,
+                        1,
+                    );
                 }
             }
         }
