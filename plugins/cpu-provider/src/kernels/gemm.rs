@@ -1262,8 +1262,8 @@ impl Sweep<'_> {
         (far, fuse, t0.try_into().expect("tile-sized"), t1)
     }
 
-    /// Checks `a` and the panels against each other; `kc`: the K steps.
-    fn check(&self, a: &ARows<'_>) -> usize {
+    /// Checks `a`, the panels and the tiles against each other.
+    fn check(&self, a: &ARows<'_>) {
         let kc = a.nseg * a.seg_len;
         assert!(a.ks == 1 && a.ptrs.len() >= a.nseg * MR);
         assert!(self.np > 0 && self.b.len() >= (self.np - 1) * self.ps + kc * NR);
@@ -1271,7 +1271,6 @@ impl Sweep<'_> {
         let tiles = if self.acc { self.np } else { 2 };
         assert!(self.tiles.len() >= tiles * TILE);
         assert!(self.j0 + (self.np - 1) * NR < self.n);
-        kc
     }
 }
 
