@@ -163,13 +163,26 @@ impl FpropPlan {
     /// The plan for filters declared constant (`cpu.constant_weights`), whose packed
     /// or transformed form is kept between runs ([`FpropPlan::run_cached`]): under
     /// `auto`, Winograd also for the small images where transforming the filters on
-    /// every run would cost what it saves.
+    /// every run would cost what it saves, if the direct GEMM gives the threads too
+    /// little to do ([`FpropPlan::starves_threads`]).
     pub fn for_constant_weights(mut self) -> Self {
         self.kept = true;
-        if self.wino_fits && self.imp != FpropImpl::Winograd {
+        if self.wino_fits && self.imp != FpropImpl::Winograd && self.starves_threads() {
             return self.with_impl(FpropImpl::Winograd);
         }
         self
+    }
+
+    /// Whether the direct GEMM of this convolution has fewer than 48 output tiles
+    /// (`MR × NR`) per thread. A small image's Winograd GEMMs read more filter bytes
+    /// than the direct one (F(2×2, 3×3): 16 transformed taps for 9) for 1.7× fewer
+    /// multiply-adds, and split over many threads where the direct GEMM's few row
+    /// tiles do not: ResNet-50's 7² × 512-channel 3×3 at batch 1 (9 row tiles × 32
+    /// panels) on the 16-core Xeon took 800 / 420 / 359 / 235 µs direct against
+    /// 1000 / 560 / 353 / 175 µs Winograd at 2 / 4 / 8 / 16 threads.
+    fn starves_threads(&self) -> bool {
+        let tiles = self.geo.npix().div_ceil(gemm::MR) * self.geo.kg().div_ceil(NR);
+        tiles < 48 * self.threads
     }
 
     /// The output tile edge of the Winograd variant the plan runs: `Some(2)` for
