@@ -430,42 +430,6 @@ fn auto_picks_indirect_for_channels_last_and_direct_for_depthwise() {
     );
 }
 
-/// Constant filters of a small image (7² × 512 channels, ResNet-50's last 3×3 at
-/// batch 1: 9 row tiles × 32 panels of direct GEMM) go to Winograd only when the direct
-/// GEMM leaves the threads short of work (fewer than 48 tiles each): not on 2 or 4
-/// threads, on 8 and 16.
-#[test]
-fn constant_filters_of_small_images_take_winograd_only_for_many_threads() {
-    let geo = ConvGeometry::new(
-        &[1, 512, 7, 7],
-        &[512, 512, 3, 3],
-        &[1, 512, 7, 7],
-        &ConvParams::simple(2, 1, 1),
-    )
-    .unwrap();
-    let x = Shape::channels_last(&[1, 512, 7, 7]);
-    let w = Shape::packed(&[512, 512, 3, 3]);
-    for threads in [2, 4, 8, 16] {
-        let plan = FpropPlan::new(
-            geo.clone(),
-            (&x, DType::F32),
-            (&w, DType::F32),
-            ConvAlgo::Auto,
-            threads,
-        );
-        // 49 pixels: Auto alone keeps the direct GEMM.
-        assert_eq!(plan.imp, FpropImpl::Indirect, "{threads} threads");
-        let kept = plan.for_constant_weights();
-        // Winograd needs the pair kernels (AVX-512, or AVX2 + FMA).
-        let want = if threads >= 8 && hipdnn_cpu_provider::kernels::gemm::pair_rows_available() {
-            FpropImpl::Winograd
-        } else {
-            FpropImpl::Indirect
-        };
-        assert_eq!(kept.imp, want, "{threads} threads");
-    }
-}
-
 #[test]
 fn geometry_errors_name_the_problem() {
     let e = ConvGeometry::new(

@@ -163,26 +163,27 @@ impl FpropPlan {
     /// The plan for filters declared constant (`cpu.constant_weights`), whose packed
     /// or transformed form is kept between runs ([`FpropPlan::run_cached`]): under
     /// `auto`, Winograd also for the small images where transforming the filters on
-    /// every run would cost what it saves, if the direct GEMM gives the threads too
-    /// little to do ([`FpropPlan::starves_threads`]).
+    /// every run would cost what it saves, unless the direct GEMM is faster there
+    /// ([`FpropPlan::direct_beats_winograd`]).
     pub fn for_constant_weights(mut self) -> Self {
         self.kept = true;
-        if self.wino_fits && self.imp != FpropImpl::Winograd && self.starves_threads() {
+        if self.wino_fits && self.imp != FpropImpl::Winograd && !self.direct_beats_winograd() {
             return self.with_impl(FpropImpl::Winograd);
         }
         self
     }
 
-    /// Whether the direct GEMM of this convolution has fewer than 48 output tiles
-    /// (`MR × NR`) per thread. A small image's Winograd GEMMs read more filter bytes
-    /// than the direct one (F(2×2, 3×3): 16 transformed taps for 9) for 1.7× fewer
-    /// multiply-adds, and split over many threads where the direct GEMM's few row
+    /// Whether a small image's direct GEMM beats Winograd: with the AVX-512 kernels,
+    /// where it has at least 48 output tiles (`MR × NR`) per thread. Winograd reads
+    /// more filter bytes (F(2×2, 3×3): 16 transformed taps for 9) for 1.7× fewer
+    /// multiply-adds, and splits over many threads where the direct GEMM's few row
     /// tiles do not: ResNet-50's 7² × 512-channel 3×3 at batch 1 (9 row tiles × 32
     /// panels) on the 16-core Xeon took 800 / 420 / 359 / 235 µs direct against
-    /// 1000 / 560 / 353 / 175 µs Winograd at 2 / 4 / 8 / 16 threads.
-    fn starves_threads(&self) -> bool {
-        let tiles = self.geo.npix().div_ceil(gemm::MR) * self.geo.kg().div_ceil(NR);
-        tiles < 48 * self.threads
+    /// 1000 / 560 / 353 / 175 µs Winograd at 2 / 4 / 8 / 16 threads. With AVX2's
+    /// half-width multiply-adds, Winograd won at 2 threads too (1450 against 1530 µs).
+    fn direct_beats_winograd(&self) -> bool {
+        let tiles = self.geo.npix().div_ceil(MR) * self.geo.kg().div_ceil(NR);
+        gemm::pair_isa() == Some(gemm::PairIsa::Avx512) && tiles >= 48 * self.threads
     }
 
     /// The output tile edge of the Winograd variant the plan runs: `Some(2)` for
@@ -529,5 +530,44 @@ impl WeightCache {
     pub(super) fn put_transformed(&self, addr: usize, u: Arc<Vec<f32>>) {
         let mut entry = self.transformed.lock().unwrap_or_else(|e| e.into_inner());
         *entry = Some((addr, u));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Constant filters of a small image (7² × 512 channels, ResNet-50's last 3×3 at
+    /// batch 1: 9 row tiles × 32 panels of direct GEMM) stay on the direct GEMM with
+    /// the AVX-512 kernels and fewer than 8 threads, else go to Winograd (where the
+    /// CPU has the pair kernels it needs).
+    #[test]
+    fn constant_filters_of_small_images_take_winograd_where_it_wins() {
+        let geo = ConvGeometry::new(
+            &[1, 512, 7, 7],
+            &[512, 512, 3, 3],
+            &[1, 512, 7, 7],
+            &ConvParams::simple(2, 1, 1),
+        )
+        .unwrap();
+        let x = Shape::channels_last(&[1, 512, 7, 7]);
+        let w = Shape::packed(&[512, 512, 3, 3]);
+        for threads in [2, 4, 8, 16] {
+            let plan = FpropPlan::new(
+                geo.clone(),
+                (&x, DType::F32),
+                (&w, DType::F32),
+                ConvAlgo::Auto,
+                threads,
+            );
+            // 49 pixels: Auto alone keeps the direct GEMM.
+            assert_eq!(plan.imp, FpropImpl::Indirect, "{threads} threads");
+            let want = match gemm::pair_isa() {
+                Some(gemm::PairIsa::Avx512) if threads < 8 => FpropImpl::Indirect,
+                Some(_) => FpropImpl::Winograd,
+                None => FpropImpl::Indirect,
+            };
+            assert_eq!(plan.for_constant_weights().imp, want, "{threads} threads");
+        }
     }
 }
