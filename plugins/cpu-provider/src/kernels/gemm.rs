@@ -34,7 +34,11 @@
 //! through the *pair kernels*, which also read A in place and store fused epilogues:
 //! with AVX-512F one 6×32 tile (12 zmm accumulators: enough independent FMAs to keep
 //! two 512-bit FMA units busy), with AVX2 + FMA the two 6×16 tiles in turn (12 ymm
-//! accumulators each; 6×32 would need 24 of the 16 registers). `HIPDNN_CPU_ISA=avx2`
+//! accumulators each; 6×32 would need 24 of the 16 registers). In the last K block of
+//! a fused chain over A in place, one call per row tile sweeps all of a chunk's
+//! panels, with AVX-512F four at a time (a 6×64 tile, 24 zmm accumulators: each
+//! broadcast of A feeds four FMAs, and A is read once per 64 columns; where such a
+//! sweep runs, A is read in place rather than prepacked). `HIPDNN_CPU_ISA=avx2`
 //! caps them at AVX2, `portable` turns them off (packing keeps AVX2), read once per
 //! process.
 //!

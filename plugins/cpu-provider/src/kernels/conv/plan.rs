@@ -164,7 +164,8 @@ impl FpropPlan {
     /// or transformed form is kept between runs ([`FpropPlan::run_cached`]): under
     /// `auto`, Winograd also for the small images where transforming the filters on
     /// every run would cost what it saves, unless the direct GEMM is faster there
-    /// ([`FpropPlan::direct_beats_winograd`]).
+    /// (with the AVX-512 kernels, where the direct GEMM has at least 48 output tiles
+    /// per thread).
     pub fn for_constant_weights(mut self) -> Self {
         self.kept = true;
         if self.wino_fits && self.imp != FpropImpl::Winograd && !self.direct_beats_winograd() {
