@@ -1847,16 +1847,16 @@ mod avx512 {
                 while k + 4 <= len {
                     far_step(&mut far0);
                     far_step(&mut far1);
-                    _mm_prefetch::<_MM_HINT_T0>(p0.add(8 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p1.add(8 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p2.add(8 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p3.add(8 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p0.wrapping_add(8 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p1.wrapping_add(8 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p2.wrapping_add(8 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p3.wrapping_add(8 * NR).cast());
                     step!(k, 0);
                     step!(k, 1);
-                    _mm_prefetch::<_MM_HINT_T0>(p0.add(10 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p1.add(10 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p2.add(10 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p3.add(10 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p0.wrapping_add(10 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p1.wrapping_add(10 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p2.wrapping_add(10 * NR).cast());
+                    _mm_prefetch::<_MM_HINT_T0>(p3.wrapping_add(10 * NR).cast());
                     step!(k, 2);
                     step!(k, 3);
                     p0 = p0.add(4 * NR);
