@@ -847,7 +847,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         // block: the first row tile of a chunk reads all of it, so a chunk the cursor
         // has not fetched while the one before computed stalls on memory (constant
         // filters come from DRAM at batch 1). 128 columns at `kc = 256`: ResNet-50's
-        // expanding 1×1 convolutions 4–9% faster on two threads of a Xeon; with more K
+        // expanding 1×1 convolutions 2–5% faster on two threads of a Xeon; with more K
         // blocks each chunk reads all of A again, which costs more than it saves.
         let nc = if prefetching && kblocks.len() <= 2 {
             nc.min((Ahead::LEAD / kc_max.max(1)).max(2 * NR) / NR * NR)
