@@ -90,13 +90,24 @@ impl Variant {
 ///
 /// Between the two (16384 < C · K, filters under 4 MiB) F(4×4) would stream its filters
 /// per chunk: ResNet-50's 14² layers ran 1.4–1.8× slower that way at batch 8.
+///
+/// In phases each transformed filter value is read once per round, from memory in a
+/// whole network (ResNet-50's filters, over 100 MB, stay in no cache), and used once
+/// per tile: a variant costs about `(m + 2)² · (tiles + S)` where `S` is the
+/// multiply-adds (in tiles) one value's read costs, [`FILTER_READ_TILES`]. With AVX-512
+/// that makes ResNet-50's 14² layers at batch 1 F(2×2) (36 · (16 + 20) = 1296 against
+/// 16 · (49 + 20) = 1104; in the whole network on 2 threads of a Xeon, 400 µs against
+/// 560 per layer), and keeps F(4×4) from batch 8 and for its 7² layers at batch 8.
 pub(super) fn variant(geo: &ConvGeometry, threads: usize, kept: bool) -> Variant {
     let tiles = |v: Variant| total_tiles(geo, v);
     let (f2, f4) = (tiles(Variant::F2), tiles(Variant::F4));
     let fewer_macs = 4 * Variant::F4.xi() * f4 <= 3 * Variant::F2.xi() * f2;
     let chunked = geo.c * geo.k <= 1 << 14 && f4 >= 32;
-    let in_phases =
-        kept && packed_len(geo, Variant::F4) > PHASED_FILTERS && f4 >= 16.max(2 * threads.max(1));
+    let read = FILTER_READ_TILES[usize::from(gemm::pair_isa() == Some(PairIsa::Avx512))];
+    let in_phases = kept
+        && packed_len(geo, Variant::F4) > PHASED_FILTERS
+        && f4 >= 16.max(2 * threads.max(1))
+        && Variant::F4.xi() * (f4 + read) <= Variant::F2.xi() * (f2 + read);
     if fewer_macs && (chunked || in_phases) {
         Variant::F4
     } else {
@@ -151,6 +162,12 @@ fn total_tiles(geo: &ConvGeometry, v: Variant) -> usize {
     let (th, tw) = tiles(geo, v);
     geo.n * th * tw
 }
+
+/// What reading one transformed filter value from memory costs, in multiply-adds per
+/// value (tiles), with the AVX2 and the AVX-512 kernels: a core reads about 14 GB/s
+/// from memory while it multiply-adds 37 (AVX2) or 75 (AVX-512) G per second, so 4
+/// bytes cost about 10 or 20.
+const FILTER_READ_TILES: [usize; 2] = [10, 20];
 
 /// Input channels Winograd takes at most.
 const MAX_CHANNELS: usize = 512;
@@ -1379,8 +1396,9 @@ mod tests {
     }
 
     /// The variant follows the tiles and the filters: F(4×4) for ResNet-50's 56² and
-    /// 28² layers (streamed per chunk), its 14² ones (256 channels, in phases) and its
-    /// 7² ones from batch 8 (512 channels); F(2×2) for the 7² ones at batch 1 (4 tiles),
+    /// 28² layers (streamed per chunk), its 14² ones (256 channels, in phases; at batch
+    /// 1 with AVX2 only) and its 7² ones from batch 8 (512 channels); F(2×2) for the 7²
+    /// ones at batch 1 (4 tiles),
     /// filters between the two regimes, and small images.
     #[test]
     fn the_variant_follows_the_tiles() {
@@ -1398,7 +1416,14 @@ mod tests {
         assert_eq!(variant(&geo(1, 28, 128), 2, true), Variant::F4);
         assert_eq!(variant(&geo(8, 28, 128), 2, true), Variant::F4);
         assert_eq!(variant(&geo(8, 14, 256), 2, true), Variant::F4);
-        assert_eq!(variant(&geo(1, 14, 256), 2, true), Variant::F4);
+        // At batch 1 the 14² layers' filters cost more to read than F(4×4) saves
+        // with AVX-512; with AVX2 (half the multiply-adds per read) it still pays.
+        let f4_at_14 = if gemm::pair_isa() == Some(PairIsa::Avx512) {
+            Variant::F2
+        } else {
+            Variant::F4
+        };
+        assert_eq!(variant(&geo(1, 14, 256), 2, true), f4_at_14);
         assert_eq!(variant(&geo(8, 7, 512), 2, true), Variant::F4);
         assert_eq!(variant(&geo(1, 7, 512), 2, true), Variant::F2);
         assert_eq!(variant(&geo(8, 14, 160), 2, true), Variant::F2);
