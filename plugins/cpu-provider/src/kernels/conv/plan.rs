@@ -47,7 +47,6 @@ pub struct FpropPlan {
     pub geo: ConvGeometry,
     /// The implementation.
     pub imp: FpropImpl,
-    pub(super) blocking: Blocking,
     pub(super) weights_in_place: Option<bool>,
     pub(super) threads: usize,
     /// Indirect over filter rows: the input is copied zero-padded and each filter row
@@ -138,16 +137,35 @@ impl FpropPlan {
             }
             _ => FpropImpl::ImplicitGemm,
         };
-        let blocking = Blocking::default();
         Self {
             wino_fits: wino_fits && algo == ConvAlgo::Auto,
             weights_in_place: w_in_place,
             geo,
             imp,
-            blocking,
             threads: threads.max(1),
             rows,
             kept: false,
+        }
+    }
+
+    /// The GEMM's blocking: K blocks of up to 512 for the indirect GEMM with the
+    /// AVX-512 kernels over at least 16 row tiles of pixels, else
+    /// [`Blocking::default`] (256). There the last K block runs as a sweep of the quad
+    /// kernel (`gemm::run`), which beats the middle blocks' pair kernel; with 512 more
+    /// of the work is in it. ResNet-50 on two threads of a Xeon: its 512- and
+    /// 1024-channel 1×1 convolutions and strided 3×3 ones 3–5% faster at batch 1 and
+    /// 4–6% at batch 8 (0.25 and 1.2 ms over the network); the 7² ones at batch 1 (9
+    /// row tiles, filters from memory) 3–5% slower, hence the row tiles; with AVX2
+    /// nothing gained.
+    fn blocking(&self) -> Blocking {
+        let quad = gemm::pair_isa() == Some(gemm::PairIsa::Avx512);
+        if self.imp == FpropImpl::Indirect && quad && self.geo.npix() >= 16 * MR {
+            Blocking {
+                kc: 512,
+                ..Blocking::default()
+            }
+        } else {
+            Blocking::default()
         }
     }
 
@@ -225,8 +243,8 @@ impl FpropPlan {
                 } else {
                     g.k * kred
                 };
-                let kb = gemm::even_k_blocks(kred, self.blocking.kc);
-                wpack + gemm::scratch_len(g.kg(), g.npix(), &kb, self.blocking, self.threads)
+                let kb = gemm::even_k_blocks(kred, self.blocking().kc);
+                wpack + gemm::scratch_len(g.kg(), g.npix(), &kb, self.blocking(), self.threads)
             }
             FpropImpl::Indirect => {
                 let wpack = if self.weight_rows_tap_major() {
@@ -237,11 +255,11 @@ impl FpropPlan {
                 // The K blocks and the zero row of the geometry the GEMM runs on.
                 let rg = self.rows.then(|| row_geometry(g));
                 let ig = rg.as_ref().unwrap_or(g);
-                let kb = indirect_blocks(ig, self.blocking.kc);
+                let kb = indirect_blocks(ig, self.blocking().kc);
                 self.padded_len()
                     + wpack
                     + ig.cg()
-                    + gemm::scratch_len(g.npix(), g.kg(), &kb, self.blocking, self.threads)
+                    + gemm::scratch_len(g.npix(), g.kg(), &kb, self.blocking(), self.threads)
             }
         }
     }
@@ -337,7 +355,7 @@ impl FpropPlan {
                 ep,
                 ylin: ep.plain_f32_out().and_then(|o| y_linear(g, o.shape())),
             };
-            gemm::run(&prob, exec, self.blocking, rest);
+            gemm::run(&prob, exec, self.blocking(), rest);
         }
     }
 
@@ -384,7 +402,7 @@ impl FpropPlan {
         let mut fresh = Vec::new();
         let pix = Pixels::new(g);
         let taps = tap_list(g);
-        let blocks = indirect_blocks(g, self.blocking.kc);
+        let blocks = indirect_blocks(g, self.blocking().kc);
         let hw: usize = g.out.iter().product();
         for grp in 0..g.g {
             let mut prob = Indirect {
@@ -417,12 +435,12 @@ impl FpropPlan {
                 fused: ep.fused_rows(hw, pix.len(), grp * g.kg(), g.kg()),
             };
             if cache.is_some() && cached.is_none() {
-                let packed = gemm::PackedB::new(&prob, exec, self.blocking);
+                let packed = gemm::PackedB::new(&prob, exec, self.blocking());
                 prob.packed = Some(&packed);
-                gemm::run(&prob, exec, self.blocking, rest);
+                gemm::run(&prob, exec, self.blocking(), rest);
                 fresh.push(packed);
             } else {
-                gemm::run(&prob, exec, self.blocking, rest);
+                gemm::run(&prob, exec, self.blocking(), rest);
             }
         }
         if let Some(c) = cache
