@@ -137,11 +137,11 @@ pub fn mean_square(x: &RawIn, keep: &[bool], exec: &Exec) -> Vec<f64> {
         .collect()
 }
 
-/// Reads a per-channel tensor (`C` elements at dim 1 of its shape, or its only
-/// elements) as `f64`.
-pub fn per_channel(t: &RawIn, c: usize) -> Vec<f64> {
-    let s = t.shape();
-    let stride = if s.rank() >= 2 && s.dims[1] == c {
+/// The stride between the `c` per-channel values of a parameter tensor: dim 1's when it
+/// has `c` elements (`[1, C, 1, 1]`), else that of the first dim of `c` elements (1 if
+/// none: a dense vector).
+pub fn channel_stride(s: &Shape, c: usize) -> usize {
+    if s.rank() >= 2 && s.dims[1] == c {
         s.strides[1]
     } else {
         s.dims
@@ -149,7 +149,13 @@ pub fn per_channel(t: &RawIn, c: usize) -> Vec<f64> {
             .zip(&s.strides)
             .find(|(d, _)| **d == c)
             .map_or(1, |(_, st)| *st)
-    };
+    }
+}
+
+/// Reads a per-channel tensor (`C` elements at dim 1 of its shape, or its only
+/// elements) as `f64`.
+pub fn per_channel(t: &RawIn, c: usize) -> Vec<f64> {
+    let stride = channel_stride(t.shape(), c);
     // SAFETY: the tensor holds `c` elements along that stride (checked by the plan).
     (0..c)
         .map(|i| f64::from(unsafe { t.load(i * stride) }))
@@ -158,17 +164,8 @@ pub fn per_channel(t: &RawIn, c: usize) -> Vec<f64> {
 
 /// Writes per-channel values to a tensor shaped like [`per_channel`]'s input.
 pub fn write_per_channel(t: &RawOut, vals: &[f64]) {
-    let s = t.shape();
     let c = vals.len();
-    let stride = if s.rank() >= 2 && s.dims[1] == c {
-        s.strides[1]
-    } else {
-        s.dims
-            .iter()
-            .zip(&s.strides)
-            .find(|(d, _)| **d == c)
-            .map_or(1, |(_, st)| *st)
-    };
+    let stride = channel_stride(t.shape(), c);
     for (i, &v) in vals.iter().enumerate() {
         // SAFETY: inside the tensor (checked by the plan); single-threaded.
         unsafe { t.store(i * stride, v as f32) };
