@@ -92,6 +92,21 @@ pub mod kernels;
 pub mod plan;
 pub mod tensor;
 
+/// Reproducible pseudo-random draws for the unit tests (xorshift64).
+#[cfg(test)]
+pub(crate) struct XorShift(pub(crate) u64);
+
+#[cfg(test)]
+impl XorShift {
+    /// The next draw in `0..n`.
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
 use std::ffi::CStr;
 
 use hipdnn_plugin_sdk::knobs::GlobalSettings;

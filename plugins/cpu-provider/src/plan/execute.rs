@@ -607,13 +607,8 @@ mod tests {
     /// output shares a byte with another tensor, and the pair it names does.
     #[test]
     fn output_overlaps_are_found_exactly_when_there_are_some() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n) as usize
-        };
+        let mut rng = crate::XorShift(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: usize| rng.below(n);
         let shares = |a: &Extent, b: &Extent| {
             a.end > a.start && b.end > b.start && a.start < b.end && b.start < a.end
         };

@@ -225,13 +225,8 @@ mod tests {
 
     #[test]
     fn no_two_live_tensors_overlap_in_random_lifetimes() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = crate::XorShift(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: usize| rng.below(n);
         let mut reuses = 0;
         for _ in 0..200 {
             let mut lives: Vec<Lifetime> = (0..30)
