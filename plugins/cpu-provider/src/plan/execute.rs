@@ -57,7 +57,6 @@ pub(super) unsafe fn run(
         buffers,
         workspace,
     };
-    let mut clock = StageClock::new(plan.profile.as_ref(), plan.stages.len());
     // The folded batch norms' parameters, resolved in one pass while the plan's tensor
     // table and the buffers are warm from the check above (looked up stage by stage,
     // after a convolution has flushed them from the caches, and read through a vector
@@ -71,6 +70,7 @@ pub(super) unsafe fn run(
     }
     folds.push(params.len());
     let folds_of = |i: usize| &params[folds[i]..folds[i + 1]];
+    let mut clock = StageClock::new(plan.profile.as_ref(), plan.stages.len());
     for (i, stage) in plan.stages.iter().enumerate() {
         if i + 1 < plan.stages.len() {
             folds_of(i + 1).iter().for_each(FoldParams::prefetch);

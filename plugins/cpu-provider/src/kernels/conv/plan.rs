@@ -589,4 +589,29 @@ mod tests {
             assert_eq!(plan.for_constant_weights().imp, want, "{threads} threads");
         }
     }
+
+    /// The indirect GEMM takes K blocks of 512 with the AVX-512 kernels over at least
+    /// 16 row tiles (1024 → 256 at 14²: 33), 256 over fewer (at 7²: 9) and elsewhere.
+    #[test]
+    fn k_blocks_of_512_where_the_quad_sweep_meets_enough_row_tiles() {
+        for (hw, want512) in [(14, true), (7, false)] {
+            let geo = ConvGeometry::new(
+                &[1, 1024, hw, hw],
+                &[256, 1024, 1, 1],
+                &[1, 256, hw, hw],
+                &ConvParams::simple(2, 0, 1),
+            )
+            .unwrap();
+            let x = Shape::channels_last(&[1, 1024, hw, hw]);
+            let w = Shape::packed(&[256, 1024, 1, 1]);
+            let plan = FpropPlan::new(geo, (&x, DType::F32), (&w, DType::F32), ConvAlgo::Auto, 2);
+            assert_eq!(plan.imp, FpropImpl::Indirect);
+            let avx512 = gemm::pair_isa() == Some(gemm::PairIsa::Avx512);
+            let kc = if want512 && avx512 { 512 } else { 256 };
+            assert_eq!(plan.blocking().kc, kc, "{hw}²");
+            // Four K blocks of 256 or two of 512.
+            let blocks = indirect_blocks(&plan.geo, plan.blocking().kc);
+            assert_eq!(blocks.len(), 1024 / kc, "{hw}²");
+        }
+    }
 }
