@@ -442,7 +442,8 @@ impl StageRunner<'_> {
         let c = bn.channels;
         let param = |uid: i64| {
             let t = self.input(uid);
-            (t, norm::channel_stride(&self.info(uid).shape, c))
+            let stride = norm::channel_stride(t.shape(), c);
+            (t, stride)
         };
         let (spread, eps) = match (&bn.inv_variance, &bn.variance_epsilon) {
             (Some(iv), _) => (param(*iv), None),
