@@ -399,8 +399,11 @@ const PIECE_PANELS: usize = 8;
 /// Pieces per thread at most.
 const PIECES: usize = 8;
 /// Threads from which the parallel sections of [`run`] (and Winograd's) come in
-/// pieces.
+/// pieces along row tiles or panels, as the shares allow; with two threads, [`run`]'s
+/// come in pieces of [`PIECE_TILES_TWO`] row tiles only.
 pub(crate) const PIECES_FROM: usize = 3;
+/// Row tiles a piece of a thread's share in [`run`] has at least with two threads.
+const PIECE_TILES_TWO: usize = 16;
 
 /// How [`run`] cuts each thread's share of the grid: `(pieces, along row tiles)`.
 /// Each piece is one part of the parallel section, and a thread done with its own
@@ -412,12 +415,23 @@ pub(crate) const PIECES_FROM: usize = 3;
 /// From [`PIECES_FROM`] threads: on a shared 16-core Xeon, pieces took ResNet-50's
 /// GEMM stages at batch 8 from 1.5–3.0 to 1.2–2.7 ms (medians), and the whole graph
 /// from 54–63 to 43–55 ms; pieces of 8 rather than 16 row tiles (up to 8 rather than
-/// 4) gave batch 1 8.5–9.2 against 8.6–10.1 ms. On two threads of a quiet 2-core
-/// machine pieces cost about 1% (a thread that finishes first takes work whose data
-/// sit in the other core's cache).
+/// 4) gave batch 1 8.5–9.2 against 8.6–10.1 ms.
+///
+/// Two threads cut their shares along row tiles only, into pieces of at least
+/// [`PIECE_TILES_TWO`]: on a shared 2-core Xeon VM the caller waited 4–8 ms of each
+/// ResNet-50 batch-8 execution (2–5%) for the other thread to finish its half of a
+/// section, and these pieces took the sums of stage minimums from 176.5 to 172.9 ms
+/// (batch 1 unchanged). Pieces of 8 tiles, or pieces along panels, cost more than
+/// they balance there: each piece streams the share's B panels again, so short
+/// pieces over large filters (7² layers, 4–9 MB of B) ran 3–8% slower, and at batch 1
+/// the sums rose about 4%.
 fn pieces(grid: Split, tiles: usize, panels: usize, threads: usize) -> (usize, bool) {
-    if threads < PIECES_FROM {
+    if threads < 2 {
         return (1, true);
+    }
+    if threads < PIECES_FROM {
+        let by_tiles = tiles.div_ceil(grid.rows) / PIECE_TILES_TWO;
+        return (by_tiles.clamp(1, PIECES), true);
     }
     let by_tiles = (tiles.div_ceil(grid.rows) / PIECE_TILES).min(PIECES);
     let by_panels = (panels.div_ceil(grid.cols) / PIECE_PANELS).min(PIECES);
@@ -2754,6 +2768,7 @@ mod tests {
             (200, 700, 300, 16), // a 2 × 8 grid: shared packed A and B
             (50, 50, 70, 8),     // a 2 × 4 grid of one panel each
             (600, 40, 70, 3),    // row tiles in pieces (four per thread)
+            (400, 70, 130, 2),   // two threads: pieces of 16 row tiles (two each)
             (20, 2100, 40, 4),   // panels in pieces (four per thread)
         ] {
             let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
@@ -2806,14 +2821,19 @@ mod tests {
         assert_eq!(choose_split(12544, 64, 16), Split { rows: 16, cols: 1 });
         assert_eq!(choose_split(49, 2048, 16), Split { rows: 1, cols: 16 });
         assert_eq!(choose_split(5, 5, 1), Split { rows: 1, cols: 1 });
-        // Pieces from three threads, along row tiles where a share has enough of
+        // From three threads, pieces along row tiles where a share has enough of
         // them, else along panels (the two cases `engine_matches_naive_gemm` runs).
         let cut = |m: usize, n: usize, t: usize| {
             pieces(choose_split(m, n, t), m.div_ceil(MR), n.div_ceil(NR), t)
         };
         assert_eq!(cut(600, 40, 3), (4, true));
         assert_eq!(cut(20, 2100, 4), (4, false));
-        assert_eq!(cut(3136, 256, 2), (1, true));
+        // Two threads: pieces of at least 16 row tiles, never along panels.
+        assert_eq!(cut(3136, 256, 2), (8, true));
+        assert_eq!(cut(784, 512, 2), (4, true));
+        assert_eq!(cut(196, 1024, 2), (2, true));
+        assert_eq!(cut(20, 2100, 2), (1, true));
+        assert_eq!(cut(3136, 256, 1), (1, true));
         assert_eq!(cut(3136, 256, 16), (4, true));
         assert_eq!(cut(196, 256, 16), (1, true));
         for (m, n) in [
