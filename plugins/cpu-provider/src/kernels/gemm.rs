@@ -418,15 +418,22 @@ const PIECE_TILES_TWO: usize = 16;
 /// 4) gave batch 1 8.5–9.2 against 8.6–10.1 ms.
 ///
 /// Two threads cut their shares along row tiles only, into pieces of at least
-/// [`PIECE_TILES_TWO`]: on a shared 2-core Xeon VM the caller waited 4–8 ms of each
-/// ResNet-50 batch-8 execution (2–5%) for the other thread to finish its half of a
-/// section, and these pieces took the sums of stage minimums from 176.5 to 172.9 ms
-/// (batch 1 unchanged). Pieces of 8 tiles, or pieces along panels, cost more than
-/// they balance there: each piece streams the share's B panels again, so short
-/// pieces over large filters (7² layers, 4–9 MB of B) ran 3–8% slower, and at batch 1
-/// the sums rose about 4%.
-fn pieces(grid: Split, tiles: usize, panels: usize, threads: usize) -> (usize, bool) {
-    if threads < 2 {
+/// [`PIECE_TILES_TWO`], and only where all of B is packed before the pass
+/// (`b_packed`: kept constant filters, or shared by a row split); else every piece
+/// would pack its B panels again. On a shared 2-core Xeon VM the caller waited
+/// 4–8 ms of each ResNet-50 batch-8 execution (2–5%) for the other thread to finish
+/// its half of a section; these pieces took the sums of stage minimums from 176.5 to
+/// 172.9 ms (batch 1 unchanged). Pieces of 8 tiles, or along panels, cost more than
+/// they balance there (7² layers with 4–9 MB of B 3–8% slower, batch 1 about 4%), and
+/// a 1024³ matmul (columns split, B packed per thread) ran 9% slower in pieces.
+fn pieces(
+    grid: Split,
+    tiles: usize,
+    panels: usize,
+    threads: usize,
+    b_packed: bool,
+) -> (usize, bool) {
+    if threads < 2 || (threads < PIECES_FROM && !b_packed) {
         return (1, true);
     }
     if threads < PIECES_FROM {
@@ -809,7 +816,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         &[]
     };
     let slots = Slots::new(scratch.chunks_mut(per_thread.max(1)).take(threads));
-    let (per, along_tiles) = pieces(grid, tiles, panels, threads);
+    let (per, along_tiles) = pieces(grid, tiles, panels, threads, prepack_b);
     exec.for_each(threads * per, |part| {
         let at = piece(part, threads, per);
         let (t, s) = (at / per, at % per);
@@ -2823,9 +2830,16 @@ mod tests {
         assert_eq!(choose_split(5, 5, 1), Split { rows: 1, cols: 1 });
         // From three threads, pieces along row tiles where a share has enough of
         // them, else along panels (the two cases `engine_matches_naive_gemm` runs).
-        let cut = |m: usize, n: usize, t: usize| {
-            pieces(choose_split(m, n, t), m.div_ceil(MR), n.div_ceil(NR), t)
+        let cut_b = |m: usize, n: usize, t: usize, b_packed: bool| {
+            pieces(
+                choose_split(m, n, t),
+                m.div_ceil(MR),
+                n.div_ceil(NR),
+                t,
+                b_packed,
+            )
         };
+        let cut = |m: usize, n: usize, t: usize| cut_b(m, n, t, true);
         assert_eq!(cut(600, 40, 3), (4, true));
         assert_eq!(cut(20, 2100, 4), (4, false));
         // Two threads: pieces of at least 16 row tiles, never along panels.
@@ -2834,6 +2848,9 @@ mod tests {
         assert_eq!(cut(196, 1024, 2), (2, true));
         assert_eq!(cut(20, 2100, 2), (1, true));
         assert_eq!(cut(3136, 256, 1), (1, true));
+        // ... where B is packed before the pass (from three threads, in any case).
+        assert_eq!(cut_b(3136, 256, 2, false), (1, true));
+        assert_eq!(cut_b(600, 40, 3, false), (4, true));
         assert_eq!(cut(3136, 256, 16), (4, true));
         assert_eq!(cut(196, 256, 16), (1, true));
         for (m, n) in [
