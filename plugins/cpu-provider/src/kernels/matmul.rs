@@ -22,6 +22,28 @@ pub struct MatmulPlan {
     threads: usize,
 }
 
+/// The longest K that a matmul takes in one K block where the AVX-512 kernels run.
+const ONE_K_BLOCK: usize = 1024;
+
+/// The matmul's cache blocking: with the AVX-512 kernels, all of a K up to
+/// [`ONE_K_BLOCK`] in one block, so that every step runs in the last block's quad sweep
+/// (6×64 tiles over A in place, the result stored through the epilogue) rather than
+/// in pair kernels that keep partial sums between blocks of 256. On two threads of a
+/// Xeon VM: 1024³ 7.1 → 6.8 ms, 4096 × 256 × 1024 2.6% faster (sums of minimums);
+/// blocks of 512 gained about half as much; a longer K keeps blocks of 256
+/// (64 × 2048 × 2048 in two blocks of 1024 was 5–10% slower). AVX2 keeps 256.
+fn blocking_for(k: usize) -> Blocking {
+    let quad = gemm::pair_isa() == Some(gemm::PairIsa::Avx512);
+    if quad && (1..=ONE_K_BLOCK).contains(&k) {
+        Blocking {
+            kc: k,
+            ..Blocking::default()
+        }
+    } else {
+        Blocking::default()
+    }
+}
+
 impl MatmulPlan {
     /// Checks `a`, `b`, `c` dims (same rank ≥ 2, batch dims of `a`/`b` equal to `c`'s or 1).
     ///
@@ -69,7 +91,7 @@ impl MatmulPlan {
             k,
             batch: c[..r - 2].iter().product(),
             a_f32: a_dtype == DType::F32,
-            blocking: Blocking::default(),
+            blocking: blocking_for(k),
             threads: threads.max(1),
         })
     }
@@ -289,6 +311,25 @@ impl Problem<'_> {
                 }
                 row[w..].fill(0.0);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One K block up to 1024 with the AVX-512 kernels, blocks of 256 beyond that and
+    /// without them.
+    #[test]
+    fn k_in_one_block_where_the_quad_sweep_runs() {
+        let avx512 = gemm::pair_isa() == Some(gemm::PairIsa::Avx512);
+        for (k, one) in [(1, true), (1024, true), (1025, false), (4096, false)] {
+            let plan = MatmulPlan::new(&[64, k], &[k, 256], &[64, 256], DType::F32, 2).unwrap();
+            let kc = if one && avx512 { k } else { 256 };
+            assert_eq!(plan.blocking.kc, kc, "K = {k}");
+            let blocks = gemm::even_k_blocks(k, plan.blocking.kc);
+            assert_eq!(blocks.len(), k.div_ceil(kc), "K = {k}");
         }
     }
 }
