@@ -1137,7 +1137,14 @@ pub unsafe fn rows_times_panels(
     ldc: usize,
     ahead: &[f32],
 ) {
-    let pr = select_pair_rows_kernel().expect("the pair kernels");
+    // The kernel that sums each row's K steps in order whatever the tile's height:
+    // the caller's tiles (Winograd's chunks) depend on the thread count, and its
+    // results must not.
+    let pr = match pair_isa() {
+        #[cfg(target_arch = "x86_64")]
+        Some(PairIsa::Avx512) => avx512::kernel_pair_rows::<false> as PairRowsFn,
+        _ => select_pair_rows_kernel().expect("the pair kernels"),
+    };
     let panels = n.div_ceil(NR);
     let ps = panel_stride(kc);
     assert!(
@@ -1424,7 +1431,7 @@ fn select_pair_kernel() -> Option<PairFn> {
 fn select_pair_rows_kernel() -> Option<PairRowsFn> {
     match pair_isa()? {
         #[cfg(target_arch = "x86_64")]
-        PairIsa::Avx512 => Some(avx512::kernel_pair_rows as PairRowsFn),
+        PairIsa::Avx512 => Some(avx512::kernel_pair_rows::<true> as PairRowsFn),
         #[cfg(target_arch = "x86_64")]
         PairIsa::Avx2 => Some(avx2::kernel_pair_rows as PairRowsFn),
         #[cfg(not(target_arch = "x86_64"))]
@@ -1594,6 +1601,13 @@ mod avx512 {
 
     use super::{ARows, Far, FuseAt, FusedStep, MR, NR, Sweep, TILE};
 
+    /// Row tiles of at most this many rows (a GEMM's last, e.g. the 49th pixel of a
+    /// 7² image) sum every other K step into a second set of accumulators in the
+    /// kernels that read A in place, added at the end: with one or two rows a pair has
+    /// only two or four chains of dependent multiply-adds, too few to cover their
+    /// latency, and a one-row tile took as long as two thirds of a full one.
+    const SHORT_ROWS: usize = 2;
+
     /// The pair kernels' end: rows `i < M` of both accumulators (plus what the tiles
     /// hold, when accumulating) stored to the tiles or, with a [`FuseAt`], run through
     /// its chain and stored to the output (masked to each panel's columns). A macro,
@@ -1723,8 +1737,11 @@ mod avx512 {
     }
 
     /// [`kernel_pair`] reading A in place: row `i` of segment `s` at
-    /// `a.ptrs[s * MR + i]`, `a.seg_len` consecutive floats.
-    pub(super) fn kernel_pair_rows(
+    /// `a.ptrs[s * MR + i]`, `a.seg_len` consecutive floats. `SPLIT`: tiles of up to
+    /// [`SHORT_ROWS`] rows sum every other K step apart (a tile's rows then get sums in
+    /// another order than in a full tile: only for callers whose tiles do not depend
+    /// on the thread count).
+    pub(super) fn kernel_pair_rows<const SPLIT: bool>(
         a: &ARows<'_>,
         b0: &[f32],
         b1: &[f32],
@@ -1744,12 +1761,12 @@ mod avx512 {
         // contract) and the panels hold `kc` packed steps (checked above).
         unsafe {
             match mr {
-                6.. => pair_rows::<6>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
-                5 => pair_rows::<5>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
-                4 => pair_rows::<4>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
-                3 => pair_rows::<3>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
-                2 => pair_rows::<2>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
-                _ => pair_rows::<1>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                6.. => pair_rows::<6, SPLIT>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                5 => pair_rows::<5, SPLIT>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                4 => pair_rows::<4, SPLIT>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                3 => pair_rows::<3, SPLIT>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                2 => pair_rows::<2, SPLIT>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
+                _ => pair_rows::<1, SPLIT>(nseg, len, rows, b0, b1, tile, next, acc, far, fuse),
             }
         }
     }
@@ -1811,7 +1828,7 @@ mod avx512 {
             let (far, fuse, t0, t1) = s.pair(q, &mut spare);
             prefetch_fused(Some(&fuse));
             // SAFETY: per the contract (panels `q`, `q + 1 < np` hold `kc` steps).
-            unsafe { pair_rows::<M>(nseg, len, rows, b0, b1, t0, t1, acc, far, Some(&fuse)) };
+            unsafe { pair_rows::<M, true>(nseg, len, rows, b0, b1, t0, t1, acc, far, Some(&fuse)) };
             q += 2;
         }
     }
@@ -1846,53 +1863,76 @@ mod avx512 {
             let mut c1 = [_mm512_setzero_ps(); M];
             let mut c2 = [_mm512_setzero_ps(); M];
             let mut c3 = [_mm512_setzero_ps(); M];
+            // Tiles of one or two rows: every other K step sums into a second set
+            // ([`SHORT_ROWS`]).
+            let mut d0 = [_mm512_setzero_ps(); M];
+            let mut d1 = [_mm512_setzero_ps(); M];
+            let mut d2 = [_mm512_setzero_ps(); M];
+            let mut d3 = [_mm512_setzero_ps(); M];
             let (mut p0, mut p1, mut p2, mut p3) = (b, b.add(ps), b.add(2 * ps), b.add(3 * ps));
             for s in 0..nseg {
                 let r: [*const f32; M] = std::array::from_fn(|i| *rows.add(s * MR + i));
                 macro_rules! step {
-                    ($k:expr, $u:expr) => {{
+                    ($k:expr, $u:expr, [$e0:ident, $e1:ident, $e2:ident, $e3:ident]) => {{
                         let v0 = _mm512_loadu_ps(p0.add($u * NR));
                         let v1 = _mm512_loadu_ps(p1.add($u * NR));
                         let v2 = _mm512_loadu_ps(p2.add($u * NR));
                         let v3 = _mm512_loadu_ps(p3.add($u * NR));
                         for i in 0..M {
                             let av = _mm512_set1_ps(*r[i].add($k + $u));
-                            c0[i] = _mm512_fmadd_ps(av, v0, c0[i]);
-                            c1[i] = _mm512_fmadd_ps(av, v1, c1[i]);
-                            c2[i] = _mm512_fmadd_ps(av, v2, c2[i]);
-                            c3[i] = _mm512_fmadd_ps(av, v3, c3[i]);
+                            $e0[i] = _mm512_fmadd_ps(av, v0, $e0[i]);
+                            $e1[i] = _mm512_fmadd_ps(av, v1, $e1[i]);
+                            $e2[i] = _mm512_fmadd_ps(av, v2, $e2[i]);
+                            $e3[i] = _mm512_fmadd_ps(av, v3, $e3[i]);
                         }
                     }};
                 }
-                let mut k = 0;
-                while k + 4 <= len {
-                    far_step(&mut far0);
-                    far_step(&mut far1);
-                    _mm_prefetch::<_MM_HINT_T0>(p0.wrapping_add(8 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p1.wrapping_add(8 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p2.wrapping_add(8 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p3.wrapping_add(8 * NR).cast());
-                    step!(k, 0);
-                    step!(k, 1);
-                    _mm_prefetch::<_MM_HINT_T0>(p0.wrapping_add(10 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p1.wrapping_add(10 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p2.wrapping_add(10 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p3.wrapping_add(10 * NR).cast());
-                    step!(k, 2);
-                    step!(k, 3);
-                    p0 = p0.add(4 * NR);
-                    p1 = p1.add(4 * NR);
-                    p2 = p2.add(4 * NR);
-                    p3 = p3.add(4 * NR);
-                    k += 4;
+                macro_rules! steps {
+                    ($odd:tt) => {{
+                        let mut k = 0;
+                        while k + 4 <= len {
+                            far_step(&mut far0);
+                            far_step(&mut far1);
+                            _mm_prefetch::<_MM_HINT_T0>(p0.wrapping_add(8 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T0>(p1.wrapping_add(8 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T0>(p2.wrapping_add(8 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T0>(p3.wrapping_add(8 * NR).cast());
+                            step!(k, 0, [c0, c1, c2, c3]);
+                            step!(k, 1, $odd);
+                            _mm_prefetch::<_MM_HINT_T0>(p0.wrapping_add(10 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T0>(p1.wrapping_add(10 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T0>(p2.wrapping_add(10 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T0>(p3.wrapping_add(10 * NR).cast());
+                            step!(k, 2, [c0, c1, c2, c3]);
+                            step!(k, 3, $odd);
+                            p0 = p0.add(4 * NR);
+                            p1 = p1.add(4 * NR);
+                            p2 = p2.add(4 * NR);
+                            p3 = p3.add(4 * NR);
+                            k += 4;
+                        }
+                        while k < len {
+                            step!(k, 0, [c0, c1, c2, c3]);
+                            p0 = p0.add(NR);
+                            p1 = p1.add(NR);
+                            p2 = p2.add(NR);
+                            p3 = p3.add(NR);
+                            k += 1;
+                        }
+                    }};
                 }
-                while k < len {
-                    step!(k, 0);
-                    p0 = p0.add(NR);
-                    p1 = p1.add(NR);
-                    p2 = p2.add(NR);
-                    p3 = p3.add(NR);
-                    k += 1;
+                if M <= SHORT_ROWS {
+                    steps!([d0, d1, d2, d3]);
+                } else {
+                    steps!([c0, c1, c2, c3]);
+                }
+            }
+            if M <= SHORT_ROWS {
+                for i in 0..M {
+                    c0[i] = _mm512_add_ps(c0[i], d0[i]);
+                    c1[i] = _mm512_add_ps(c1[i], d1[i]);
+                    c2[i] = _mm512_add_ps(c2[i], d2[i]);
+                    c3[i] = _mm512_add_ps(c3[i], d3[i]);
                 }
             }
             if acc {
@@ -1915,7 +1955,7 @@ mod avx512 {
     /// floats; `b0` and `b1` hold `nseg * len * NR` floats.
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn pair_rows<const M: usize>(
+    unsafe fn pair_rows<const M: usize, const SPLIT: bool>(
         nseg: usize,
         len: usize,
         rows: *const *const f32,
@@ -1934,40 +1974,59 @@ mod avx512 {
         unsafe {
             let mut c0 = [_mm512_setzero_ps(); M];
             let mut c1 = [_mm512_setzero_ps(); M];
+            // Tiles of one or two rows: every other K step sums into a second set
+            // ([`SHORT_ROWS`]).
+            let mut d0 = [_mm512_setzero_ps(); M];
+            let mut d1 = [_mm512_setzero_ps(); M];
             let (mut p0, mut p1) = (b0, b1);
             for s in 0..nseg {
                 let r: [*const f32; M] = std::array::from_fn(|i| *rows.add(s * MR + i));
                 macro_rules! step {
-                    ($k:expr, $u:expr) => {{
+                    ($k:expr, $u:expr, $e0:ident, $e1:ident) => {{
                         let v0 = _mm512_loadu_ps(p0.add($u * NR));
                         let v1 = _mm512_loadu_ps(p1.add($u * NR));
                         for i in 0..M {
                             let av = _mm512_set1_ps(*r[i].add($k + $u));
-                            c0[i] = _mm512_fmadd_ps(av, v0, c0[i]);
-                            c1[i] = _mm512_fmadd_ps(av, v1, c1[i]);
+                            $e0[i] = _mm512_fmadd_ps(av, v0, $e0[i]);
+                            $e1[i] = _mm512_fmadd_ps(av, v1, $e1[i]);
                         }
                     }};
                 }
-                let mut k = 0;
-                while k + 4 <= len {
-                    far_step(&mut far);
-                    _mm_prefetch::<_MM_HINT_T0>(p0.add(8 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p1.add(8 * NR).cast());
-                    step!(k, 0);
-                    step!(k, 1);
-                    _mm_prefetch::<_MM_HINT_T0>(p0.add(10 * NR).cast());
-                    _mm_prefetch::<_MM_HINT_T0>(p1.add(10 * NR).cast());
-                    step!(k, 2);
-                    step!(k, 3);
-                    p0 = p0.add(4 * NR);
-                    p1 = p1.add(4 * NR);
-                    k += 4;
+                macro_rules! steps {
+                    ($o0:ident, $o1:ident) => {{
+                        let mut k = 0;
+                        while k + 4 <= len {
+                            far_step(&mut far);
+                            _mm_prefetch::<_MM_HINT_T0>(p0.add(8 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T0>(p1.add(8 * NR).cast());
+                            step!(k, 0, c0, c1);
+                            step!(k, 1, $o0, $o1);
+                            _mm_prefetch::<_MM_HINT_T0>(p0.add(10 * NR).cast());
+                            _mm_prefetch::<_MM_HINT_T0>(p1.add(10 * NR).cast());
+                            step!(k, 2, c0, c1);
+                            step!(k, 3, $o0, $o1);
+                            p0 = p0.add(4 * NR);
+                            p1 = p1.add(4 * NR);
+                            k += 4;
+                        }
+                        while k < len {
+                            step!(k, 0, c0, c1);
+                            p0 = p0.add(NR);
+                            p1 = p1.add(NR);
+                            k += 1;
+                        }
+                    }};
                 }
-                while k < len {
-                    step!(k, 0);
-                    p0 = p0.add(NR);
-                    p1 = p1.add(NR);
-                    k += 1;
+                if SPLIT && M <= SHORT_ROWS {
+                    steps!(d0, d1);
+                } else {
+                    steps!(c0, c1);
+                }
+            }
+            if SPLIT && M <= SHORT_ROWS {
+                for i in 0..M {
+                    c0[i] = _mm512_add_ps(c0[i], d0[i]);
+                    c1[i] = _mm512_add_ps(c1[i], d1[i]);
                 }
             }
             finish_pair!(M, c0, c1, t0, t1, acc, fuse);
