@@ -1893,16 +1893,14 @@ mod avx512 {
                         while k + 4 <= len {
                             far_step(&mut far0);
                             far_step(&mut far1);
-                            _mm_prefetch::<_MM_HINT_T0>(p0.wrapping_add(8 * NR).cast());
-                            _mm_prefetch::<_MM_HINT_T0>(p1.wrapping_add(8 * NR).cast());
-                            _mm_prefetch::<_MM_HINT_T0>(p2.wrapping_add(8 * NR).cast());
-                            _mm_prefetch::<_MM_HINT_T0>(p3.wrapping_add(8 * NR).cast());
+                            for p in [p0, p1, p2, p3] {
+                                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(8 * NR).cast());
+                            }
                             step!(k, 0, [c0, c1, c2, c3]);
                             step!(k, 1, $odd);
-                            _mm_prefetch::<_MM_HINT_T0>(p0.wrapping_add(10 * NR).cast());
-                            _mm_prefetch::<_MM_HINT_T0>(p1.wrapping_add(10 * NR).cast());
-                            _mm_prefetch::<_MM_HINT_T0>(p2.wrapping_add(10 * NR).cast());
-                            _mm_prefetch::<_MM_HINT_T0>(p3.wrapping_add(10 * NR).cast());
+                            for p in [p0, p1, p2, p3] {
+                                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(10 * NR).cast());
+                            }
                             step!(k, 2, [c0, c1, c2, c3]);
                             step!(k, 3, $odd);
                             p0 = p0.add(4 * NR);
