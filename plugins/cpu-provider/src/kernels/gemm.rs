@@ -687,7 +687,8 @@ impl Ahead {
 /// Runs the GEMM with `scratch` of at least [`scratch_len`] elements.
 ///
 /// The output is split as a grid over the threads (`choose_split`), each share cut
-/// into pieces from 3 threads (`pieces`). Per piece: column chunks of `nc`; per
+/// into pieces (`pieces`: from 3 threads, and with 2 where all of B is packed before
+/// the pass). Per piece: column chunks of `nc`; per
 /// chunk, K blocks; per K block, B packed once (`kc × nc`, L2), then row groups of
 /// `MC_TILES` tiles packed (`96 × kc`, L2), each `kc × 16` B panel (L1) meeting every
 /// row tile of the group. Partial sums over K blocks go to per-tile accumulators in
