@@ -433,11 +433,15 @@ fn pieces(
     threads: usize,
     b_packed: bool,
 ) -> (usize, bool) {
-    if threads < 2 || (threads < PIECES_FROM && !b_packed) {
+    if threads < 2 {
         return (1, true);
     }
     if threads < PIECES_FROM {
-        let by_tiles = tiles.div_ceil(grid.rows) / PIECE_TILES_TWO;
+        let by_tiles = if b_packed {
+            tiles.div_ceil(grid.rows) / PIECE_TILES_TWO
+        } else {
+            0
+        };
         return (by_tiles.clamp(1, PIECES), true);
     }
     let by_tiles = (tiles.div_ceil(grid.rows) / PIECE_TILES).min(PIECES);
@@ -1920,6 +1924,8 @@ mod avx512 {
                         }
                     }};
                 }
+                // (The sweep runs inside `run` only, whose row tiles do not depend on
+                // the thread count.)
                 if M <= SHORT_ROWS {
                     steps!([d0, d1, d2, d3]);
                 } else {

@@ -172,6 +172,22 @@ impl FoldParams {
     }
 }
 
+/// A normalization's per-channel scale `γ·σ⁻¹` and shift `β − μ·γ·σ⁻¹`, worked out in
+/// `f64` and stored as `f32` (a missing scale is 1, a missing mean or bias 0).
+fn scale_shift(
+    inv_std: f64,
+    mean: Option<f64>,
+    scale: Option<f64>,
+    bias: Option<f64>,
+) -> (f32, f32) {
+    let scale = scale.unwrap_or(1.0);
+    let centre = mean.unwrap_or(0.0) * scale * inv_std;
+    (
+        (scale * inv_std) as f32,
+        bias.map_or(-centre, |b| b - centre) as f32,
+    )
+}
+
 /// Runs stages against one run's buffers and workspace.
 struct StageRunner<'a> {
     plan: &'a Plan,
@@ -426,13 +442,10 @@ impl StageRunner<'_> {
     ) {
         let n = inv_std.len();
         let a = self.scratch(arrays.scale_at, n);
-        for i in 0..n {
-            a[i] = (scale.map_or(1.0, |s| s[i]) * inv_std[i]) as f32;
-        }
         let b = self.scratch(arrays.shift_at, n);
         for i in 0..n {
-            let centre = mean.map_or(0.0, |m| m[i]) * scale.map_or(1.0, |s| s[i]) * inv_std[i];
-            b[i] = bias.map_or(-centre, |b| b[i] - centre) as f32;
+            let at = |v: Option<&[f64]>| v.map(|v| v[i]);
+            (a[i], b[i]) = scale_shift(inv_std[i], at(mean), at(scale), at(bias));
         }
     }
 
@@ -482,8 +495,7 @@ impl StageRunner<'_> {
                     f64::from(v[i]),
                 );
                 let inv_std = p.eps.map_or(v, |eps| 1.0 / (v + eps).sqrt());
-                a[start + i] = (s * inv_std) as f32;
-                b[start + i] = (beta - m * s * inv_std) as f32;
+                (a[start + i], b[start + i]) = scale_shift(inv_std, Some(m), Some(s), Some(beta));
             }
         }
     }

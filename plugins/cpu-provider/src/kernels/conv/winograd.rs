@@ -205,8 +205,13 @@ pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize, kept: bool) -> u
     } else {
         threads * per_thread_len(geo, v)
     };
-    let filters = if kept { 0 } else { packed_len(geo, v) };
-    filters + geo.c + work
+    filters_in_workspace(geo, v, kept) + geo.c + work
+}
+
+/// Floats of the transformed filters the workspace holds: none when they are `kept`
+/// (they live with the plan's weight cache).
+fn filters_in_workspace(geo: &ConvGeometry, v: Variant, kept: bool) -> usize {
+    if kept { 0 } else { packed_len(geo, v) }
 }
 
 /// Runs the convolution into `ep` (`kept`: as [`variant`], the same as for the
@@ -233,7 +238,7 @@ pub(super) fn run(
     assert!(x.dtype() == DType::F32 && geo.strides5(x.shape())[1] == 1);
     let v = variant(geo, threads, kept);
     let isa = gemm::pair_isa().expect("Winograd is only planned with vector pair kernels");
-    let (in_ws, rest) = ws.split_at_mut(if kept { 0 } else { packed_len(geo, v) });
+    let (in_ws, rest) = ws.split_at_mut(filters_in_workspace(geo, v, kept));
     let (zeros, rest) = rest.split_at_mut(geo.c);
     zeros.fill(0.0);
     // The transformed filters: kept from an earlier run with these (constant)
