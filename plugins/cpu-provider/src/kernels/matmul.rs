@@ -105,7 +105,7 @@ impl MatmulPlan {
     pub fn workspace_len(&self) -> usize {
         let kb = gemm::even_k_blocks(self.k, self.blocking.kc);
         let convert = if self.a_f32 { 0 } else { self.m * self.k };
-        convert + gemm::scratch_len(self.m, self.n, &kb, self.blocking, self.threads)
+        convert + gemm::scratch_len(self.m, self.n, &kb, self.blocking, self.threads, false)
     }
 
     /// Runs the matmul into `ep` (index space: c's dims).

@@ -159,13 +159,19 @@ impl FpropPlan {
     /// nothing gained.
     fn blocking(&self) -> Blocking {
         let quad = gemm::pair_isa() == Some(gemm::PairIsa::Avx512);
-        if self.imp == FpropImpl::Indirect && quad && self.geo.npix() >= 16 * MR {
+        // The indirect GEMM's rows are the output pixels.
+        let pixel_rows = self.imp == FpropImpl::Indirect;
+        if pixel_rows && quad && self.geo.npix() >= 16 * MR {
             Blocking {
                 kc: 512,
+                pixel_rows,
                 ..Blocking::default()
             }
         } else {
-            Blocking::default()
+            Blocking {
+                pixel_rows,
+                ..Blocking::default()
+            }
         }
     }
 
@@ -244,7 +250,8 @@ impl FpropPlan {
                     g.k * kred
                 };
                 let kb = gemm::even_k_blocks(kred, self.blocking().kc);
-                wpack + gemm::scratch_len(g.kg(), g.npix(), &kb, self.blocking(), self.threads)
+                wpack
+                    + gemm::scratch_len(g.kg(), g.npix(), &kb, self.blocking(), self.threads, false)
             }
             FpropImpl::Indirect => {
                 let wpack = if self.weight_rows_tap_major() {
@@ -259,7 +266,14 @@ impl FpropPlan {
                 self.padded_len()
                     + wpack
                     + ig.cg()
-                    + gemm::scratch_len(g.npix(), g.kg(), &kb, self.blocking(), self.threads)
+                    + gemm::scratch_len(
+                        g.npix(),
+                        g.kg(),
+                        &kb,
+                        self.blocking(),
+                        self.threads,
+                        self.kept,
+                    )
             }
         }
     }
@@ -434,7 +448,9 @@ impl FpropPlan {
                 packed: cached.as_ref().map(|c| &c[grp]),
                 fused: ep.fused_rows(hw, pix.len(), grp * g.kg(), g.kg()),
             };
-            if cache.is_some() && cached.is_none() {
+            // A kept plan always runs with all of B packed (its workspace has no room
+            // to pack it): for the cache, or, without one, for this run only.
+            if cached.is_none() && (cache.is_some() || self.kept) {
                 let packed = gemm::PackedB::new(&prob, exec, self.blocking());
                 prob.packed = Some(&packed);
                 gemm::run(&prob, exec, self.blocking(), rest);
