@@ -127,15 +127,22 @@ impl GemmProblem for Indirect<'_> {
                 + px.i0[2] * xs[4] as isize
         });
         if self.inside {
+            // Every row of a segment is in bounds when the lowest and the highest are.
+            let (lo, hi) = (base.iter().min(), base.iter().max());
+            let (lo, hi) = (lo.copied().unwrap_or(0), hi.copied().unwrap_or(0));
+            ptrs.reserve(nseg * MR);
             for s in 0..nseg {
                 let tap = self.taps[tap0 + s];
                 let tap_off =
                     tap[0] * xs[2] as isize + tap[1] * xs[3] as isize + tap[2] * xs[4] as isize;
-                for b in base {
-                    let off = b + tap_off;
-                    assert!(off >= 0 && off < span, "indirect row out of bounds");
-                    ptrs.push(self.x.0.wrapping_add(off as usize));
-                }
+                assert!(
+                    lo + tap_off >= 0 && hi + tap_off < span,
+                    "indirect row out of bounds"
+                );
+                ptrs.extend(
+                    base.iter()
+                        .map(|&b| self.x.0.wrapping_add((b + tap_off) as usize)),
+                );
             }
             return (nseg, seg_len, ks);
         }
