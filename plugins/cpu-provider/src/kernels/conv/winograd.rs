@@ -310,10 +310,19 @@ pub(super) fn run(
         let mut guard = slots.take(t);
         let buf: &mut [f32] = &mut guard;
         for i in mine {
-            let r = split(range.len(), n, i);
+            let r = chunk_range(range.len(), n, i);
             ctx.chunk(range.start + r.start, r.len(), buf);
         }
     });
+}
+
+/// The `i`-th of `n` chunks of a thread's `len` tiles: all but the last of the same
+/// size, a multiple of [`MR`] (at most [`chunk`]'s when `n` is enough chunks of that
+/// size), so that only the last ends in a short row tile; `split`'s near-equal
+/// chunks (33, 33 and 32 tiles at 56² and batch 1) each ended in one.
+fn chunk_range(len: usize, n: usize, i: usize) -> std::ops::Range<usize> {
+    let size = len.div_ceil(n.max(1)).next_multiple_of(MR);
+    (i * size).min(len)..((i + 1) * size).min(len)
 }
 
 /// Parts per thread of each phase's sections in [`run_phased`] from [`PIECES_FROM`]
@@ -1235,6 +1244,32 @@ fn filter_tile(v: Variant, g: [f32; 9]) -> [f32; XI_MAX] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread's tiles in chunks that cover them once, in order: all but the last of
+    /// one size, a whole number of row tiles no larger than the buffers hold, and no
+    /// empty chunk.
+    #[test]
+    fn chunks_are_whole_row_tiles_but_the_last() {
+        assert_eq!(chunk_range(98, 3, 0), 0..36);
+        assert_eq!(chunk_range(98, 3, 2), 72..98);
+        for cap in [6, 12, 42, 120] {
+            for len in 1usize..400 {
+                let n = len.div_ceil(cap);
+                let mut next = 0;
+                for i in 0..n {
+                    let r = chunk_range(len, n, i);
+                    assert_eq!(r.start, next, "{len} tiles in {n}");
+                    assert!(!r.is_empty() && r.len() <= cap, "{len} tiles in {n}: {r:?}");
+                    if i + 1 < n {
+                        assert_eq!(r.len() % MR, 0, "{len} tiles in {n}: {r:?}");
+                        assert_eq!(r.len(), chunk_range(len, n, 0).len());
+                    }
+                    next = r.end;
+                }
+                assert_eq!(next, len);
+            }
+        }
+    }
 
     /// The vector filter transform gives the scalar one's values bit for bit, for a
     /// full and a partial panel of output channels, in both variants.
