@@ -2929,25 +2929,34 @@ mod tests {
 
     #[test]
     fn split_grids_cover_the_output_once_and_share_out_operands() {
-        // Two threads halve the larger dimension, as before grids existed.
+        // (M, N, threads, pixel rows) → (row parts, column parts).
+        for (m, n, t, pixel_rows, rows, cols) in [
+            // Two threads halve the larger dimension, as before grids existed.
+            (3136, 256, 2, false, 2, 1),
+            (196, 1024, 2, false, 1, 2),
+            (1024, 1024, 2, false, 1, 2),
+            // Many threads on a mid-sized output: a grid, not slivers that each read
+            // all of the other operand.
+            (196, 256, 16, false, 4, 4),
+            (12544, 64, 16, false, 16, 1),
+            (49, 2048, 16, false, 1, 16),
+            (5, 5, 1, false, 1, 1),
+            // Pixel rows: two threads halve them where that costs at most 15% more in
+            // the model (ResNet-50's 14² layers at batch 1), not where it costs 30%
+            // more (7²); more threads keep the model's grid.
+            (196, 1024, 2, true, 2, 1),
+            (196, 256, 2, true, 2, 1),
+            (49, 2048, 2, true, 1, 2),
+            (49, 512, 2, true, 1, 2),
+            (196, 256, 16, true, 4, 4),
+        ] {
+            assert_eq!(
+                choose_split(m, n, t, pixel_rows),
+                Split { rows, cols },
+                "{m}×{n} over {t}, pixel rows {pixel_rows}"
+            );
+        }
         let choose_split = |m, n, t| choose_split(m, n, t, false);
-        assert_eq!(choose_split(3136, 256, 2), Split { rows: 2, cols: 1 });
-        assert_eq!(choose_split(196, 1024, 2), Split { rows: 1, cols: 2 });
-        // Many threads on a mid-sized output: a grid, not slivers that each read all
-        // of the other operand.
-        assert_eq!(choose_split(196, 256, 16), Split { rows: 4, cols: 4 });
-        assert_eq!(choose_split(12544, 64, 16), Split { rows: 16, cols: 1 });
-        assert_eq!(choose_split(49, 2048, 16), Split { rows: 1, cols: 16 });
-        assert_eq!(choose_split(5, 5, 1), Split { rows: 1, cols: 1 });
-        // Pixel rows: two threads halve them where that costs at most 15% more in the
-        // model (ResNet-50's 14² layers at batch 1), not where it costs 30% more (7²).
-        let pixels = |m, n, t| super::choose_split(m, n, t, true);
-        assert_eq!(pixels(196, 1024, 2), Split { rows: 2, cols: 1 });
-        assert_eq!(pixels(196, 256, 2), Split { rows: 2, cols: 1 });
-        assert_eq!(pixels(49, 2048, 2), Split { rows: 1, cols: 2 });
-        assert_eq!(pixels(49, 512, 2), Split { rows: 1, cols: 2 });
-        assert_eq!(pixels(196, 256, 16), Split { rows: 4, cols: 4 });
-        assert_eq!(choose_split(1024, 1024, 2), Split { rows: 1, cols: 2 });
         // From three threads, pieces along row tiles where a share has enough of
         // them, else along panels (the two cases `engine_matches_naive_gemm` runs).
         let cut_b = |m: usize, n: usize, t: usize, b_packed: bool| {
