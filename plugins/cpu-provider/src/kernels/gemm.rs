@@ -320,7 +320,7 @@ pub fn gather_stride2(out: &mut [f32], src: &[f32]) {
     }
 }
 
-/// Cache blocking of the engine.
+/// Cache blocking of the engine, and what the GEMM's rows are (for the thread split).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Blocking {
     /// Target K block.
