@@ -327,8 +327,9 @@ pub struct Blocking {
     pub kc: usize,
     /// Columns per chunk (a multiple of [`NR`]).
     pub nc: usize,
-    /// Whether the rows are output pixels of a network's activations (the stages
-    /// before and after split them the same way): see [`choose_split`].
+    /// Whether the rows are output pixels of a network's activations: then two
+    /// threads may halve the rows where halving the columns looked cheaper, so that
+    /// each thread keeps its pixels from stage to stage (see [`run`]).
     pub pixel_rows: bool,
 }
 
@@ -731,7 +732,8 @@ impl Ahead {
 
 /// Runs the GEMM with `scratch` of at least [`scratch_len`] elements.
 ///
-/// The output is split as a grid over the threads (`choose_split`), each share cut
+/// The output is split as a grid over the threads (`choose_split`: with two, a
+/// convolution's pixel rows where [`Blocking::pixel_rows`] says so), each share cut
 /// into pieces (`pieces`: from 3 threads, and with 2 where all of B is packed before
 /// the pass). Per piece: column chunks of `nc`; per
 /// chunk, K blocks; per K block, B packed once (`kc × nc`, L2), then row groups of
