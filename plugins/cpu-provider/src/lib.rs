@@ -66,7 +66,8 @@
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the
-//! median and minimum time, its share of the execution and what it runs, e.g.
+//! median and minimum time, its share of the execution and what it runs, headed by the
+//! median time of all stages of an execution, e.g.
 //! `HIPDNN_CPU_PROFILE=1 hipdnn run resnet50.json --iters 20`.
 //!
 //! # In-process use
