@@ -7,7 +7,10 @@
 #
 # Each PREFIX is an install (`cargo xtask install --prefix P`; for another build of the
 # plugin, a copy of one with `lib/hipdnn_plugins/engines/libhipdnn_cpu_provider.so`
-# replaced). Every round runs `P/bin/hipdnn run GRAPH --iters N --knob cpu.threads=T`
+# replaced), optionally with environment settings for its runs written before an `@`
+# (`VAR=VALUE[,VAR=VALUE...]@P`, e.g. `target/inst HIPDNN_CPU_ISA=avx2@target/inst` sets
+# one build against itself capped at AVX2). Every round runs `P/bin/hipdnn run GRAPH
+# --iters N --knob cpu.threads=T`
 # with `HIPDNN_CPU_PROFILE=1` for each install in turn, then prints, per install, the
 # rounds' whole-graph medians and the sum over stages of each stage's minimum over all
 # rounds, and per stage those minimums with their ratio to the first install's (> 1: faster
@@ -25,12 +28,12 @@ while [ $# -gt 0 ]; do
     --iters) ITERS="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --knob) KNOBS+=(--knob "$2"); shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) ARGS+=("$1"); shift ;;
   esac
 done
 if [ ${#ARGS[@]} -lt 3 ]; then
-  echo "usage: $0 GRAPH.json PREFIX_A PREFIX_B [PREFIX ...] [--threads T] [--iters N] [--rounds R] [--knob K=V]" >&2
+  echo "usage: $0 GRAPH.json [VAR=VALUE,...@]PREFIX_A [VAR=VALUE,...@]PREFIX_B [...] [--threads T] [--iters N] [--rounds R] [--knob K=V]" >&2
   exit 2
 fi
 GRAPH=${ARGS[0]}
@@ -39,8 +42,16 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 for round in $(seq 1 "$ROUNDS"); do
   for i in "${!PREFIXES[@]}"; do
-    HIPDNN_CPU_PROFILE=1 "${PREFIXES[$i]}/bin/hipdnn" run "$GRAPH" --iters "$ITERS" \
-      --knob cpu.threads="$THREADS" "${KNOBS[@]}" > "$WORK/$i.$round.txt" 2>&1
+    spec=${PREFIXES[$i]}
+    prefix=$spec
+    vars=()
+    if [[ "$spec" == *@* ]]; then
+      prefix=${spec##*@}
+      IFS=, read -ra vars <<< "${spec%@*}"
+    fi
+    env ${vars[@]+"${vars[@]}"} HIPDNN_CPU_PROFILE=1 "$prefix/bin/hipdnn" run "$GRAPH" \
+      --iters "$ITERS" --knob cpu.threads="$THREADS" ${KNOBS[@]+"${KNOBS[@]}"} \
+      > "$WORK/$i.$round.txt" 2>&1
   done
 done
 python3 - "$WORK" "$ROUNDS" "${PREFIXES[@]}" <<'PY'
