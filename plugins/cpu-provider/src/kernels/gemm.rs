@@ -1167,7 +1167,9 @@ pub fn pair_rows_available() -> bool {
 /// panel `p` at `b[p * panel_stride(kc) + k * NR + j % NR]`), `C[i, j]` stored to
 /// `c[i * ldc + j]`. The building block of batched products whose parts each fit in
 /// cache (Winograd's sixteen per tile chunk). While it runs, the kernels fetch
-/// `ahead` (what the caller reads next, such as the next product's B) into L2.
+/// `ahead` (what the caller reads next, such as the next product's B) into L2. Each
+/// element is one multiply-add chain over K in order, whatever the row tile's height;
+/// with AVX-512 four panels go through the 6×64 kernel at a time, the rest in pairs.
 ///
 /// # Panics
 /// Without the pair kernels ([`pair_rows_available`]), or when `b` is shorter
@@ -1207,10 +1209,7 @@ pub unsafe fn rows_times_panels(
     // `ahead`'s lines spread over the kernel calls (at most one per four K steps).
     let calls = m.div_ceil(MR) * panels.div_ceil(2);
     let per_call = ahead.len().div_ceil(16).div_ceil(calls.max(1)).min(kc / 4);
-    let mut far = Far {
-        p: ahead.as_ptr(),
-        lines: 0,
-    };
+    let mut far_at = ahead.as_ptr();
     let mut far_left = ahead.len().div_ceil(16);
     for i0 in (0..m).step_by(MR) {
         let mr = MR.min(m - i0);
@@ -1223,7 +1222,31 @@ pub unsafe fn rows_times_panels(
             seg_len: kc,
             ks: 1,
         };
-        for q in (0..panels).step_by(2) {
+        let cols = |q: usize| NR.min(n - q * NR);
+        let mut q = 0;
+        // With the AVX-512 kernels, four panels at a time (each broadcast of A feeds
+        // four FMAs); the same sums in the same order as in pairs.
+        #[cfg(target_arch = "x86_64")]
+        if pair_isa() == Some(PairIsa::Avx512) {
+            while q + 4 <= panels {
+                let mut far = [Far::NONE; 2];
+                for f in &mut far {
+                    f.p = far_at;
+                    f.lines = per_call.min(far_left);
+                    far_left -= f.lines;
+                    far_at = far_at.wrapping_add(16 * f.lines);
+                }
+                let fuse = [0, 2].map(|h| FuseAt {
+                    out: &out,
+                    i0,
+                    j0: (q + h) * NR,
+                    cols: (cols(q + h), cols(q + h + 1)),
+                });
+                avx512::kernel_quad_rows(&rows, &b[q * ps..], ps, mr, far, &fuse);
+                q += 4;
+            }
+        }
+        for q in (q..panels).step_by(2) {
             let two = q + 1 < panels;
             let b0 = &b[q * ps..q * ps + kc * NR];
             let b1 = if two {
@@ -1231,15 +1254,18 @@ pub unsafe fn rows_times_panels(
             } else {
                 b0
             };
-            let cols = |q: usize| NR.min(n - q * NR);
             let fuse = FuseAt {
                 out: &out,
                 i0,
                 j0: q * NR,
                 cols: (cols(q), if two { cols(q + 1) } else { 0 }),
             };
-            far.lines = per_call.min(far_left);
+            let far = Far {
+                p: far_at,
+                lines: per_call.min(far_left),
+            };
             far_left -= far.lines;
+            far_at = far_at.wrapping_add(16 * far.lines);
             pr(
                 &rows,
                 b0,
@@ -1249,7 +1275,6 @@ pub unsafe fn rows_times_panels(
                 (false, mr, far),
                 Some(&fuse),
             );
-            far.p = far.p.wrapping_add(16 * far.lines);
         }
     }
 }
@@ -1819,6 +1844,41 @@ mod avx512 {
         }
     }
 
+    /// [`quad_rows`] without `SPLIT` and without partial sums, for
+    /// [`super::rows_times_panels`]: `a`'s rows (one tile of `mr`) against the four
+    /// panels `ps` floats apart at `b`, the two pairs' far lines and stores as
+    /// [`kernel_pair_rows`] takes them.
+    pub(super) fn kernel_quad_rows(
+        a: &ARows<'_>,
+        b: &[f32],
+        ps: usize,
+        mr: usize,
+        far: [Far; 2],
+        fuse: &[FuseAt<'_>; 2],
+    ) {
+        let kc = a.nseg * a.seg_len;
+        prefetch_fused(Some(&fuse[0]));
+        prefetch_fused(Some(&fuse[1]));
+        assert!(a.ks == 1 && a.ptrs.len() >= a.nseg * MR);
+        assert!(b.len() >= 3 * ps + kc * NR, "four B panels");
+        let (nseg, len, rows, b) = (a.nseg, a.seg_len, a.ptrs.as_ptr(), b.as_ptr());
+        let none = std::ptr::null();
+        // SAFETY: the CPU supports AVX-512F (checked before this function is
+        // selected); each row pointer addresses `seg_len` floats (the `ARows`
+        // contract), the four panels hold `kc` packed steps (checked above); without
+        // partial sums the tiles are not read.
+        unsafe {
+            match mr {
+                6.. => quad_rows::<6, false>(nseg, len, rows, b, ps, none, false, far, fuse),
+                5 => quad_rows::<5, false>(nseg, len, rows, b, ps, none, false, far, fuse),
+                4 => quad_rows::<4, false>(nseg, len, rows, b, ps, none, false, far, fuse),
+                3 => quad_rows::<3, false>(nseg, len, rows, b, ps, none, false, far, fuse),
+                2 => quad_rows::<2, false>(nseg, len, rows, b, ps, none, false, far, fuse),
+                _ => quad_rows::<1, false>(nseg, len, rows, b, ps, none, false, far, fuse),
+            }
+        }
+    }
+
     /// [`super::Sweep`]: [`kernel_pair_rows`] over a run of panels in one call.
     pub(super) fn kernel_sweep_rows(a: &ARows<'_>, s: Sweep<'_>) {
         s.check(a);
@@ -1854,7 +1914,7 @@ mod avx512 {
             // SAFETY: per the contract (panels `q..q + 4 <= np` hold `kc` steps; with
             // `acc` their four tiles lie at `tiles`).
             unsafe {
-                quad_rows::<M>(
+                quad_rows::<M, true>(
                     nseg,
                     len,
                     rows,
@@ -1886,6 +1946,7 @@ mod avx512 {
     /// broadcast of A feeds four FMAs instead of two, and A is read once for 64
     /// columns. With `acc`, the four tiles at `tiles` (side by side) hold partial sums
     /// to add; the result goes through the two pairs' chains (`fuse`) to the output.
+    /// `SPLIT` as in [`kernel_pair_rows`].
     ///
     /// # Safety
     /// AVX-512F available; `rows` holds `nseg * MR` pointers, each to `len` readable
@@ -1893,7 +1954,7 @@ mod avx512 {
     /// addresses `4 * TILE` floats.
     #[target_feature(enable = "avx512f")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn quad_rows<const M: usize>(
+    unsafe fn quad_rows<const M: usize, const SPLIT: bool>(
         nseg: usize,
         len: usize,
         rows: *const *const f32,
@@ -1967,15 +2028,13 @@ mod avx512 {
                         }
                     }};
                 }
-                // (The sweep runs inside `run` only, whose row tiles do not depend on
-                // the thread count.)
-                if M <= SHORT_ROWS {
+                if SPLIT && M <= SHORT_ROWS {
                     steps!([d0, d1, d2, d3]);
                 } else {
                     steps!([c0, c1, c2, c3]);
                 }
             }
-            if M <= SHORT_ROWS {
+            if SPLIT && M <= SHORT_ROWS {
                 for i in 0..M {
                     c0[i] = _mm512_add_ps(c0[i], d0[i]);
                     c1[i] = _mm512_add_ps(c1[i], d1[i]);
@@ -2865,6 +2924,53 @@ mod tests {
                 for j in 0..nr {
                     c[(i0 + i) * self.n + j0 + j] = tile[i * NR + j];
                 }
+            }
+        }
+    }
+
+    /// `rows_times_panels` sums each row's K steps in order, one rounding per
+    /// multiply-add, whatever the row tile's height (Winograd's tiles depend on the
+    /// thread count; its results must not): bit for bit a sequential `mul_add` chain.
+    /// 13 rows (tiles of 6, 6 and 1), 120 columns: with AVX-512 a run of four panels,
+    /// then a pair, then a pair whose second panel holds 8 columns.
+    #[test]
+    fn rows_times_panels_sums_each_row_in_order() {
+        if pair_isa().is_none() {
+            return;
+        }
+        let (m, n, kc) = (13usize, 120usize, 37usize);
+        let val = |i: usize| ((i * 7919 % 1000) as f32 - 500.0) / 37.0;
+        let a: Vec<f32> = (0..m * kc).map(val).collect();
+        let bd: Vec<f32> = (0..kc * n).map(|i| val(i + 31)).collect();
+        let ps = panel_stride(kc);
+        let mut b = vec![0f32; n.div_ceil(NR) * ps];
+        for k in 0..kc {
+            for j in 0..n {
+                b[(j / NR) * ps + k * NR + j % NR] = bd[k * n + j];
+            }
+        }
+        let ldc = n + 3;
+        let mut c = vec![f32::NAN; m * ldc];
+        // SAFETY: row `i` of A holds `kc` floats; C holds `m` rows of `ldc >= n`.
+        unsafe {
+            rows_times_panels(
+                (m, n, kc),
+                |i| a[i * kc..].as_ptr(),
+                &b,
+                c.as_mut_ptr(),
+                ldc,
+                &[],
+            );
+        }
+        for i in 0..m {
+            for j in 0..n {
+                let want = (0..kc).fold(0f32, |s, k| a[i * kc + k].mul_add(bd[k * n + j], s));
+                assert_eq!(
+                    c[i * ldc + j].to_bits(),
+                    want.to_bits(),
+                    "row {i}, column {j}: {} against {want}",
+                    c[i * ldc + j]
+                );
             }
         }
     }
