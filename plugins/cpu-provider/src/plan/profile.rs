@@ -60,7 +60,9 @@ impl Profile {
         let sum: Duration = stats.iter().map(|s| s.0).sum();
         // Each execution's stages together: the sum of the medians above is less than
         // their median wherever stages are slow in different executions.
-        let mut whole: Vec<Duration> = (0..runs).map(|r| all.iter().map(|t| t[r]).sum()).collect();
+        let mut whole: Vec<Duration> = (0..runs)
+            .map(|r| all.iter().filter_map(|t| t.get(r)).sum())
+            .collect();
         whole.sort_unstable();
         let whole = whole
             .get(runs.saturating_sub(1) / 2)
