@@ -13,8 +13,8 @@ that a node writes are the outputs. Logical dims are NCHW whatever the strides s
 ONNX Runtime runs NCHW models (with its own NCHWc layout for convolutions).
 
 The session: intra_op_num_threads = T, inter_op_num_threads = 1, sequential execution,
-all graph optimizations. Prints one JSON object per graph: {"graph", "ms"} with the
-median of N runs after one warm-up. --profile also prints, on stderr, ONNX Runtime's own
+all graph optimizations. Prints one JSON object per graph: {"graph", "ms", "min_ms",
+"max_ms"} with the median, fastest and slowest of N runs after one warm-up. --profile also prints, on stderr, ONNX Runtime's own
 per-node kernel times (median over the N runs, in execution order, with the node's
 operator): the peer's side of the CPU engine's HIPDNN_CPU_PROFILE=1 table.
 
@@ -161,15 +161,20 @@ def convert(graph):
     return model.SerializeToString(), inputs
 
 
-def median_ms(run, iters):
+def times_ms(run, iters):
+    """Milliseconds of `iters` runs after one warm-up, sorted."""
     run()
     times = []
     for _ in range(iters):
         t = time.perf_counter()
         run()
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return times[len(times) // 2] * 1e3
+        times.append((time.perf_counter() - t) * 1e3)
+    return sorted(times)
+
+
+def median_ms(run, iters):
+    times = times_ms(run, iters)
+    return times[len(times) // 2]
 
 
 def main():
@@ -211,8 +216,13 @@ def main():
         session = ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
         rng = np.random.default_rng(1)
         feed = {n: rng.standard_normal(d).astype(np.float32) for n, d in inputs}
-        ms = median_ms(lambda: session.run(None, feed), iters)
-        print(json.dumps({"graph": os.path.basename(path), "ms": round(ms, 4)}), flush=True)
+        times = times_ms(lambda: session.run(None, feed), iters)
+        print(json.dumps({
+            "graph": os.path.basename(path),
+            "ms": round(times[len(times) // 2], 4),
+            "min_ms": round(times[0], 4),
+            "max_ms": round(times[-1], 4),
+        }), flush=True)
         if profile:
             print_profile(os.path.basename(path), session.end_profiling())
 
