@@ -157,7 +157,7 @@ pub fn custom_knobs() -> Vec<Knob> {
             .expect("a valid knob"),
         KnobFactory::string(KNOB_CONV_ALGO, "auto")
             .valid_strings(&["auto", "gemm", "direct", "winograd"])
-            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3), or F(4x4,3x3) where it saves work: larger images with up to 128x128 channels, or large constant filters over at least 16 tiles; wherever it applies: channels-last fp32 3x3 stride 1, 16 to 512 input channels, AVX-512 or AVX2+FMA; the rest as auto)")
+            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3), or F(4x4,3x3) where it saves work: larger images with up to 128x128 channels, or large constant filters over at least 16 tiles; at stride 2 F(2x2,3x3) over 5x5 patches (25 products per 2x2 outputs, where that saves at least a quarter of the direct form's); wherever it applies: channels-last fp32 3x3 stride 1 or 2, 16 to 512 input channels, AVX-512 or AVX2+FMA; the rest as auto)")
             .build()
             .expect("a valid knob"),
         KnobFactory::int(KNOB_CONSTANT_WEIGHTS, 0)

@@ -392,6 +392,9 @@ fn head_stage(
                 .constant_weights
                 .then(|| Arc::new(WeightCache::default()));
             let name = match plan.winograd_tile() {
+                Some(m) if plan.geo.stride[1] == 2 => {
+                    format!("conv Winograd F({m}×{m}, 3×3) stride 2")
+                }
                 Some(m) => format!("conv Winograd F({m}×{m}, 3×3)"),
                 None => format!("conv {:?}", plan.imp),
             };

@@ -98,6 +98,41 @@ fn cases() -> Vec<Case> {
             dil: 1,
             flip: false,
         },
+        // Winograd at stride 2: odd extents (partial tiles and a patch past the last
+        // input row), channel counts off the vector width, padding 1, 0 and 2; over
+        // 256 input channels.
+        Case {
+            x: [2, 19, 13, 11],
+            w: [33, 19, 3, 3],
+            pad: 1,
+            stride: 2,
+            dil: 1,
+            flip: false,
+        },
+        Case {
+            x: [1, 24, 12, 10],
+            w: [20, 24, 3, 3],
+            pad: 0,
+            stride: 2,
+            dil: 1,
+            flip: false,
+        },
+        Case {
+            x: [1, 16, 9, 9],
+            w: [16, 16, 3, 3],
+            pad: 2,
+            stride: 2,
+            dil: 1,
+            flip: false,
+        },
+        Case {
+            x: [1, 272, 7, 8],
+            w: [24, 272, 3, 3],
+            pad: 1,
+            stride: 2,
+            dil: 1,
+            flip: false,
+        },
         // Large enough for F(4×4, 3×3): partial tiles in both directions, padding 1
         // and 2.
         Case {
@@ -193,6 +228,8 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
     let mut wino_wide = false;
     // Whether F(4×4) ran in phases (filters over 4 MiB).
     let mut f4_phased = false;
+    // Whether the stride-2 variant ran.
+    let mut wino_strided = false;
     for c in cases() {
         let o = |i: usize| (c.x[i] + 2 * c.pad - c.dil * (c.w[i] - 1) - 1) / c.stride + 1;
         let yd = [c.x[0], c.w[0], o(2), o(3)];
@@ -255,7 +292,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     } else {
                         p
                     };
-                    let shape_fits = l == 1 && c.w[2] == 3 && c.w[3] == 3 && c.stride == 1;
+                    let shape_fits = l == 1 && c.w[2] == 3 && c.w[3] == 3 && c.stride <= 2;
                     let shape_fits = shape_fits && c.dil == 1 && !c.flip && c.x[1] >= 16;
                     let shape_fits = shape_fits && c.w[0] >= 16 && c.w[1] == c.x[1];
                     assert!(p.imp != imp || shape_fits, "{:?} layout {l}: {p:?}", c.x);
@@ -264,6 +301,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     }
                     wino_tiles.extend(p.winograd_tile());
                     wino_wide |= c.x[1] > 256;
+                    wino_strided |= c.stride == 2;
                     f4_phased |= p.winograd_tile() == Some(4) && c.x[1] * c.w[0] > 1 << 14;
                     p
                 } else {
@@ -307,6 +345,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
         assert_eq!(wino_tiles, [2, 4].into(), "Winograd variants run");
         assert!(wino_wide, "Winograd over more than 256 channels runs");
         assert!(f4_phased, "F(4×4) over large filters runs");
+        assert!(wino_strided, "Winograd at stride 2 runs");
     }
 }
 

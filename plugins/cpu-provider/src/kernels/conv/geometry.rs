@@ -78,7 +78,7 @@ pub enum ConvAlgo {
     /// The direct loop.
     Direct,
     /// Winograd F(2×2, 3×3) or F(4×4, 3×3) (per shape) wherever it applies
-    /// (channels-last 3×3 stride-1 `f32`), the rest as `Auto`.
+    /// (channels-last 3×3 `f32`, stride 1 or 2), the rest as `Auto`.
     Winograd,
 }
 

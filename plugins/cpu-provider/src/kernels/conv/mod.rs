@@ -21,7 +21,10 @@
 //!   multiply-adds, as sixteen cache-sized products per chunk of output tiles (or, for
 //!   filters over 4 MiB transformed, in phases that stream them once); F(4×4, 3×3) (4×
 //!   fewer, 36 products) for larger images with `C · K ≤ 16384` or, in phases, with
-//!   filters over 4 MiB and at least 16 tiles, 2 per thread (see `winograd.rs`).
+//!   filters over 4 MiB and at least 16 tiles, 2 per thread; at stride 2, 2×2 output
+//!   tiles from 5×5 patches (25 products against 36: the filter's even taps as F(2, 2)
+//!   over the even inputs, its middle tap over the odd ones) where that saves at least
+//!   a quarter of the multiply-adds (see `winograd.rs`).
 //!   `auto` takes it up to 512 × 512 channels (`C · K ≤ 262144`);
 //!   `cpu.conv_algo=winograd` wherever it applies.
 //! * [`FpropImpl::Direct`]: a straightforward loop for what GEMMs do badly (depthwise

@@ -13,8 +13,8 @@ pub enum FpropImpl {
     Indirect,
     /// Direct loop.
     Direct,
-    /// Winograd F(2×2, 3×3) or F(4×4, 3×3), channels-last `f32` 3×3 stride 1 (see
-    /// `winograd.rs`).
+    /// Winograd F(2×2, 3×3) or F(4×4, 3×3), channels-last `f32` 3×3 stride 1, or
+    /// F(2×2, 3×3) at stride 2 (see `winograd.rs`).
     Winograd,
 }
 
@@ -111,7 +111,7 @@ impl FpropPlan {
         // Where the sixteen transformed filters (16 · C · K floats) stay in cache, or
         // are streamed once per round of phases (`winograd::phased`: above 256 × 256
         // channels, up to 512 × 512).
-        let wino_fits = wino && geo.c * geo.k <= 1 << 18;
+        let wino_fits = wino && geo.c * geo.k <= 1 << 18 && winograd::pays(&geo);
         let imp = match algo {
             ConvAlgo::Direct => FpropImpl::Direct,
             ConvAlgo::Winograd if wino => FpropImpl::Winograd,

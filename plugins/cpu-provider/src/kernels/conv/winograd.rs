@@ -1,4 +1,5 @@
-//! Winograd F(2×2, 3×3) and F(4×4, 3×3) for channels-last 3×3 stride-1 convolutions.
+//! Winograd F(2×2, 3×3) and F(4×4, 3×3) for channels-last 3×3 stride-1 convolutions,
+//! and F(2×2, 3×3) for stride-2 ones.
 //!
 //! Each `m × m` block of output pixels (a *tile*, `m` = 2 or 4) comes from an
 //! `(m + 2)²` patch of the input: `Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A` per channel pair,
@@ -8,6 +9,13 @@
 //! instead of the direct form's 9. [`variant`] picks F(4×4) where its larger
 //! transformed filters still pay (enough tiles, and filters small enough to stream per
 //! chunk of tiles or large enough to go in phases).
+//!
+//! At stride 2 ([`Variant::S2`]) a 2×2 tile comes from a 5×5 patch: per dimension
+//! the filter's even taps meet only the patch's even inputs (a stride-1 2-tap
+//! correlation, F(2, 2): 3 products for 2 outputs) and its middle tap only the odd
+//! ones (2 products), so the tile takes 5 × 5 = 25 products against 36, with
+//! transforms of additions only. Everything else (chunks, phases, the products on the
+//! pair kernels, the epilogue) is shared; only the patch's stride and size differ.
 //!
 //! * The filters are transformed once per execution straight into the packed panel
 //!   layout of the GEMM engine's B (`U_ξ`, zero-padded to whole panels).
@@ -44,17 +52,24 @@ use crate::kernels::gemm::{FusedStep, PIECES_FROM, PairIsa, panel_stride};
 const XI_MAX: usize = 36;
 
 /// A Winograd variant F(m×m, 3×3): `m × m` output tiles from `(m + 2) × (m + 2)`
-/// input patches, `(m + 2)²` transformed positions.
+/// input patches, `(m + 2)²` transformed positions; with stride 2, `2 × 2` output
+/// tiles from `5 × 5` patches, 25 positions ([`Variant::S2`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Variant {
     m: usize,
+    stride: usize,
 }
 
 impl Variant {
     /// F(2×2, 3×3).
-    const F2: Self = Self { m: 2 };
+    const F2: Self = Self { m: 2, stride: 1 };
     /// F(4×4, 3×3).
-    const F4: Self = Self { m: 4 };
+    const F4: Self = Self { m: 4, stride: 1 };
+    /// F(2×2, 3×3) at stride 2: per dimension the filter's even taps (0 and 2) run over
+    /// the patch's even inputs as F(2, 2) (3 products for 2 outputs) and its middle tap
+    /// over the odd ones (2 products), 5 × 5 = 25 products per 2 × 2 outputs against
+    /// the direct form's 36. Every coefficient is 0 or ±1 ([`input_tile_s2`]).
+    const S2: Self = Self { m: 2, stride: 2 };
 
     /// Output tile edge.
     pub(super) fn m(self) -> usize {
@@ -63,7 +78,12 @@ impl Variant {
 
     /// Input patch edge.
     fn p(self) -> usize {
-        self.m + 2
+        self.stride * (self.m - 1) + 3
+    }
+
+    /// Stride between the patches of neighbouring tiles (input pixels).
+    fn step(self) -> usize {
+        self.stride * self.m
     }
 
     /// Transformed positions per tile.
@@ -99,6 +119,9 @@ impl Variant {
 /// 16 · (49 + 20) = 1104; in the whole network on 2 threads of a Xeon, 400 µs against
 /// 560 per layer), and keeps F(4×4) from batch 8 and for its 7² layers at batch 8.
 pub(super) fn variant(geo: &ConvGeometry, threads: usize, kept: bool) -> Variant {
+    if geo.stride[1] == 2 {
+        return Variant::S2;
+    }
     let tiles = |v: Variant| total_tiles(geo, v);
     let (f2, f4) = (tiles(Variant::F2), tiles(Variant::F4));
     let fewer_macs = 4 * Variant::F4.xi() * f4 <= 3 * Variant::F2.xi() * f2;
@@ -116,8 +139,8 @@ pub(super) fn variant(geo: &ConvGeometry, threads: usize, kept: bool) -> Variant
 }
 
 /// Whether Winograd (either variant) can run `geo` with a channels-last `f32` input:
-/// one group, 2-D, a 3×3 undilated cross-correlation with stride 1 and padding of at
-/// most 2, 16 to 512 input channels, at least 16 output channels, and the pair kernels
+/// one group, 2-D, a 3×3 undilated cross-correlation with stride 1 or 2 and padding
+/// of at most 2, 16 to 512 input channels, at least 16 output channels, and the pair kernels
 /// on this CPU.
 pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
     channels_last
@@ -125,7 +148,7 @@ pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
         && !geo.flip
         && geo.inp[0] == 1
         && geo.filt == [1, 3, 3]
-        && geo.stride[1..] == [1, 1]
+        && (geo.stride[1..] == [1, 1] || geo.stride[1..] == [2, 2])
         && geo.dil[1..] == [1, 1]
         && geo.pad[0] == 0
         && geo.pad[1] <= 2
@@ -133,6 +156,15 @@ pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
         && (16..=MAX_CHANNELS).contains(&geo.c)
         && geo.k >= 16
         && gemm::pair_isa().is_some()
+}
+
+/// Whether the variant for `geo` saves enough multiply-adds to be planned by default:
+/// always at stride 1; at stride 2 where its products are at most three quarters of
+/// the direct form's (25 per tile against 9 per output pixel: 0.69 on whole tiles, more
+/// where partial tiles waste some). ResNet-50's stride-2 layers at 28² and 14² qualify
+/// (0.69), its 7² one does not (16 tiles for 49 pixels: 0.91).
+pub(super) fn pays(geo: &ConvGeometry) -> bool {
+    geo.stride[1] == 1 || 4 * Variant::S2.xi() * total_tiles(geo, Variant::S2) <= 3 * 9 * geo.npix()
 }
 
 /// Tiles along (H, W).
@@ -480,9 +512,10 @@ impl Ctx<'_> {
         let (img, ty, tx) = self.tile_at(t);
         let xs = &self.xs;
         let c = g.c;
-        let (m, p) = (self.v.m, self.v.p());
-        let y0 = (m * ty) as isize - g.pad[1] as isize;
-        let x0 = (m * tx) as isize - g.pad[2] as isize;
+        let p = self.v.p();
+        let step = self.v.step();
+        let y0 = (step * ty) as isize - g.pad[1] as isize;
+        let x0 = (step * tx) as isize - g.pad[2] as isize;
         let d: [*const f32; XI_MAX] = std::array::from_fn(|i| {
             let (iy, ix) = (y0 + (i / p) as isize, x0 + (i % p) as isize);
             if i >= p * p {
@@ -622,6 +655,84 @@ macro_rules! output_tile_f2 {
                 let (a, b, c, d) = (t[4 * r], t[4 * r + 1], t[4 * r + 2], t[4 * r + 3]);
                 $st(n, $out.add(2 * r * $k + j), $add($add(a, b), c));
                 $st(n, $out.add((2 * r + 1) * $k + j), $sub($sub(b, c), d));
+            }
+            j += $w;
+        }
+    }};
+}
+
+/// `Bᵀ x` of [`Variant::S2`] for one patch column or row `x` (5 inputs): the even
+/// inputs through F(2, 2)'s `Bᵀ` (`x0 − x2`, `x2`, `x4 − x2`), then the odd ones as
+/// they are.
+macro_rules! bs2 {
+    ($x:expr, $sub:ident) => {{
+        let x = $x;
+        [$sub(x[0], x[2]), x[2], $sub(x[4], x[2]), x[1], x[3]]
+    }};
+}
+
+/// `Aᵀ m` of [`Variant::S2`] for one column or row of products `m` (5 values): output
+/// 0 is `m0 + m1 + m3`, output 1 `m1 + m2 + m4`.
+macro_rules! as2 {
+    ($x:expr, $add:ident) => {{
+        let x = $x;
+        [$add($add(x[0], x[1]), x[3]), $add($add(x[1], x[2]), x[4])]
+    }};
+}
+
+/// [`input_tile_f2`] for [`Variant::S2`]: `V = Bᵀ d B` of a 5×5 patch (`$d[5r + s]`),
+/// position `ξ = 5r + s` to `$v + ξ · $vs`; columns first, then rows.
+macro_rules! input_tile_s2 {
+    ($d:expr, $c:expr, $v:expr, $vs:expr, $w:expr, $ld:ident, $st:ident, $sub:ident) => {{
+        let mut ch = 0;
+        while ch < $c {
+            let n = ($c - ch).min($w);
+            let first = $ld(n, $d[0].add(ch));
+            let mut t = [first; 25];
+            for s in 0..5 {
+                let col = bs2!(
+                    std::array::from_fn::<_, 5, _>(|r| $ld(n, $d[5 * r + s].add(ch))),
+                    $sub
+                );
+                for (r, val) in col.into_iter().enumerate() {
+                    t[5 * r + s] = val;
+                }
+            }
+            for r in 0..5 {
+                let row = bs2!(std::array::from_fn::<_, 5, _>(|s| t[5 * r + s]), $sub);
+                for (s, val) in row.into_iter().enumerate() {
+                    $st(n, $v.add((5 * r + s) * $vs + ch), val);
+                }
+            }
+            ch += $w;
+        }
+    }};
+}
+
+/// [`output_tile_f2`] for [`Variant::S2`]: `Y = Aᵀ M A` from the 25 rows of `M`
+/// (position `5r + s` at `$m + (5r + s) · $ms`), output pixel `q` (row-major in the
+/// 2×2 tile) to `$out + q · $k`.
+macro_rules! output_tile_s2 {
+    ($m:expr, $ms:expr, $k:expr, $out:expr, $w:expr, $ld:ident, $st:ident, $add:ident) => {{
+        let mut j = 0;
+        while j < $k {
+            let n = ($k - j).min($w);
+            let first = $ld(n, $m.add(j));
+            let mut t = [first; 10];
+            for s in 0..5 {
+                let col = as2!(
+                    std::array::from_fn::<_, 5, _>(|r| $ld(n, $m.add((5 * r + s) * $ms + j))),
+                    $add
+                );
+                for (r, val) in col.into_iter().enumerate() {
+                    t[5 * r + s] = val;
+                }
+            }
+            for r in 0..2 {
+                let row = as2!(std::array::from_fn::<_, 5, _>(|s| t[5 * r + s]), $add);
+                for (s, val) in row.into_iter().enumerate() {
+                    $st(n, $out.add((2 * r + s) * $k + j), val);
+                }
             }
             j += $w;
         }
@@ -808,6 +919,7 @@ macro_rules! transforms {
             unsafe {
                 match v {
                     Variant::F4 => input_tile_f4!(d, c, out, vs, $w, ld, st, add, sub, fma, k),
+                    Variant::S2 => input_tile_s2!(d, c, out, vs, $w, ld, st, sub),
                     _ => input_tile_f2!(d, c, out, vs, $w, ld, st, add, sub),
                 }
             }
@@ -828,6 +940,7 @@ macro_rules! transforms {
             unsafe {
                 match v {
                     Variant::F4 => output_tile_f4!(m, ms, k, out, $w, ld, st, add, sub, fma, c),
+                    Variant::S2 => output_tile_s2!(m, ms, k, out, $w, ld, st, add),
                     _ => output_tile_f2!(m, ms, k, out, $w, ld, st, add, sub),
                 }
             }
@@ -1074,6 +1187,15 @@ macro_rules! g6 {
     }};
 }
 
+/// `G x` of [`Variant::S2`] for one filter column or row `x`: the even taps through
+/// F(2, 2)'s `G` (`g0`, `g0 + g2`, `g2`), then the middle tap once per odd input.
+macro_rules! gs2 {
+    ($x:expr, $add:ident) => {{
+        let (g0, g1, g2) = $x;
+        [g0, $add(g0, g2), g2, g1, g1]
+    }};
+}
+
 /// `G g Gᵀ` of the variant on one 3×3 filter `g` (`g[3r + s]`, any number type),
 /// position `ξ = p · r + s` at `[ξ]` (columns first, then rows).
 macro_rules! filter_tile {
@@ -1098,6 +1220,18 @@ macro_rules! filter_tile {
                     $c
                 );
                 u[6 * r..6 * r + 6].copy_from_slice(&row);
+            }
+        } else if $v == Variant::S2 {
+            let mut t = [$zero; 15];
+            for s in 0..3 {
+                let col = gs2!((g[s], g[3 + s], g[6 + s]), $add);
+                for (r, x) in col.into_iter().enumerate() {
+                    t[3 * r + s] = x;
+                }
+            }
+            for r in 0..5 {
+                let row = gs2!((t[3 * r], t[3 * r + 1], t[3 * r + 2]), $add);
+                u[5 * r..5 * r + 5].copy_from_slice(&row);
             }
         } else {
             let mut t = [$zero; 12];
@@ -1284,7 +1418,7 @@ mod tests {
         let w: Vec<f32> = (0..k * 9 * c)
             .map(|i| ((i * 37) % 101) as f32 / 7.0 - 6.0)
             .collect();
-        for v in [Variant::F2, Variant::F4] {
+        for v in [Variant::F2, Variant::F4, Variant::S2] {
             for n in [16, 5] {
                 let ps = 48;
                 let mut dst = vec![f32::NAN; v.xi() * ps];
@@ -1325,6 +1459,59 @@ mod tests {
                             );
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// The stride-2 transforms: `Aᵀ [(G g) ⊙ (Bᵀ d)]` over five inputs is the
+    /// correlation of `g` with `d` at stride 2 (outputs `g · d[0..3]` and `g ·
+    /// d[2..5]`), exactly on small integers (every coefficient is 0 or ±1); in 2-D,
+    /// through the tile macros' column-then-row order, the 2×2 outputs of a 5×5 patch.
+    #[test]
+    fn the_stride_2_transforms_correlate_at_stride_2() {
+        let (add, sub) = (|a: f64, b: f64| a + b, |a: f64, b: f64| a - b);
+        let (mul, fma) = (
+            |a: f64, b: f64| a * b,
+            |a: f64, b: f64, c: f64| a.mul_add(b, c),
+        );
+        let c = |x: f64| x;
+        for seed in 0..20u64 {
+            let val = |i: u64| (((seed * 31 + i) * 2654435761) % 17) as f64 - 8.0;
+            let g: [f64; 9] = std::array::from_fn(|i| val(i as u64));
+            let d: [f64; 25] = std::array::from_fn(|i| val(10 + i as u64));
+            let u1 = gs2!((g[0], g[1], g[2]), add);
+            let v1 = bs2!([d[0], d[1], d[2], d[3], d[4]], sub);
+            let y1 = as2!(std::array::from_fn::<f64, 5, _>(|x| u1[x] * v1[x]), add);
+            for (i, y) in y1.into_iter().enumerate() {
+                let want: f64 = (0..3).map(|k| g[k] * d[2 * i + k]).sum();
+                assert_eq!(y, want, "seed {seed} 1-D output {i}");
+            }
+            let u = filter_tile!(Variant::S2, g, 0.0, add, sub, mul, fma, c);
+            let mut t = [[0f64; 5]; 5];
+            for s in 0..5 {
+                let col = bs2!(std::array::from_fn::<f64, 5, _>(|r| d[5 * r + s]), sub);
+                for r in 0..5 {
+                    t[r][s] = col[r];
+                }
+            }
+            let m: [f64; 25] = std::array::from_fn(|x| {
+                let row = bs2!(t[x / 5], sub);
+                u[x] * row[x % 5]
+            });
+            let mut a = [[0f64; 5]; 2];
+            for s in 0..5 {
+                let col = as2!(std::array::from_fn::<f64, 5, _>(|r| m[5 * r + s]), add);
+                a[0][s] = col[0];
+                a[1][s] = col[1];
+            }
+            for (oy, row) in a.iter().enumerate() {
+                let out = as2!(*row, add);
+                for (ox, y) in out.into_iter().enumerate() {
+                    let want: f64 = (0..9)
+                        .map(|i| g[i] * d[5 * (2 * oy + i / 3) + 2 * ox + i % 3])
+                        .sum();
+                    assert_eq!(y, want, "seed {seed} output ({oy}, {ox})");
                 }
             }
         }
