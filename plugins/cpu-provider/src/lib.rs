@@ -68,7 +68,12 @@
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the
 //! median and minimum time, its share of the execution and what it runs, headed by the
 //! median time of all stages of an execution, e.g.
-//! `HIPDNN_CPU_PROFILE=1 hipdnn run resnet50.json --iters 20`.
+//! `HIPDNN_CPU_PROFILE=1 hipdnn run resnet50.json --iters 20`. The thread pool, made
+//! with the variable set, also times its parallel sections, and the table gives per
+//! stage its sections per execution, the share of its time spent outside them on the
+//! calling thread alone (`serial%`), and the share of its sections' thread time spent
+//! waiting rather than computing (`idle%`): where parallelism, not kernel speed, costs
+//! time. Profile one plan executing at a time (the section sums are per pool).
 //!
 //! # In-process use
 //!

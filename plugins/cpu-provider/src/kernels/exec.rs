@@ -68,6 +68,56 @@ struct Shared {
     lock: Mutex<()>,
     wake: Condvar,
     shutdown: AtomicBool,
+    /// Section timing, kept only while profiling (see [`SectionTotals`]).
+    totals: Option<Totals>,
+}
+
+/// The environment variable that turns profiling on (`1`): read by a pool when it is
+/// made (section timing) and by a plan when it is built (stage timing).
+pub(crate) const PROFILE_ENV: &str = "HIPDNN_CPU_PROFILE";
+
+/// Running sums behind [`SectionTotals`], in nanoseconds.
+#[derive(Default)]
+struct Totals {
+    sections: AtomicU64,
+    span: AtomicU64,
+    capacity: AtomicU64,
+    busy: AtomicU64,
+}
+
+/// What the parallel sections run on a pool took so far, summed over sections (all
+/// zero unless `HIPDNN_CPU_PROFILE=1` was set when the pool was made). A section's
+/// span is the calling thread's time from publishing it to seeing its last part end;
+/// its capacity is that span times the pool's threads; busy is the time threads spent
+/// inside parts. `capacity - busy` is thread time lost to waking, waiting on the
+/// slowest part, and sections too small for every thread. The sums are pool-wide:
+/// they mean one plan's sections only while no other plan runs on the same pool.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SectionTotals {
+    /// Sections run (those run inline on the caller included).
+    pub sections: u64,
+    /// Sum of the sections' spans.
+    pub span: Duration,
+    /// Sum of spans times threads.
+    pub capacity: Duration,
+    /// Sum of the time threads spent running parts.
+    pub busy: Duration,
+}
+
+impl SectionTotals {
+    /// What was run between `earlier` and `self`.
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            sections: self.sections - earlier.sections,
+            span: self.span.saturating_sub(earlier.span),
+            capacity: self.capacity.saturating_sub(earlier.capacity),
+            busy: self.busy.saturating_sub(earlier.busy),
+        }
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// One section as a thread read it.
@@ -120,6 +170,9 @@ impl Shared {
             lock: Mutex::new(()),
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
+            totals: std::env::var_os(PROFILE_ENV)
+                .is_some_and(|v| v == "1")
+                .then(Totals::default),
         }
     }
 }
@@ -145,6 +198,17 @@ impl Pool {
             rayon: OnceLock::new(),
             threads,
         }
+    }
+}
+
+impl Pool {
+    /// Counts a section of span `span` (ns) on this pool.
+    fn add_section(&self, totals: &Totals, span: u64) {
+        totals.sections.fetch_add(1, Ordering::Relaxed);
+        totals.span.fetch_add(span, Ordering::Relaxed);
+        totals
+            .capacity
+            .fetch_add(span * (self.workers as u64 + 1), Ordering::Relaxed);
     }
 }
 
@@ -201,8 +265,14 @@ fn run_parts(shared: &Shared, job: &Job, index: usize) {
         // SAFETY: part `p` was just claimed, so its section has a part that is not
         // done and its dispatcher still waits: the closure is alive.
         let f = unsafe { &*job.f };
+        let start = shared.totals.as_ref().map(|_| Instant::now());
         if catch_unwind(AssertUnwindSafe(|| f(p))).is_err() {
             shared.panicked.store(true, Ordering::Relaxed);
+        }
+        if let (Some(totals), Some(start)) = (&shared.totals, start) {
+            totals
+                .busy
+                .fetch_add(nanos(start.elapsed()), Ordering::Relaxed);
         }
         shared.completed.fetch_add(1, Ordering::AcqRel);
     };
@@ -290,6 +360,21 @@ impl Exec {
         self.threads
     }
 
+    /// The pool's section timing so far (zeros unless profiling; see
+    /// [`SectionTotals`]).
+    pub fn section_totals(&self) -> SectionTotals {
+        let Some(t) = &self.pool.shared.totals else {
+            return SectionTotals::default();
+        };
+        let d = |a: &AtomicU64| Duration::from_nanos(a.load(Ordering::Relaxed));
+        SectionTotals {
+            sections: t.sections.load(Ordering::Relaxed),
+            span: d(&t.span),
+            capacity: d(&t.capacity),
+            busy: d(&t.busy),
+        }
+    }
+
     /// Runs `f(part)` for `part in 0..parts`, in parallel on the pool; returns when
     /// every part has. A part that panics makes this panic (after all parts ran).
     pub fn for_each(&self, parts: usize, f: impl Fn(usize) + Sync + Send) {
@@ -297,6 +382,8 @@ impl Exec {
             return;
         }
         let pool = &*self.pool;
+        let shared = &*pool.shared;
+        let start = shared.totals.as_ref().map(|_| Instant::now());
         let guard = match pool.dispatch.try_lock() {
             Ok(g)
                 if parts > 1
@@ -305,12 +392,18 @@ impl Exec {
             {
                 g
             }
-            _ => {
+            locked => {
                 (0..parts).for_each(&f);
+                // A section run inline because another holds the pool (a nested one
+                // is inside a part, timed already) is not counted.
+                if let (Some(totals), Some(start), Ok(_)) = (&shared.totals, start, locked) {
+                    let span = nanos(start.elapsed());
+                    totals.busy.fetch_add(span, Ordering::Relaxed);
+                    pool.add_section(totals, span);
+                }
                 return;
             }
         };
-        let shared = &*pool.shared;
         let threads = pool.workers + 1;
         let f: &(dyn Fn(usize) + Sync) = &f;
         // SAFETY: the closure outlives every call of it: parts are only run once
@@ -353,6 +446,9 @@ impl Exec {
             if spins > 1 << 16 {
                 std::thread::yield_now();
             }
+        }
+        if let (Some(totals), Some(start)) = (&shared.totals, start) {
+            pool.add_section(totals, nanos(start.elapsed()));
         }
         let panicked = shared.panicked.load(Ordering::Relaxed);
         drop(guard);

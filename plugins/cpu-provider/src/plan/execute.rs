@@ -70,7 +70,7 @@ pub(super) unsafe fn run(
     }
     folds.push(params.len());
     let folds_of = |i: usize| &params[folds[i]..folds[i + 1]];
-    let mut clock = StageClock::new(plan.profile.as_ref(), plan.stages.len());
+    let mut clock = StageClock::new(plan.profile.as_ref(), &plan.exec, plan.stages.len());
     for (i, stage) in plan.stages.iter().enumerate() {
         if i + 1 < plan.stages.len() {
             folds_of(i + 1).iter().for_each(FoldParams::prefetch);

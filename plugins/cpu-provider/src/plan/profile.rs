@@ -5,13 +5,23 @@
 //! plan prints a table to stderr when it is dropped: per stage its median and minimum
 //! over the executions, its share of the sum of the medians, and what it runs. Without
 //! the variable nothing is timed (one branch per stage).
+//!
+//! The thread pool times its parallel sections under the same variable
+//! ([`SectionTotals`]), so the table also says, per stage, how many sections it ran,
+//! how much of its time the calling thread spent outside them (`serial`: planning
+//! work, small steps run inline) and how much of its sections' thread time was idle
+//! (`idle`: waking workers, waiting for the slowest part, parts fewer than threads).
+//! Those two are what is lost to parallelism rather than to kernel speed. The section
+//! sums are pool-wide: profile one plan executing at a time.
 
 use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::kernels::exec::{Exec, SectionTotals};
+
 /// The environment variable that turns profiling on (`1`).
-pub(super) const ENV: &str = "HIPDNN_CPU_PROFILE";
+pub(super) use crate::kernels::exec::PROFILE_ENV as ENV;
 
 /// Stage times of every execution so far.
 #[derive(Debug)]
@@ -20,6 +30,8 @@ pub(super) struct Profile {
     stages: Vec<String>,
     /// `times[s]`: stage `s`'s time in every execution.
     times: Mutex<Vec<Vec<Duration>>>,
+    /// `sections[s]`: stage `s`'s sections, summed over executions.
+    sections: Mutex<Vec<SectionTotals>>,
 }
 
 impl Profile {
@@ -28,15 +40,24 @@ impl Profile {
         let on = std::env::var_os(ENV).is_some_and(|v| v == "1");
         on.then(|| Self {
             times: Mutex::new(vec![Vec::new(); stages.len()]),
+            sections: Mutex::new(vec![SectionTotals::default(); stages.len()]),
             stages,
         })
     }
 
-    /// Records one execution's stage times (`times[s]` for stage `s`).
-    pub(super) fn record(&self, times: &[Duration]) {
+    /// Records one execution's stage times (`times[s]` for stage `s`) and sections.
+    pub(super) fn record(&self, times: &[Duration], sections: &[SectionTotals]) {
         let mut all = self.times.lock().unwrap_or_else(|e| e.into_inner());
         for (stage, &t) in all.iter_mut().zip(times) {
             stage.push(t);
+        }
+        drop(all);
+        let mut sums = self.sections.lock().unwrap_or_else(|e| e.into_inner());
+        for (sum, s) in sums.iter_mut().zip(sections) {
+            sum.sections += s.sections;
+            sum.span += s.span;
+            sum.capacity += s.capacity;
+            sum.busy += s.busy;
         }
     }
 
@@ -68,6 +89,8 @@ impl Profile {
             .get(runs.saturating_sub(1) / 2)
             .copied()
             .unwrap_or_default();
+        let sections = self.sections.lock().unwrap_or_else(|e| e.into_inner());
+        let timed = sections.iter().any(|s| s.sections > 0);
         let mut out = format!(
             "CPU_ENGINE profile: {} stages, {runs} executions, stage medians sum to {:.3} ms, \
              all stages of an execution take {:.3} ms (median)\n",
@@ -75,19 +98,50 @@ impl Profile {
             sum.as_secs_f64() * 1e3,
             whole.as_secs_f64() * 1e3
         );
-        out.push_str("stage   median_us      min_us   share  runs\n");
+        // Per stage: its time over all executions, and the share of it outside sections
+        // and of its sections' thread time idle.
+        let lost = |time: Duration, s: &SectionTotals| {
+            let serial = 1.0 - s.span.as_secs_f64() / time.as_secs_f64().max(1e-12);
+            let idle = 1.0 - s.busy.as_secs_f64() / s.capacity.as_secs_f64().max(1e-12);
+            (serial.max(0.0) * 100.0, idle.clamp(0.0, 1.0) * 100.0)
+        };
+        let stage_time: Vec<Duration> = all.iter().map(|t| t.iter().sum()).collect();
+        if timed {
+            let total = SectionTotals {
+                sections: sections.iter().map(|s| s.sections).sum(),
+                span: sections.iter().map(|s| s.span).sum(),
+                capacity: sections.iter().map(|s| s.capacity).sum(),
+                busy: sections.iter().map(|s| s.busy).sum(),
+            };
+            let (serial, idle) = lost(stage_time.iter().sum(), &total);
+            let _ = writeln!(
+                out,
+                "parallel sections: {:.1} per execution; {serial:.1}% of the stages' time is \
+                 outside them (serial), {idle:.1}% of their thread time is idle",
+                total.sections as f64 / runs.max(1) as f64
+            );
+            out.push_str("stage   median_us      min_us   share  sects serial%  idle%  runs\n");
+        } else {
+            out.push_str("stage   median_us      min_us   share  runs\n");
+        }
         for (s, ((median, min), what)) in stats.iter().zip(&self.stages).enumerate() {
             let share = if sum.is_zero() {
                 0.0
             } else {
                 median.as_secs_f64() / sum.as_secs_f64() * 100.0
             };
-            let _ = writeln!(
+            let _ = write!(
                 out,
-                "{s:5} {:11.1} {:11.1} {share:6.1}%  {what}",
+                "{s:5} {:11.1} {:11.1} {share:6.1}% ",
                 median.as_secs_f64() * 1e6,
                 min.as_secs_f64() * 1e6,
             );
+            if timed {
+                let (serial, idle) = lost(stage_time[s], &sections[s]);
+                let per_run = sections[s].sections as f64 / runs.max(1) as f64;
+                let _ = write!(out, "{per_run:6.1} {serial:7.1} {idle:6.1} ");
+            }
+            let _ = writeln!(out, " {what}");
         }
         out
     }
@@ -108,16 +162,23 @@ impl Drop for Profile {
 /// Times the stages of one execution when profiling is on.
 pub(super) struct StageClock<'a> {
     profile: Option<&'a Profile>,
+    exec: &'a Exec,
     times: Vec<Duration>,
+    sections: Vec<SectionTotals>,
     last: Instant,
+    last_sections: SectionTotals,
 }
 
 impl<'a> StageClock<'a> {
-    pub(super) fn new(profile: Option<&'a Profile>, stages: usize) -> Self {
+    pub(super) fn new(profile: Option<&'a Profile>, exec: &'a Exec, stages: usize) -> Self {
+        let n = if profile.is_some() { stages } else { 0 };
         Self {
             profile,
-            times: Vec::with_capacity(if profile.is_some() { stages } else { 0 }),
+            exec,
+            times: Vec::with_capacity(n),
+            sections: Vec::with_capacity(n),
             last: Instant::now(),
+            last_sections: exec.section_totals(),
         }
     }
 
@@ -125,15 +186,18 @@ impl<'a> StageClock<'a> {
     pub(super) fn lap(&mut self) {
         if self.profile.is_some() {
             let now = Instant::now();
+            let sections = self.exec.section_totals();
             self.times.push(now - self.last);
+            self.sections.push(sections.since(&self.last_sections));
             self.last = now;
+            self.last_sections = sections;
         }
     }
 
     /// Records the execution (all stages ran).
     pub(super) fn finish(self) {
         if let Some(p) = self.profile {
-            p.record(&self.times);
+            p.record(&self.times, &self.sections);
         }
     }
 }
@@ -142,27 +206,70 @@ impl<'a> StageClock<'a> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn report_gives_median_min_and_share_per_stage() {
-        let p = Profile {
+    fn profile() -> Profile {
+        Profile {
             stages: vec!["conv".into(), "pool".into()],
             times: Mutex::new(vec![Vec::new(); 2]),
-        };
+            sections: Mutex::new(vec![SectionTotals::default(); 2]),
+        }
+    }
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
+    #[test]
+    fn report_gives_median_min_and_share_per_stage() {
+        let p = profile();
         for (a, b) in [(3, 1), (1, 3), (2, 1)] {
-            p.record(&[
-                Duration::from_micros(a * 100),
-                Duration::from_micros(b * 100),
-            ]);
+            p.record(&[us(a * 100), us(b * 100)], &[SectionTotals::default(); 2]);
         }
         let r = p.report();
         assert!(r.contains("2 stages, 3 executions"), "{r}");
         assert!(r.contains("sum to 0.300 ms"), "{r}");
         // Executions took 400, 400 and 300 µs: more than the medians' sum.
         assert!(r.contains("take 0.400 ms (median)"), "{r}");
+        // Without section timing there are no section columns.
+        assert!(!r.contains("sects"), "{r}");
         let conv = r.lines().find(|l| l.ends_with("conv")).unwrap();
         let cols: Vec<&str> = conv.split_whitespace().collect();
-        assert_eq!(cols[..4], ["0", "200.0", "100.0", "66.7%"], "{r}");
+        assert_eq!(cols[..], ["0", "200.0", "100.0", "66.7%", "conv"], "{r}");
         // Nothing is printed at drop when nothing ran.
         *p.times.lock().unwrap() = vec![Vec::new(); 2];
+    }
+
+    #[test]
+    fn report_splits_lost_time_into_serial_and_idle() {
+        let p = profile();
+        // Two executions. The conv stage: 400 µs, of which 300 in 2 sections on 4
+        // threads (1200 µs of thread time) with 900 µs busy. The pool stage: one
+        // section over its whole 100 µs, every thread busy.
+        for _ in 0..2 {
+            let conv = SectionTotals {
+                sections: 2,
+                span: us(300),
+                capacity: us(1200),
+                busy: us(900),
+            };
+            let pool = SectionTotals {
+                sections: 1,
+                span: us(100),
+                capacity: us(400),
+                busy: us(400),
+            };
+            p.record(&[us(400), us(100)], &[conv, pool]);
+        }
+        let r = p.report();
+        // Of 1000 µs of stages, 800 in sections: 20% serial; of 3200 µs of section
+        // thread time, 2600 busy: 18.75% idle.
+        assert!(r.contains("parallel sections: 3.0 per execution"), "{r}");
+        assert!(r.contains("20.0% of the stages' time is outside"), "{r}");
+        assert!(r.contains("18.8% of their thread time is idle"), "{r}");
+        let cols = |name: &str| -> Vec<String> {
+            let line = r.lines().find(|l| l.ends_with(name)).unwrap();
+            line.split_whitespace().map(String::from).collect()
+        };
+        assert_eq!(cols("conv")[4..], ["2.0", "25.0", "25.0", "conv"], "{r}");
+        assert_eq!(cols("pool")[4..], ["1.0", "0.0", "0.0", "pool"], "{r}");
     }
 }
