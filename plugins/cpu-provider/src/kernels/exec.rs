@@ -77,12 +77,34 @@ struct Shared {
 pub(crate) const PROFILE_ENV: &str = "HIPDNN_CPU_PROFILE";
 
 /// Running sums behind [`SectionTotals`], in nanoseconds.
-#[derive(Default)]
 struct Totals {
     sections: AtomicU64,
     span: AtomicU64,
     capacity: AtomicU64,
     busy: AtomicU64,
+    lag: AtomicU64,
+    /// When the current section was published, in ns since `origin`.
+    published: AtomicU64,
+    origin: Instant,
+}
+
+impl Totals {
+    fn new() -> Self {
+        Self {
+            sections: AtomicU64::new(0),
+            span: AtomicU64::new(0),
+            capacity: AtomicU64::new(0),
+            busy: AtomicU64::new(0),
+            lag: AtomicU64::new(0),
+            published: AtomicU64::new(0),
+            origin: Instant::now(),
+        }
+    }
+
+    /// Nanoseconds since `origin`.
+    fn now(&self) -> u64 {
+        nanos(self.origin.elapsed())
+    }
 }
 
 /// What the parallel sections run on a pool took so far, summed over sections (all
@@ -90,7 +112,9 @@ struct Totals {
 /// span is the calling thread's time from publishing it to seeing its last part end;
 /// its capacity is that span times the pool's threads; busy is the time threads spent
 /// inside parts. `capacity - busy` is thread time lost to waking, waiting on the
-/// slowest part, and sections too small for every thread. The sums are pool-wide:
+/// slowest part, and sections too small for every thread; of it, `lag` is each
+/// thread's time from the section's publication to the start of its first part
+/// (threads that ran no part of a section add nothing to it). The sums are pool-wide:
 /// they mean one plan's sections only while no other plan runs on the same pool.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct SectionTotals {
@@ -102,6 +126,9 @@ pub struct SectionTotals {
     pub capacity: Duration,
     /// Sum of the time threads spent running parts.
     pub busy: Duration,
+    /// Sum over sections and the threads that ran parts of them of the time from the
+    /// section's publication to the thread's first part.
+    pub lag: Duration,
 }
 
 impl SectionTotals {
@@ -112,6 +139,7 @@ impl SectionTotals {
             span: self.span.saturating_sub(earlier.span),
             capacity: self.capacity.saturating_sub(earlier.capacity),
             busy: self.busy.saturating_sub(earlier.busy),
+            lag: self.lag.saturating_sub(earlier.lag),
         }
     }
 }
@@ -172,7 +200,7 @@ impl Shared {
             shutdown: AtomicBool::new(false),
             totals: std::env::var_os(PROFILE_ENV)
                 .is_some_and(|v| v == "1")
-                .then(Totals::default),
+                .then(Totals::new),
         }
     }
 }
@@ -276,6 +304,17 @@ fn run_parts(shared: &Shared, job: &Job, index: usize) {
         }
         shared.completed.fetch_add(1, Ordering::AcqRel);
     };
+    let mut first = true;
+    let mut run = |p: usize| {
+        if let (Some(totals), true) = (&shared.totals, first) {
+            let lag = totals
+                .now()
+                .saturating_sub(totals.published.load(Ordering::Relaxed));
+            totals.lag.fetch_add(lag, Ordering::Relaxed);
+        }
+        first = false;
+        run(p);
+    };
     while let Some(p) = claim(shared, job, index) {
         run(p);
     }
@@ -372,6 +411,7 @@ impl Exec {
             span: d(&t.span),
             capacity: d(&t.capacity),
             busy: d(&t.busy),
+            lag: d(&t.lag),
         }
     }
 
@@ -425,6 +465,9 @@ impl Exec {
         shared.threads.store(threads, Ordering::Relaxed);
         for c in &shared.cursors[..threads] {
             c.0.store(tag_of(epoch), Ordering::Relaxed);
+        }
+        if let Some(totals) = &shared.totals {
+            totals.published.store(totals.now(), Ordering::Relaxed);
         }
         // Publishes the fields and the cursors (the workers acquire the even epoch).
         shared.epoch.store(epoch, Ordering::SeqCst);

@@ -10,7 +10,8 @@
 //! ([`SectionTotals`]), so the table also says, per stage, how many sections it ran,
 //! how much of its time the calling thread spent outside them (`serial`: planning
 //! work, small steps run inline) and how much of its sections' thread time was idle
-//! (`idle`: waking workers, waiting for the slowest part, parts fewer than threads).
+//! (`idle`: waking workers, waiting for the slowest part, parts fewer than threads;
+//! `wake`, the part of it before each thread's first part).
 //! Those two are what is lost to parallelism rather than to kernel speed. The section
 //! sums are pool-wide: profile one plan executing at a time.
 
@@ -58,6 +59,7 @@ impl Profile {
             sum.span += s.span;
             sum.capacity += s.capacity;
             sum.busy += s.busy;
+            sum.lag += s.lag;
         }
     }
 
@@ -101,9 +103,15 @@ impl Profile {
         // Per stage: its time over all executions, and the share of it outside sections
         // and of its sections' thread time idle.
         let lost = |time: Duration, s: &SectionTotals| {
+            let capacity = s.capacity.as_secs_f64().max(1e-12);
             let serial = 1.0 - s.span.as_secs_f64() / time.as_secs_f64().max(1e-12);
-            let idle = 1.0 - s.busy.as_secs_f64() / s.capacity.as_secs_f64().max(1e-12);
-            (serial.max(0.0) * 100.0, idle.clamp(0.0, 1.0) * 100.0)
+            let idle = 1.0 - s.busy.as_secs_f64() / capacity;
+            let wake = s.lag.as_secs_f64() / capacity;
+            (
+                serial.max(0.0) * 100.0,
+                idle.clamp(0.0, 1.0) * 100.0,
+                wake.clamp(0.0, 1.0) * 100.0,
+            )
         };
         let stage_time: Vec<Duration> = all.iter().map(|t| t.iter().sum()).collect();
         if timed {
@@ -112,15 +120,19 @@ impl Profile {
                 span: sections.iter().map(|s| s.span).sum(),
                 capacity: sections.iter().map(|s| s.capacity).sum(),
                 busy: sections.iter().map(|s| s.busy).sum(),
+                lag: sections.iter().map(|s| s.lag).sum(),
             };
-            let (serial, idle) = lost(stage_time.iter().sum(), &total);
+            let (serial, idle, wake) = lost(stage_time.iter().sum(), &total);
             let _ = writeln!(
                 out,
                 "parallel sections: {:.1} per execution; {serial:.1}% of the stages' time is \
-                 outside them (serial), {idle:.1}% of their thread time is idle",
+                 outside them (serial), {idle:.1}% of their thread time is idle \
+                 ({wake:.1}% before a thread's first part)",
                 total.sections as f64 / runs.max(1) as f64
             );
-            out.push_str("stage   median_us      min_us   share  sects serial%  idle%  runs\n");
+            out.push_str(
+                "stage   median_us      min_us   share  sects serial%  idle%  wake%  runs\n",
+            );
         } else {
             out.push_str("stage   median_us      min_us   share  runs\n");
         }
@@ -137,9 +149,9 @@ impl Profile {
                 min.as_secs_f64() * 1e6,
             );
             if timed {
-                let (serial, idle) = lost(stage_time[s], &sections[s]);
+                let (serial, idle, wake) = lost(stage_time[s], &sections[s]);
                 let per_run = sections[s].sections as f64 / runs.max(1) as f64;
-                let _ = write!(out, "{per_run:6.1} {serial:7.1} {idle:6.1} ");
+                let _ = write!(out, "{per_run:6.1} {serial:7.1} {idle:6.1} {wake:6.1} ");
             }
             let _ = writeln!(out, " {what}");
         }
@@ -250,12 +262,14 @@ mod tests {
                 span: us(300),
                 capacity: us(1200),
                 busy: us(900),
+                lag: us(120),
             };
             let pool = SectionTotals {
                 sections: 1,
                 span: us(100),
                 capacity: us(400),
                 busy: us(400),
+                lag: us(0),
             };
             p.record(&[us(400), us(100)], &[conv, pool]);
         }
@@ -264,12 +278,24 @@ mod tests {
         // thread time, 2600 busy: 18.75% idle.
         assert!(r.contains("parallel sections: 3.0 per execution"), "{r}");
         assert!(r.contains("20.0% of the stages' time is outside"), "{r}");
-        assert!(r.contains("18.8% of their thread time is idle"), "{r}");
+        // 240 of the 3200 µs before threads' first parts: 7.5%.
+        assert!(
+            r.contains("18.8% of their thread time is idle (7.5% before"),
+            "{r}"
+        );
         let cols = |name: &str| -> Vec<String> {
             let line = r.lines().find(|l| l.ends_with(name)).unwrap();
             line.split_whitespace().map(String::from).collect()
         };
-        assert_eq!(cols("conv")[4..], ["2.0", "25.0", "25.0", "conv"], "{r}");
-        assert_eq!(cols("pool")[4..], ["1.0", "0.0", "0.0", "pool"], "{r}");
+        assert_eq!(
+            cols("conv")[4..],
+            ["2.0", "25.0", "25.0", "10.0", "conv"],
+            "{r}"
+        );
+        assert_eq!(
+            cols("pool")[4..],
+            ["1.0", "0.0", "0.0", "0.0", "pool"],
+            "{r}"
+        );
     }
 }
