@@ -433,9 +433,9 @@ fn choose_split(m: usize, n: usize, threads: usize, pixel_rows: bool) -> Split {
 const ROWS_SLACK: (usize, usize) = (23, 20);
 
 /// Row tiles a piece of a thread's share in [`run`] has at least.
-const PIECE_TILES: usize = 8;
+const PIECE_TILES: usize = 2;
 /// Panels a piece has at least, where a share has too few row tiles to cut.
-const PIECE_PANELS: usize = 8;
+const PIECE_PANELS: usize = 2;
 /// Pieces per thread at most.
 const PIECES: usize = 8;
 /// Threads from which the parallel sections of [`run`] (and Winograd's) come in
@@ -455,7 +455,12 @@ const PIECE_TILES_TWO: usize = 16;
 /// From [`PIECES_FROM`] threads: on a shared 16-core Xeon, pieces took ResNet-50's
 /// GEMM stages at batch 8 from 1.5–3.0 to 1.2–2.7 ms (medians), and the whole graph
 /// from 54–63 to 43–55 ms; pieces of 8 rather than 16 row tiles (up to 8 rather than
-/// 4) gave batch 1 8.5–9.2 against 8.6–10.1 ms.
+/// 4) gave batch 1 8.5–9.2 against 8.6–10.1 ms. Pieces of 2 rather than 8 row tiles
+/// or panels cut the shares of batch 1's layers too (a 14² layer over 16 threads
+/// has 9 row tiles a share): the thread time its GEMM sections spent idle went from
+/// 15–34% to 10–25% (`HIPDNN_CPU_PROFILE=1`), and the whole graph, in rounds
+/// alternating with the pieces of 8, ran 1.13× as fast at batch 1 and 1.09× at
+/// batch 8 (paired medians, 16 threads of the Xeon).
 ///
 /// Two threads cut their shares along row tiles only, into pieces of at least
 /// [`PIECE_TILES_TWO`], and only where all of B is packed before the pass
@@ -3077,8 +3082,8 @@ mod tests {
             )
         };
         let cut = |m: usize, n: usize, t: usize| cut_b(m, n, t, true);
-        assert_eq!(cut(600, 40, 3), (4, true));
-        assert_eq!(cut(20, 2100, 4), (4, false));
+        assert_eq!(cut(600, 40, 3), (8, true));
+        assert_eq!(cut(20, 2100, 4), (8, false));
         // Two threads: pieces of at least 16 row tiles, never along panels.
         assert_eq!(cut(3136, 256, 2), (8, true));
         assert_eq!(cut(784, 512, 2), (4, true));
@@ -3087,9 +3092,11 @@ mod tests {
         assert_eq!(cut(3136, 256, 1), (1, true));
         // ... where B is packed before the pass (from three threads, in any case).
         assert_eq!(cut_b(3136, 256, 2, false), (1, true));
-        assert_eq!(cut_b(600, 40, 3, false), (4, true));
-        assert_eq!(cut(3136, 256, 16), (4, true));
-        assert_eq!(cut(196, 256, 16), (1, true));
+        assert_eq!(cut_b(600, 40, 3, false), (8, true));
+        assert_eq!(cut(3136, 256, 16), (8, true));
+        // A 14² layer at batch 1: 9 row tiles a share, in 4 pieces.
+        assert_eq!(cut(196, 256, 16), (4, true));
+        assert_eq!(cut(12, 256, 16), (1, true));
         for (m, n) in [
             (1, 1),
             (7, 33),
