@@ -188,6 +188,63 @@ fn scale_shift(
     )
 }
 
+/// [`scale_shift`] over a run of channels' `(mean, scale, bias, spread)` into
+/// `(scale, shift)`, the spread being `σ⁻¹` or, with `eps`, the variance: the same
+/// arithmetic (each operation rounds the same in a vector lane), in loops without
+/// branches, with AVX2 where the CPU has it. ResNet-50's 53 folds (about 26 000
+/// channels) took 39 µs of each execution one channel at a time with their parameters
+/// in cache.
+fn fold_run(
+    run: (&[f32], &[f32], &[f32], &[f32]),
+    out: (&mut [f32], &mut [f32]),
+    eps: Option<f64>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if gemm::pair_isa().is_some() {
+        // SAFETY: the CPU has AVX2 (checked by `pair_isa`).
+        unsafe { fold_run_avx2(run, out, eps) };
+        return;
+    }
+    fold_run_any(run, out, eps);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn fold_run_avx2(
+    run: (&[f32], &[f32], &[f32], &[f32]),
+    out: (&mut [f32], &mut [f32]),
+    eps: Option<f64>,
+) {
+    fold_run_any(run, out, eps);
+}
+
+#[inline(always)]
+fn fold_run_any(
+    run: (&[f32], &[f32], &[f32], &[f32]),
+    out: (&mut [f32], &mut [f32]),
+    eps: Option<f64>,
+) {
+    match eps {
+        None => fold_loop(run, out, |v| v),
+        Some(eps) => fold_loop(run, out, |v| 1.0 / (v + eps).sqrt()),
+    }
+}
+
+#[inline(always)]
+fn fold_loop(
+    (mean, scale, bias, spread): (&[f32], &[f32], &[f32], &[f32]),
+    (a, b): (&mut [f32], &mut [f32]),
+    inv_std: impl Fn(f64) -> f64,
+) {
+    let params = mean.iter().zip(scale).zip(bias).zip(spread);
+    for ((a, b), (((&m, &g), &beta), &v)) in a.iter_mut().zip(b.iter_mut()).zip(params) {
+        let (g, inv) = (f64::from(g), inv_std(f64::from(v)));
+        let centre = f64::from(m) * g * inv;
+        *a = (g * inv) as f32;
+        *b = (f64::from(beta) - centre) as f32;
+    }
+}
+
 /// Runs stages against one run's buffers and workspace.
 struct StageRunner<'a> {
     plan: &'a Plan,
@@ -487,16 +544,9 @@ impl StageRunner<'_> {
                 load_run(t, start * stride, *stride, &mut v[..n]);
             }
             let [m, g, beta, v] = &vals;
-            for i in 0..n {
-                let (m, s, beta, v) = (
-                    f64::from(m[i]),
-                    f64::from(g[i]),
-                    f64::from(beta[i]),
-                    f64::from(v[i]),
-                );
-                let inv_std = p.eps.map_or(v, |eps| 1.0 / (v + eps).sqrt());
-                (a[start + i], b[start + i]) = scale_shift(inv_std, Some(m), Some(s), Some(beta));
-            }
+            let run = (&m[..n], &g[..n], &beta[..n], &v[..n]);
+            let out = (&mut a[start..start + n], &mut b[start..start + n]);
+            fold_run(run, out, p.eps);
         }
     }
 
