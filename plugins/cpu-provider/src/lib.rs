@@ -67,7 +67,8 @@
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the
 //! median and minimum time, its share of the execution and what it runs, headed by the
-//! median time of all stages of an execution, e.g.
+//! median time of all stages of an execution (the first stage's time includes the
+//! batch-norm folds of every stage, done at the start of each execution), e.g.
 //! `HIPDNN_CPU_PROFILE=1 hipdnn run resnet50.json --iters 20`. The thread pool, made
 //! with the variable set, also times its parallel sections, and the table gives per
 //! stage its sections per execution, the share of its time spent outside them on the

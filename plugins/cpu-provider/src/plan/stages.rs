@@ -26,11 +26,17 @@ pub(super) struct ScaleShift {
     pub shift_at: usize,
 }
 
-/// A batch-norm inference folded into a scale and shift computed before the stage runs.
+/// A batch-norm inference folded into a scale and shift, computed at the start of each
+/// execution for every stage at once (in one parallel section: their parameters are
+/// read as one stream rather than one stage's at a time, between its kernel's
+/// sections). Its arrays lie in the plan's fold region, which no stage's scratch
+/// overlaps.
 #[derive(Debug, Clone)]
 pub(super) struct BatchNormFold {
     pub bn: BatchNormInference,
     pub arrays: ScaleShift,
+    /// The stage's epilogue step that applies the arrays.
+    pub step: usize,
 }
 
 /// What plan building chose to run a stage's head with.
@@ -80,36 +86,64 @@ pub(super) struct Stage {
 }
 
 impl Stage {
-    /// Appends an operation of the chain to the epilogue.
-    fn append(&mut self, op: &EpilogueOp) {
+    /// Appends an operation of the chain to the epilogue; a batch-norm fold's arrays
+    /// are reserved in `folds` (offsets within the fold region, placed by [`build`]).
+    fn append(&mut self, op: &EpilogueOp, folds: &mut F32Arrays) {
         match op {
             EpilogueOp::Pointwise(step) => self.steps.push(step.clone()),
             EpilogueOp::BatchNormInference(bn) => {
-                let arrays = self.scale_shift(channel_shape(&self.dims, bn.channels));
+                let shape = channel_shape(&self.dims, bn.channels);
+                let arrays = Self::scale_shift_in(&mut self.steps, shape, folds);
                 let bn = bn.clone();
-                self.folds.push(BatchNormFold { bn, arrays });
+                let step = self.steps.len() - 1;
+                self.folds.push(BatchNormFold { bn, arrays, step });
             }
         }
     }
 
-    /// Reserves scale and shift arrays of `shape` and appends the step applying them.
+    /// Reserves scale and shift arrays of `shape` in the stage's scratch and appends
+    /// the step applying them.
     fn scale_shift(&mut self, shape: Shape) -> ScaleShift {
+        Self::scale_shift_in(&mut self.steps, shape, &mut self.arrays)
+    }
+
+    /// Reserves scale and shift arrays of `shape` in `arrays` and appends the step
+    /// applying them to `steps`.
+    fn scale_shift_in(
+        steps: &mut Vec<EpilogueStep>,
+        shape: Shape,
+        arrays: &mut F32Arrays,
+    ) -> ScaleShift {
         let numel = shape.numel();
         let arrays = ScaleShift {
-            scale_at: self.arrays.reserve(numel),
-            shift_at: self.arrays.reserve(numel),
+            scale_at: arrays.reserve(numel),
+            shift_at: arrays.reserve(numel),
         };
         let array = |offset| {
             let shape = shape.clone();
             Some(ValueSource::Scratch { offset, shape })
         };
-        self.steps.push(EpilogueStep {
+        steps.push(EpilogueStep {
             op: PwOp::ScaleShift,
             chain_input: 0,
             others: [None, array(arrays.scale_at), array(arrays.shift_at)],
             store: None,
         });
         arrays
+    }
+
+    /// Moves the stage's fold arrays from offsets within the fold region to offsets
+    /// within the scratch region, the fold region starting `base` bytes into it.
+    fn place_folds(&mut self, base: usize) {
+        for fold in &mut self.folds {
+            fold.arrays.scale_at += base;
+            fold.arrays.shift_at += base;
+            for other in self.steps[fold.step].others.iter_mut().flatten() {
+                if let ValueSource::Scratch { offset, .. } = other {
+                    *offset += base;
+                }
+            }
+        }
     }
 }
 
@@ -120,13 +154,22 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
     let mut layout = WorkspaceLayout::default();
     let mut stages = Vec::with_capacity(analysis.chains.len());
     let mut outputs = Vec::new();
+    // Every stage's batch-norm folds, in a region of their own.
+    let mut folds = F32Arrays::default();
     // Tensors stored in the workspace, with the stage that stores them.
     let mut materialised: Vec<(i64, usize)> = Vec::new();
     // Per stage, the (output, residual) pair that may share bytes.
     let mut in_place: Vec<Option<(i64, i64)>> = Vec::new();
     for checked in &analysis.chains {
         let chain = &checked.chain;
-        let mut stage = head_stage(analysis, &tensors, checked, settings, exec.threads());
+        let mut stage = head_stage(
+            analysis,
+            &tensors,
+            checked,
+            settings,
+            exec.threads(),
+            &mut folds,
+        );
         let names: Vec<&str> = chain.nodes().map(|n| analysis.node_name(n)).collect();
         stage.description = format!("{}: {}", stage.description, names.join(" -> "));
         // Store each chain tensor the chain must store, after the operation that
@@ -176,7 +219,7 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
                 }
             }
             if let Some(op) = ops.next() {
-                stage.append(op);
+                stage.append(op, &mut folds);
             }
         }
         layout.stage_scratch(stage.arrays.bytes(), stage.kernel_workspace);
@@ -234,6 +277,10 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         t.placement = Placement::Workspace(offset);
     }
     layout.materialised_bytes(bytes);
+    let base = layout.fold_region(folds.bytes());
+    for stage in &mut stages {
+        stage.place_folds(base);
+    }
     Plan {
         tensors,
         stages,
@@ -349,6 +396,7 @@ fn head_stage(
     checked: &CheckedChain,
     settings: &CpuSettings,
     threads: usize,
+    folds: &mut F32Arrays,
 ) -> Stage {
     let tensor = |uid: i64| &tensors[&uid];
     let dims = checked
@@ -441,7 +489,7 @@ fn head_stage(
             (what.into(), Kernel::Pool { at, channels_last })
         }
         HeadOp::Elementwise { first, .. } => {
-            stage.append(first);
+            stage.append(first, folds);
             ("elementwise".into(), Kernel::Direct)
         }
         HeadOp::BatchNormTraining(spec) => {

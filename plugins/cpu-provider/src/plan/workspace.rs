@@ -5,7 +5,8 @@
 //! the last to read where the stage allows it ([`Lifetime::reuse`]); then one scratch
 //! region that every stage reuses in turn, holding the stage's small `f32` arrays
 //! (scale/shift per channel, statistics) followed by its kernel's workspace (packed
-//! operands).
+//! operands); then the scale and shift arrays of every stage's batch-norm folds,
+//! all computed at the start of an execution.
 
 /// Alignment of every region, in bytes (a cache line, and enough for AVX loads).
 pub(super) const ALIGN: usize = 64;
@@ -118,6 +119,8 @@ pub(super) struct WorkspaceLayout {
     materialised: usize,
     /// Largest scratch any stage needs, in bytes.
     scratch: usize,
+    /// Bytes of the fold region after it (see [`Self::fold_region`]).
+    folds: usize,
 }
 
 impl WorkspaceLayout {
@@ -136,10 +139,17 @@ impl WorkspaceLayout {
         self.scratch = self.scratch.max(arrays + kernel_elems * 4);
     }
 
+    /// Makes room for `bytes` of batch-norm folds that every stage's scratch leaves
+    /// alone (placed once all stages are known); their offset in the scratch region.
+    pub fn fold_region(&mut self, bytes: usize) -> usize {
+        self.folds = align(bytes);
+        align(self.scratch)
+    }
+
     /// Bytes the host must provide: the layout plus slack to align an unaligned
     /// workspace pointer (none when nothing is needed).
     pub fn size(&self) -> usize {
-        let total = self.materialised + align(self.scratch);
+        let total = self.materialised + align(self.scratch) + self.folds;
         if total > 0 { total + ALIGN } else { 0 }
     }
 }
