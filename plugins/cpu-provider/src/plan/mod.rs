@@ -72,6 +72,10 @@ pub struct Plan {
     settings: CpuSettings,
     /// Stage times of every execution (`HIPDNN_CPU_PROFILE=1`), printed at drop.
     profile: Option<Profile>,
+    /// The host buffers the stages' epilogues read or write (by uid).
+    epilogue_buffers: Vec<i64>,
+    /// The last execution's epilogues, for the next one with the same buffers.
+    epilogues: execute::EpilogueCache,
 }
 
 /// Builds a plan for `graph` under `settings`.

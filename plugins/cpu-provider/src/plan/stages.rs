@@ -281,6 +281,23 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
     for stage in &mut stages {
         stage.place_folds(base);
     }
+    // The host buffers the epilogues address (the others are in the workspace).
+    let mut epilogue_buffers: Vec<i64> = stages
+        .iter()
+        .flat_map(|s| {
+            let operands = s.steps.iter().flat_map(|step| {
+                step.others.iter().flatten().filter_map(|o| match o {
+                    ValueSource::Tensor(uid) => Some(*uid),
+                    _ => None,
+                })
+            });
+            let stores = s.steps.iter().filter_map(|step| step.store);
+            s.store.into_iter().chain(stores).chain(operands)
+        })
+        .filter(|uid| tensors[uid].placement == Placement::Host)
+        .collect();
+    epilogue_buffers.sort_unstable();
+    epilogue_buffers.dedup();
     Plan {
         tensors,
         stages,
@@ -290,6 +307,8 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         exec,
         settings: settings.clone(),
         profile: None,
+        epilogue_buffers,
+        epilogues: Default::default(),
     }
 }
 

@@ -479,6 +479,88 @@ fn constant_weights_reuse_packed_filters_and_repack_at_a_new_address() {
     assert_eq!(run(&cached, &in_place), first_changed);
 }
 
+/// Executions reuse the last execution's epilogues only while the buffers and the
+/// workspace stay where they were: values changed in place are read (the input, the
+/// biases, the batch-norm parameters, folded again every execution), and an output at
+/// a new address is written there, the old one left alone.
+#[test]
+fn executions_follow_their_buffers_and_values() {
+    use std::collections::BTreeMap;
+
+    use hipdnn_data_sdk::TensorLayout;
+    use hipdnn_frontend::samples;
+
+    let nhwc = TensorLayout::ChannelsLast;
+    for (graph, input, output) in [
+        (
+            samples::resnet_bottleneck(2, 32, 9, DataType::Float, nhwc),
+            "x",
+            "y",
+        ),
+        (samples::resnet50_scaled(1, 32, 8, nhwc), "image", "logits"),
+    ] {
+        let io: Vec<_> = graph.tensors.iter().filter(|t| !t.is_virtual).collect();
+        let out = io.iter().find(|t| t.name == output).unwrap();
+        let (out_uid, out_len) = (out.uid, span(&out.dims, &out.strides));
+        // The tensors given new values in place.
+        let changing: Vec<i64> = io
+            .iter()
+            .filter(|t| t.name == input || t.name.ends_with("_bias") || t.name.contains(".bn."))
+            .map(|t| t.uid)
+            .collect();
+        assert!(changing.len() > 1, "{}: {changing:?}", graph.name);
+        let mut data: BTreeMap<i64, Vec<f32>> = io
+            .iter()
+            .filter(|t| t.uid != out_uid)
+            .map(|t| (t.uid, values(span(&t.dims, &t.strides), t.uid as u64)))
+            .collect();
+        let plan = Plan::from_model(&graph, &settings()).unwrap();
+        let mut ws = vec![0u8; plan.workspace_size()];
+        let mut run_in = |data: &BTreeMap<i64, Vec<f32>>, y: &mut [f32]| {
+            let mut tensors = HostTensors::new();
+            for (uid, v) in data {
+                tensors = tensors.input(*uid, v);
+            }
+            plan.run_in(&mut tensors.output(out_uid, y), &mut ws)
+                .unwrap();
+        };
+        // What a plan that never ran computes.
+        let want = |data: &BTreeMap<i64, Vec<f32>>| {
+            let fresh = Plan::from_model(&graph, &settings()).unwrap();
+            let mut y = vec![0f32; out_len];
+            let mut tensors = HostTensors::new();
+            for (uid, v) in data {
+                tensors = tensors.input(*uid, v);
+            }
+            fresh.run(&mut tensors.output(out_uid, &mut y)).unwrap();
+            y
+        };
+        let mut y = vec![0f32; out_len];
+        run_in(&data, &mut y);
+        assert_eq!(y, want(&data), "{}", graph.name);
+        for uid in &changing {
+            let v = data.get_mut(uid).unwrap();
+            v.iter_mut().for_each(|e| *e = *e * 0.5 + 0.25);
+        }
+        run_in(&data, &mut y);
+        let changed = want(&data);
+        assert_eq!(
+            y, changed,
+            "{}: values changed in place are read",
+            graph.name
+        );
+        let mut y2 = vec![0f32; out_len];
+        let before = y.clone();
+        run_in(&data, &mut y2);
+        assert_eq!(
+            y2, changed,
+            "{}: a new output address is written",
+            graph.name
+        );
+        assert_eq!(y, before, "{}: the old output is left alone", graph.name);
+    }
+}
+
 /// Runs `graph` through the engine under each convolution algorithm and checks the
 /// graph outputs `outs` against the whole-graph reference; `check` sees each plan's
 /// stage descriptions (and what the run is, for messages).
