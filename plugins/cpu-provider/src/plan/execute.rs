@@ -58,37 +58,49 @@ pub(super) unsafe fn run(
         buffers,
         workspace,
     };
-    // Every stage's batch-norm folds first, in one parallel section, while the plan's
-    // tensor table and the buffers are warm from the check above: the parameters
-    // stream in one after another. Folded stage by stage, after a convolution had
-    // flushed them from the caches, ResNet-50's 53 folds (about 26 000 channels) cost
-    // 0.3 ms of each execution at first, and still 90 µs with each stage's parameters
-    // prefetched a stage ahead, on the thread running the plan while the others
-    // waited.
-    let jobs: Vec<FoldJob<'_>> = plan
-        .stages
-        .iter()
-        .flat_map(|stage| &stage.folds)
-        .map(|fold| {
+    // Every stage's batch-norm folds whose parameters the host passes first, in one
+    // parallel section, while the plan's tensor table and the buffers are warm from
+    // the check above: the parameters stream in one after another. Folded stage by
+    // stage, after a convolution had flushed them from the caches, ResNet-50's 53 folds
+    // (about 26 000 channels) cost 0.3 ms of each execution at first, and still 90 µs
+    // with each stage's parameters prefetched a stage ahead, on the thread running the
+    // plan while the others waited. A fold with a parameter an earlier stage computes
+    // runs just before its stage.
+    let mut early = Vec::new();
+    let mut late = Vec::new();
+    for (s, stage) in plan.stages.iter().enumerate() {
+        for fold in &stage.folds {
             let c = fold.bn.channels;
-            FoldJob {
+            let job = FoldJob {
                 params: runner.fold_params(fold),
                 scale: runner.scratch(fold.arrays.scale_at, c).as_mut_ptr(),
                 shift: runner.scratch(fold.arrays.shift_at, c).as_mut_ptr(),
                 channels: c,
                 _workspace: std::marker::PhantomData,
+            };
+            let computed = fold
+                .param_tensors()
+                .any(|uid| matches!(runner.info(uid).placement, Placement::Workspace(_)));
+            if computed {
+                late.push((s, job));
+            } else {
+                early.push(job);
             }
-        })
-        .collect();
+        }
+    }
     // Profiled, the folds count as part of the first stage.
     let mut clock = StageClock::new(plan.profile.as_ref(), &plan.exec, plan.stages.len());
-    plan.exec.for_each(jobs.len(), |i| jobs[i].run());
+    plan.exec.for_each(early.len(), |i| early[i].run());
     let key = epilogue_key(plan, buffers, workspace);
     let epilogues = plan
         .epilogues
         .take(&key)
         .unwrap_or_else(|| plan.stages.iter().map(|s| runner.epilogue(s)).collect());
-    for (stage, ep) in plan.stages.iter().zip(&epilogues) {
+    let mut late = late.iter().peekable();
+    for (s, (stage, ep)) in plan.stages.iter().zip(&epilogues).enumerate() {
+        while let Some((_, job)) = late.next_if(|(at, _)| *at == s) {
+            job.run();
+        }
         runner.run(stage, ep);
         clock.lap();
     }

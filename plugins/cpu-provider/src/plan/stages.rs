@@ -29,14 +29,38 @@ pub(super) struct ScaleShift {
 /// A batch-norm inference folded into a scale and shift, computed at the start of each
 /// execution for every stage at once (in one parallel section: their parameters are
 /// read as one stream rather than one stage's at a time, between its kernel's
-/// sections). Its arrays lie in the plan's fold region, which no stage's scratch
-/// overlaps.
+/// sections), or, when an earlier stage computes one of its parameters, just before its
+/// stage. Its arrays lie in the plan's fold region, which no stage's scratch overlaps.
 #[derive(Debug, Clone)]
 pub(super) struct BatchNormFold {
     pub bn: BatchNormInference,
     pub arrays: ScaleShift,
     /// The stage's epilogue step that applies the arrays.
     pub step: usize,
+}
+
+impl BatchNormFold {
+    /// The tensors its scale and shift are computed from (the epsilon's too, when it is
+    /// a tensor).
+    pub fn param_tensors(&self) -> impl Iterator<Item = i64> + '_ {
+        let bn = &self.bn;
+        let eps = bn.variance_epsilon.as_ref().map(|(var, eps)| {
+            let eps = match eps {
+                ValueSource::Tensor(uid) => Some(*uid),
+                _ => None,
+            };
+            [Some(*var), eps]
+        });
+        [
+            Some(bn.mean),
+            Some(bn.scale),
+            Some(bn.bias),
+            bn.inv_variance,
+        ]
+        .into_iter()
+        .chain(eps.into_iter().flatten())
+        .flatten()
+    }
 }
 
 /// What plan building chose to run a stage's head with.

@@ -100,6 +100,83 @@ fn conv_bias_bn_relu_runs_as_one_stage_and_matches_unfused() {
     }
 }
 
+/// A batch norm whose mean an earlier stage computes (here `m1 + m2`) is folded after
+/// that stage, every execution: the other folds run before the first stage.
+#[test]
+fn a_batch_norm_with_a_computed_parameter_folds_after_it_is_computed() {
+    let order: &[usize] = &[0, 2, 3, 1];
+    let (xd, wd, yd, cd) = (
+        [1i64, 16, 5, 5],
+        [24i64, 16, 1, 1],
+        [1i64, 24, 5, 5],
+        [1i64, 24, 1, 1],
+    );
+    let s = |d: &[i64]| strides_in(d, order);
+    let f = DataType::Float;
+    let mut g = f32_graph("computed_mean");
+    let x = input(&mut g, 1, &xd, &s(&xd), f);
+    let w = input(&mut g, 2, &wd, &s(&wd), f);
+    let [m1, m2, inv_variance, scale, shift] =
+        [3, 4, 5, 6, 7].map(|u| input(&mut g, u, &cd, &s(&cd), f));
+    let mean = g
+        .pointwise(
+            &[m1, m2],
+            PointwiseAttrs::new(PointwiseMode::ADD).name("mean"),
+        )
+        .unwrap();
+    result(&mut g, mean, 8, &s(&cd), false);
+    let conv = g.conv_fprop(x, w, ConvAttrs::new().name("conv")).unwrap();
+    result(&mut g, conv, 9, &s(&yd), false);
+    let bn = g
+        .batchnorm_inference(
+            conv,
+            mean,
+            inv_variance,
+            scale,
+            shift,
+            BatchnormInferenceAttrs::new().name("bn"),
+        )
+        .unwrap();
+    result(&mut g, bn, 10, &s(&yd), true);
+    let graph = build(&g);
+    let plan = Plan::from_model(&graph, &settings()).unwrap();
+    assert_eq!(plan.stage_count(), 2, "{:?}", plan.describe());
+    let x = values(xd.iter().product::<i64>() as usize, 1);
+    let w = values(wd.iter().product::<i64>() as usize, 2);
+    let mut c: Vec<Vec<f32>> = (0..5).map(|i| values(24, 10 + i)).collect();
+    let conv = naive_conv2d(&x, &xd, &s(&xd), &w, &wd, &s(&wd), &yd, 0, 1, 1, false);
+    let hw = (yd[2] * yd[3]) as usize;
+    let mut ws = vec![0u8; plan.workspace_size()];
+    for round in 0..2 {
+        let mut y = vec![0f32; yd.iter().product::<i64>() as usize];
+        plan.run_in(
+            &mut HostTensors::new()
+                .input(1, &x)
+                .input(2, &w)
+                .input(3, &c[0])
+                .input(4, &c[1])
+                .input(5, &c[2])
+                .input(6, &c[3])
+                .input(7, &c[4])
+                .output(10, &mut y),
+            &mut ws,
+        )
+        .unwrap();
+        let want: Vec<f32> = conv
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let ch = (i / hw) % 24;
+                (v - (c[0][ch] + c[1][ch])) * c[2][ch] * c[3][ch] + c[4][ch]
+            })
+            .collect();
+        let got = dense(&y, &yd, &s(&yd));
+        assert_close(&got, &want, 1e-4, &format!("round {round}"));
+        // New values for one addend of the mean, in place.
+        c[0].iter_mut().for_each(|v| *v = *v * 3.0 - 1.0);
+    }
+}
+
 /// matmul → bias → GELU fused; an intermediate read twice is materialised and both
 /// readers see it.
 #[test]
