@@ -184,7 +184,8 @@ impl Drop for Pool {
 }
 
 impl Shared {
-    fn new(threads: usize) -> Self {
+    /// A pool's shared state; `profile`: time its sections.
+    fn new(threads: usize, profile: bool) -> Self {
         Self {
             epoch: AtomicUsize::new(0),
             f_data: AtomicUsize::new(0),
@@ -198,16 +199,22 @@ impl Shared {
             lock: Mutex::new(()),
             wake: Condvar::new(),
             shutdown: AtomicBool::new(false),
-            totals: std::env::var_os(PROFILE_ENV)
-                .is_some_and(|v| v == "1")
-                .then(Totals::new),
+            totals: profile.then(Totals::new),
         }
     }
 }
 
 impl Pool {
+    /// A pool of `threads` threads, timing its sections when [`PROFILE_ENV`] is `1`.
     fn new(threads: usize) -> Self {
-        let shared = Arc::new(Shared::new(threads));
+        Self::with_profile(
+            threads,
+            std::env::var_os(PROFILE_ENV).is_some_and(|v| v == "1"),
+        )
+    }
+
+    fn with_profile(threads: usize, profile: bool) -> Self {
+        let shared = Arc::new(Shared::new(threads, profile));
         let mut workers = 0;
         for index in 1..threads {
             let shared = Arc::clone(&shared);
@@ -685,7 +692,7 @@ mod tests {
     /// claimed (they may never come); a job read from an older section claims nothing.
     #[test]
     fn a_thread_takes_the_parts_others_have_not_begun() {
-        let shared = Shared::new(4);
+        let shared = Shared::new(4, false);
         let order = Mutex::new(Vec::new());
         let f = |p: usize| order.lock().unwrap().push(p);
         let f: &(dyn Fn(usize) + Sync) = &f;
@@ -714,6 +721,42 @@ mod tests {
         // Nothing is left to claim, for anyone.
         run_parts(&shared, &job(epoch), 0);
         assert_eq!(order.lock().unwrap().len(), 9);
+    }
+
+    /// Section timing: spans, capacity, busy time and waits add up; a section of one
+    /// part counts (its other threads idle); one nested in a part does not.
+    #[test]
+    fn section_totals_add_up() {
+        let exec = Exec {
+            pool: Arc::new(Pool::with_profile(2, true)),
+            threads: 2,
+        };
+        let before = exec.section_totals();
+        exec.for_each(4, |_| std::thread::sleep(Duration::from_millis(2)));
+        let t = exec.section_totals().since(&before);
+        assert_eq!(t.sections, 1);
+        assert!(t.busy >= Duration::from_millis(8), "{t:?}");
+        assert!(t.span >= Duration::from_millis(4), "{t:?}");
+        assert_eq!(t.capacity, 2 * t.span);
+        assert!(
+            t.busy <= t.capacity && t.lag <= t.capacity - t.busy,
+            "{t:?}"
+        );
+        let before = exec.section_totals();
+        exec.for_each(1, |_| {
+            std::thread::sleep(Duration::from_millis(1));
+            exec.for_each(3, |_| {});
+        });
+        let t = exec.section_totals().since(&before);
+        assert_eq!(t.sections, 1, "the nested section is not counted");
+        assert_eq!((t.capacity, t.busy), (2 * t.span, t.span));
+        // Without profiling nothing is counted.
+        let quiet = Exec {
+            pool: Arc::new(Pool::with_profile(2, false)),
+            threads: 2,
+        };
+        quiet.for_each(4, |_| {});
+        assert_eq!(quiet.section_totals(), SectionTotals::default());
     }
 
     #[test]
