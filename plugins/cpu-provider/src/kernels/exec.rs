@@ -131,6 +131,16 @@ pub struct SectionTotals {
     pub lag: Duration,
 }
 
+impl std::ops::AddAssign for SectionTotals {
+    fn add_assign(&mut self, other: Self) {
+        self.sections += other.sections;
+        self.span += other.span;
+        self.capacity += other.capacity;
+        self.busy += other.busy;
+        self.lag += other.lag;
+    }
+}
+
 impl SectionTotals {
     /// What was run between `earlier` and `self`.
     pub fn since(&self, earlier: &Self) -> Self {
@@ -234,9 +244,7 @@ impl Pool {
             threads,
         }
     }
-}
 
-impl Pool {
     /// Counts a section of span `span` (ns) on this pool.
     fn add_section(&self, totals: &Totals, span: u64) {
         totals.sections.fetch_add(1, Ordering::Relaxed);

@@ -272,6 +272,7 @@ struct FoldParams {
 
 /// A normalization's per-channel scale `γ·σ⁻¹` and shift `β − μ·γ·σ⁻¹`, worked out in
 /// `f64` and stored as `f32` (a missing scale is 1, a missing mean or bias 0).
+#[inline(always)]
 fn scale_shift(
     inv_std: f64,
     mean: Option<f64>,
@@ -336,10 +337,8 @@ fn fold_loop(
 ) {
     let params = mean.iter().zip(scale).zip(bias).zip(spread);
     for ((a, b), (((&m, &g), &beta), &v)) in a.iter_mut().zip(b.iter_mut()).zip(params) {
-        let (g, inv) = (f64::from(g), inv_std(f64::from(v)));
-        let centre = f64::from(m) * g * inv;
-        *a = (g * inv) as f32;
-        *b = (f64::from(beta) - centre) as f32;
+        let [m, g, beta] = [m, g, beta].map(|x| Some(f64::from(x)));
+        (*a, *b) = scale_shift(inv_std(f64::from(v)), m, g, beta);
     }
 }
 

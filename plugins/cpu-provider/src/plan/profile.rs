@@ -55,11 +55,7 @@ impl Profile {
         drop(all);
         let mut sums = self.sections.lock().unwrap_or_else(|e| e.into_inner());
         for (sum, s) in sums.iter_mut().zip(sections) {
-            sum.sections += s.sections;
-            sum.span += s.span;
-            sum.capacity += s.capacity;
-            sum.busy += s.busy;
-            sum.lag += s.lag;
+            *sum += *s;
         }
     }
 
@@ -115,13 +111,8 @@ impl Profile {
         };
         let stage_time: Vec<Duration> = all.iter().map(|t| t.iter().sum()).collect();
         if timed {
-            let total = SectionTotals {
-                sections: sections.iter().map(|s| s.sections).sum(),
-                span: sections.iter().map(|s| s.span).sum(),
-                capacity: sections.iter().map(|s| s.capacity).sum(),
-                busy: sections.iter().map(|s| s.busy).sum(),
-                lag: sections.iter().map(|s| s.lag).sum(),
-            };
+            let mut total = SectionTotals::default();
+            sections.iter().for_each(|s| total += *s);
             let (serial, idle, wake) = lost(stage_time.iter().sum(), &total);
             let _ = writeln!(
                 out,
