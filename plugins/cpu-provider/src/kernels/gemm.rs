@@ -1284,6 +1284,85 @@ pub unsafe fn rows_times_panels(
     }
 }
 
+/// `tiles[2r + h] = A_r · B_h` (`+=` with `acc`) on the calling thread, for the row
+/// tiles `A_r` (rows `MR · r ..`) of `A[m×kc]` against two B panels: row `i` of A
+/// read in place at `a(i)` (`kc` consecutive floats), panel `h` packed as `kc` rows of
+/// [`NR`] at `b.h`, each result a register tile (row `i % MR` at `i % MR · NR`).
+/// Products whose K runs in blocks keep their partial sums this way, in the kernels'
+/// own layout, with no pass through an output matrix: Winograd's streamed filters
+/// (one block of input channels at a time). With `acc` each element is its partial
+/// sum plus this block's chain over K in order, whatever the row tile's height. While
+/// it runs, `ahead` is fetched into L2: by the kernels, up to one line per four K
+/// steps, and what they cannot take between the kernel calls.
+///
+/// # Panics
+/// Without the pair kernels ([`pair_rows_available`]), when a panel is shorter than
+/// `kc · NR`, or with fewer than two tiles per row tile.
+///
+/// # Safety
+/// Every `a(i)`, `i < m`, addresses `kc` readable floats.
+pub unsafe fn rows_times_pair(
+    (m, kc): (usize, usize),
+    a: impl Fn(usize) -> *const f32,
+    b: (&[f32], &[f32]),
+    tiles: &mut [[f32; TILE]],
+    acc: bool,
+    ahead: &[f32],
+) {
+    let pr = match pair_isa() {
+        #[cfg(target_arch = "x86_64")]
+        Some(PairIsa::Avx512) => avx512::kernel_pair_rows::<false> as PairRowsFn,
+        _ => select_pair_rows_kernel().expect("the pair kernels"),
+    };
+    assert!(b.0.len() >= kc * NR && b.1.len() >= kc * NR, "B panels");
+    assert!(tiles.len() >= 2 * m.div_ceil(MR), "result tiles");
+    let mut ptrs = [std::ptr::null::<f32>(); MR];
+    let calls = m.div_ceil(MR);
+    let per_call = ahead.len().div_ceil(16).div_ceil(calls.max(1));
+    let mut far = Far {
+        p: ahead.as_ptr(),
+        lines: 0,
+    };
+    let mut far_left = ahead.len().div_ceil(16);
+    for (r, pair) in tiles.chunks_exact_mut(2).take(calls).enumerate() {
+        let i0 = r * MR;
+        let mr = MR.min(m - i0);
+        for (i, p) in ptrs.iter_mut().enumerate() {
+            *p = a(i0 + i.min(mr - 1));
+        }
+        let rows = ARows {
+            ptrs: &ptrs,
+            nseg: 1,
+            seg_len: kc,
+            ks: 1,
+        };
+        let lines = per_call.min(far_left);
+        far_left -= lines;
+        far.lines = lines.min(kc / 4);
+        let [t0, t1] = pair else {
+            unreachable!("chunks of two")
+        };
+        pr(&rows, b.0, b.1, t0, t1, (acc, mr, far), None);
+        far.p = far.p.wrapping_add(16 * far.lines);
+        for _ in far.lines..lines {
+            prefetch_l2(far.p);
+            far.p = far.p.wrapping_add(16);
+        }
+    }
+}
+
+/// Fetches the cache line at `p` into L2 (nothing where the CPU has no such hint).
+#[inline(always)]
+fn prefetch_l2(p: *const f32) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T1 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Packs one B panel from up to [`NR`] rows that are contiguous along K: element `k`
 /// of `rows[j]` goes to `dst[k * NR + j]`; columns past `rows.len()` are zero.
 ///
@@ -2976,6 +3055,56 @@ mod tests {
                     "row {i}, column {j}: {} against {want}",
                     c[i * ldc + j]
                 );
+            }
+        }
+    }
+
+    /// `rows_times_pair` leaves each row tile's products with two panels in its two
+    /// register tiles: one multiply-add chain over K in order per element, added to
+    /// the tile's partial sum with `acc`; partial row tiles (13 rows) and a `kc` off
+    /// the unrolling (37) included.
+    #[test]
+    fn rows_times_pair_keeps_partial_sums_in_tiles() {
+        if pair_isa().is_none() {
+            return;
+        }
+        let (m, kc) = (13usize, 37usize);
+        let val = |i: usize| ((i * 7919 % 1000) as f32 - 500.0) / 37.0;
+        let a: Vec<f32> = (0..m * kc).map(val).collect();
+        let b: Vec<f32> = (0..2 * kc * NR).map(|i| val(i + 31)).collect();
+        let (b0, b1) = b.split_at(kc * NR);
+        let rows = m.div_ceil(MR);
+        let start = |t: usize, e: usize| val(t * TILE + e + 7);
+        for acc in [false, true] {
+            let mut tiles: Vec<[f32; TILE]> = (0..2 * rows)
+                .map(|t| std::array::from_fn(|e| start(t, e)))
+                .collect();
+            // SAFETY: row `i` of A holds `kc` floats.
+            unsafe {
+                rows_times_pair(
+                    (m, kc),
+                    |i| a[i * kc..].as_ptr(),
+                    (b0, b1),
+                    &mut tiles,
+                    acc,
+                    &b,
+                );
+            }
+            for i in 0..m {
+                for (h, bh) in [b0, b1].into_iter().enumerate() {
+                    let t = 2 * (i / MR) + h;
+                    for j in 0..NR {
+                        let e = (i % MR) * NR + j;
+                        let chain =
+                            (0..kc).fold(0f32, |s, k| a[i * kc + k].mul_add(bh[k * NR + j], s));
+                        let want = if acc { start(t, e) + chain } else { chain };
+                        assert_eq!(
+                            tiles[t][e].to_bits(),
+                            want.to_bits(),
+                            "acc {acc}, row {i}, panel {h}, column {j}"
+                        );
+                    }
+                }
             }
         }
     }

@@ -486,6 +486,9 @@ fn head_stage(
                 Some(m) if plan.geo.stride[1] == 2 => {
                     format!("conv Winograd F({m}×{m}, 3×3) stride 2")
                 }
+                Some(m) if plan.winograd_streamed() => {
+                    format!("conv Winograd F({m}×{m}, 3×3) streamed")
+                }
                 Some(m) => format!("conv Winograd F({m}×{m}, 3×3)"),
                 None => format!("conv {:?}", plan.imp),
             };

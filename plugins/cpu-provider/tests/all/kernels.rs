@@ -170,6 +170,26 @@ fn cases() -> Vec<Case> {
             dil: 1,
             flip: false,
         },
+        // Constant filters of over 256 × 256 channels on a small image stream from their
+        // taps: F(4×4) (4 tiles), and F(2×2) where F(4×4) would not save (5 × 2 pixels);
+        // a partial block of input channels (300 = 4 · 64 + 44) and a last pair of
+        // output-channel panels with one partial panel (250 = 7 · 32 + 26).
+        Case {
+            x: [1, 300, 5, 7],
+            w: [250, 300, 3, 3],
+            pad: 1,
+            stride: 1,
+            dil: 1,
+            flip: false,
+        },
+        Case {
+            x: [2, 300, 5, 2],
+            w: [250, 300, 3, 3],
+            pad: 1,
+            stride: 1,
+            dil: 1,
+            flip: false,
+        },
         // A network's first layer: 3 channels, 7×7, stride 2, two images (channels-last
         // runs it over filter rows of a zero-padded copy).
         Case {
@@ -230,6 +250,8 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
     let mut f4_phased = false;
     // Whether the stride-2 variant ran.
     let mut wino_strided = false;
+    // The variants that ran with their filters streamed.
+    let mut wino_streamed = std::collections::BTreeSet::new();
     for c in cases() {
         let o = |i: usize| (c.x[i] + 2 * c.pad - c.dil * (c.w[i] - 1) - 1) / c.stride + 1;
         let yd = [c.x[0], c.w[0], o(2), o(3)];
@@ -303,6 +325,9 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     wino_wide |= c.x[1] > 256;
                     wino_strided |= c.stride == 2;
                     f4_phased |= p.winograd_tile() == Some(4) && c.x[1] * c.w[0] > 1 << 14;
+                    if p.winograd_streamed() {
+                        wino_streamed.extend(p.winograd_tile());
+                    }
                     p
                 } else {
                     plan(ConvAlgo::Auto).with_impl(imp)
@@ -346,6 +371,62 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
         assert!(wino_wide, "Winograd over more than 256 channels runs");
         assert!(f4_phased, "F(4×4) over large filters runs");
         assert!(wino_strided, "Winograd at stride 2 runs");
+        assert_eq!(
+            wino_streamed,
+            [2, 4].into(),
+            "Winograd variants run streamed"
+        );
+    }
+}
+
+/// Winograd with streamed filters does the same arithmetic whatever the thread count:
+/// each pair of output-channel panels is one thread's, its blocks of input channels in
+/// a fixed order. F(4×4) and F(2×2) (see `cases`) on 1, 2, 3 and 5 threads (on three
+/// and more each pair is a part that any thread may take) give the same bits.
+#[test]
+fn streamed_winograd_gives_the_same_bits_on_any_thread_count() {
+    if !winograd_runs_here() {
+        return;
+    }
+    let nhwc = |d: [usize; 4]| {
+        let i: Vec<i64> = d.iter().map(|&v| v as i64).collect();
+        let s = strides_in(&i, &[0, 2, 3, 1]);
+        Shape::new(&d, &s.iter().map(|&v| v as usize).collect::<Vec<_>>())
+    };
+    for (xd, m) in [([1usize, 300, 5, 7], 4), ([2, 300, 5, 2], 2)] {
+        let wd = [250usize, 300, 3, 3];
+        let yd = [xd[0], 250, xd[2], xd[3]];
+        let x = values(xd.iter().product(), 7);
+        let w = values(wd.iter().product(), 8);
+        let geo = ConvGeometry::new(&xd, &wd, &yd, &ConvParams::simple(2, 1, 1)).unwrap();
+        let (xs, ws, ys) = (nhwc(xd), nhwc(wd), nhwc(yd));
+        let mut outs = Vec::new();
+        for threads in [1, 2, 3, 5] {
+            let plan = FpropPlan::new(
+                geo.clone(),
+                (&xs, DType::F32),
+                (&ws, DType::F32),
+                ConvAlgo::Auto,
+                threads,
+            )
+            .for_constant_weights();
+            assert!(
+                plan.winograd_streamed(),
+                "{xd:?}, {threads} threads: {plan:?}"
+            );
+            assert_eq!(plan.winograd_tile(), Some(m), "{xd:?}, {threads} threads");
+            let y = run_f32(&plan, (&x, &xs), (&w, &ws), &ys, &Exec::new(threads));
+            assert!(y.iter().all(|v| v.is_finite()), "{xd:?}, {threads} threads");
+            outs.push(y);
+        }
+        for (y, threads) in outs[1..].iter().zip([2, 3, 5]) {
+            assert!(
+                y.iter()
+                    .zip(&outs[0])
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{xd:?}: {threads} threads differ from 1"
+            );
+        }
     }
 }
 

@@ -206,9 +206,14 @@ impl FpropPlan {
     /// panels) on the 16-core Xeon took 800 / 420 / 359 / 235 µs direct against
     /// 1000 / 560 / 353 / 175 µs Winograd at 2 / 4 / 8 / 16 threads. With AVX2's
     /// half-width multiply-adds, Winograd won at 2 threads too (1450 against 1530 µs).
+    /// Where the filters stream ([`winograd::streamed`]: they are read as taps, 9 per
+    /// channel pair as the direct GEMM reads them) Winograd wins on every thread count:
+    /// those layers on 2 threads of a Zen 4 (AVX-512), 0.78–0.83 ms against 1.12–1.16.
     fn direct_beats_winograd(&self) -> bool {
         let tiles = self.geo.npix().div_ceil(MR) * self.geo.kg().div_ceil(NR);
-        gemm::pair_isa() == Some(gemm::PairIsa::Avx512) && tiles >= 48 * self.threads
+        gemm::pair_isa() == Some(gemm::PairIsa::Avx512)
+            && tiles >= 48 * self.threads
+            && !winograd::streams(&self.geo, self.threads)
     }
 
     /// The output tile edge of the Winograd variant the plan runs: `Some(2)` for
@@ -218,6 +223,12 @@ impl FpropPlan {
     pub fn winograd_tile(&self) -> Option<usize> {
         (self.imp == FpropImpl::Winograd)
             .then(|| winograd::variant(&self.geo, self.threads, self.kept).m())
+    }
+
+    /// Whether the plan runs Winograd with its filters streamed from their taps
+    /// (constant filters of 256 × 256 channels or more on a small image, see `winograd.rs`).
+    pub fn winograd_streamed(&self) -> bool {
+        self.imp == FpropImpl::Winograd && self.kept && winograd::streams(&self.geo, self.threads)
     }
 
     /// The same plan with another implementation (tests, benchmarks).
@@ -573,9 +584,10 @@ mod tests {
     use super::*;
 
     /// Constant filters of a small image (7² × 512 channels, ResNet-50's last 3×3 at
-    /// batch 1: 9 row tiles × 32 panels of direct GEMM) stay on the direct GEMM with
-    /// the AVX-512 kernels and fewer than 8 threads, else go to Winograd (where the
-    /// CPU has the pair kernels it needs).
+    /// batch 1: 9 row tiles × 32 panels of direct GEMM) go to Winograd F(4×4) with
+    /// the filters streamed on every thread count (where the CPU has the pair kernels
+    /// it needs); 192 × 192 channels (not streamed) stay on the direct GEMM with the
+    /// AVX-512 kernels where it has at least 48 output tiles per thread.
     #[test]
     fn constant_filters_of_small_images_take_winograd_where_it_wins() {
         let geo = ConvGeometry::new(
@@ -597,12 +609,41 @@ mod tests {
             );
             // 49 pixels: Auto alone keeps the direct GEMM.
             assert_eq!(plan.imp, FpropImpl::Indirect, "{threads} threads");
+            let kept = plan.for_constant_weights();
+            if gemm::pair_isa().is_some() {
+                assert_eq!(kept.imp, FpropImpl::Winograd, "{threads} threads");
+                assert!(kept.winograd_streamed(), "{threads} threads");
+                assert_eq!(kept.winograd_tile(), Some(4), "{threads} threads");
+            } else {
+                assert_eq!(kept.imp, FpropImpl::Indirect, "{threads} threads");
+            }
+        }
+        // 192 channels: the direct GEMM has 9 row tiles × 12 panels.
+        let geo = ConvGeometry::new(
+            &[1, 192, 7, 7],
+            &[192, 192, 3, 3],
+            &[1, 192, 7, 7],
+            &ConvParams::simple(2, 1, 1),
+        )
+        .unwrap();
+        let x = Shape::channels_last(&[1, 192, 7, 7]);
+        let w = Shape::packed(&[192, 192, 3, 3]);
+        for threads in [2, 3] {
+            let plan = FpropPlan::new(
+                geo.clone(),
+                (&x, DType::F32),
+                (&w, DType::F32),
+                ConvAlgo::Auto,
+                threads,
+            )
+            .for_constant_weights();
             let want = match gemm::pair_isa() {
-                Some(gemm::PairIsa::Avx512) if threads < 8 => FpropImpl::Indirect,
+                Some(gemm::PairIsa::Avx512) if threads < 3 => FpropImpl::Indirect,
                 Some(_) => FpropImpl::Winograd,
                 None => FpropImpl::Indirect,
             };
-            assert_eq!(plan.for_constant_weights().imp, want, "{threads} threads");
+            assert_eq!(plan.imp, want, "{threads} threads");
+            assert!(!plan.winograd_streamed(), "{threads} threads");
         }
     }
 

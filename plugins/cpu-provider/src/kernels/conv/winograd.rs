@@ -32,6 +32,10 @@
 //!   transform a round of tiles, then split the products by position and pairs of
 //!   output-channel panels (each transformed filter panel read by one thread, once per
 //!   round), then transform the outputs.
+//! * Constant filters from 256 × 256 channels on small images ([`streamed`]) are kept
+//!   as their taps instead, and transformed block by block as one thread per pair of
+//!   output-channel panels streams them through the products: each tap is read once
+//!   per run, and the transformed values never go through memory.
 //!
 //! Planned where the CPU has the pair kernels (AVX-512, or AVX2 + FMA: the transforms
 //! come in both, sixteen or eight channels per vector, the same sums in the same order,
@@ -46,7 +50,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::kernels::exec::{Slots, piece};
-use crate::kernels::gemm::{FusedStep, PIECES_FROM, PairIsa, panel_stride};
+use crate::kernels::gemm::{FusedStep, PIECES_FROM, PairIsa, TILE, panel_stride};
 
 /// Transformed positions per tile, at most (F(4×4, 3×3): 6×6).
 const XI_MAX: usize = 36;
@@ -111,6 +115,10 @@ impl Variant {
 /// Between the two (16384 < C · K, filters under 4 MiB) F(4×4) would stream its filters
 /// per chunk: ResNet-50's 14² layers ran 1.4–1.8× slower that way at batch 8.
 ///
+/// * or streamed ([`streamed`]): the filters are transformed as they are read, so
+///   F(4×4)'s larger transformed filters cost no memory traffic (ResNet-50's 7² layers
+///   at batch 1).
+///
 /// In phases each transformed filter value is read once per round, from memory in a
 /// whole network (ResNet-50's filters, over 100 MB, stay in no cache), and used once
 /// per tile: a variant costs about `(m + 2)² · (tiles + S)` where `S` is the
@@ -131,7 +139,8 @@ pub(super) fn variant(geo: &ConvGeometry, threads: usize, kept: bool) -> Variant
         && packed_len(geo, Variant::F4) > PHASED_FILTERS
         && f4 >= 16.max(2 * threads.max(1))
         && Variant::F4.xi() * (f4 + read) <= Variant::F2.xi() * (f2 + read);
-    if fewer_macs && (chunked || in_phases) {
+    let streams = kept && streamable(geo);
+    if fewer_macs && (chunked || in_phases || streams) {
         Variant::F4
     } else {
         Variant::F2
@@ -227,12 +236,67 @@ fn phase_tiles(geo: &ConvGeometry, v: Variant) -> usize {
     ((16 << 20) / per_tile).max(MR).min(total_tiles(geo, v))
 }
 
+/// Whether constant (`kept`) filters are kept as their taps and transformed while they
+/// stream through the products ([`run_streamed`]) rather than kept transformed: at
+/// stride 1, filters that no cache holds (F(2×2)'s transformed ones over
+/// [`PHASED_FILTERS`]: from 256 × 256 channels) over at most [`STREAM_TILES`]
+/// F(2×2) tiles. Each transformed value is then used by so few tiles that reading it
+/// from memory costs more than making it: F(2×2)'s 16 transformed taps are 1.8× the
+/// bytes of the 9 taps, F(4×4)'s 36 are 4×. ResNet-50's 7² layers at batch 1 (512
+/// channels, 9.4 MB of taps) on 2 threads of a Zen 4, in the whole network: 0.78–0.83
+/// ms as F(4×4) streamed, 0.88–0.92 as F(2×2) streamed, against 1.06–1.14 kept
+/// transformed as F(2×2) (16.8 MB) and 1.12–1.16 on the direct GEMM.
+pub(super) fn streamed(geo: &ConvGeometry, v: Variant, kept: bool) -> bool {
+    kept && v != Variant::S2 && streamable(geo)
+}
+
+/// Whether [`streamed`] holds for `geo`'s constant filters at stride 1.
+fn streamable(geo: &ConvGeometry) -> bool {
+    geo.stride[1] == 1
+        && packed_len(geo, Variant::F2) > PHASED_FILTERS
+        && total_tiles(geo, Variant::F2) <= STREAM_TILES
+}
+
+/// Whether constant filters (`kept`) of `geo` stream on `threads` threads.
+pub(super) fn streams(geo: &ConvGeometry, threads: usize) -> bool {
+    streamed(geo, variant(geo, threads, true), true)
+}
+
+/// Tiles [`streamed`] takes at most: their `V` (16 · 32 · 512 floats, 1 MiB) read
+/// from L2 by every pair of output-channel panels.
+const STREAM_TILES: usize = 32;
+
+/// Output channels per item of [`run_streamed`]: a pair of panels, as the pair
+/// kernels take them.
+const STREAM_COLS: usize = 2 * NR;
+
+/// Input channels per block of [`run_streamed`]: a block's transformed filters (16 or
+/// 36 positions × 64 channels × 32 output channels, 128 or 288 KiB) stay in L2 while
+/// the tiles' products run over them. With F(4×4) on ResNet-50's 7² layers, blocks of
+/// 32 channels took 4–8% longer, 96 the same.
+const STREAM_BLOCK: usize = 64;
+
+/// Floats of the taps [`run_streamed`] keeps ([`tap_pairs`]).
+fn taps_len(geo: &ConvGeometry) -> usize {
+    geo.k.div_ceil(STREAM_COLS) * geo.c * 9 * STREAM_COLS
+}
+
+/// Floats of one thread's scratch in [`run_streamed`]: a block's transformed filters
+/// (`U`, two panels per position), the pair's tiles of `M` (two per row tile and
+/// position), one tile's output pixels, and a cache line of slack.
+fn stream_scratch_len(geo: &ConvGeometry, v: Variant) -> usize {
+    let rows = total_tiles(geo, v).div_ceil(MR);
+    v.xi() * (STREAM_COLS * STREAM_BLOCK + 16 + 2 * rows * TILE) + v.m * v.m * NR + 16
+}
+
 /// Workspace in `f32` elements for `threads` threads (`kept`: as [`variant`]; the
 /// transformed filters then live with the plan's weight cache, not in the workspace:
 /// ResNet-50's 7² layers at batch 8 keep 37.7 MB of them).
 pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize, kept: bool) -> usize {
     let v = variant(geo, threads, kept);
-    let work = if phased(geo, v, threads) {
+    let work = if streamed(geo, v, kept) {
+        v.xi() * total_tiles(geo, v) * geo.c + 16 + threads * stream_scratch_len(geo, v)
+    } else if phased(geo, v, threads) {
         v.xi() * phase_tiles(geo, v) * (geo.c + geo.k) + 16
     } else {
         threads * per_thread_len(geo, v)
@@ -277,7 +341,11 @@ pub(super) fn run(
     // filters, made now and kept, made in the workspace, or (a kept plan run without
     // a cache) made in memory of their own.
     let addr = w.ptr_as::<f32>() as usize;
+    let stream = streamed(geo, v, kept);
     let transform = || {
+        if stream {
+            return Arc::new(tap_pairs(geo, w));
+        }
         let mut u = vec![0f32; packed_len(geo, v)];
         transform_filters(geo, v, w, &mut u, exec);
         Arc::new(u)
@@ -316,6 +384,10 @@ pub(super) fn run(
         tw,
         th,
     };
+    if stream {
+        run_streamed(&ctx, total, exec, rest);
+        return;
+    }
     if phased(geo, v, threads) {
         run_phased(&ctx, total, exec, rest);
         return;
@@ -433,10 +505,70 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
             let ms = unsafe { std::slice::from_raw_parts(m.get(), xis * n * k) };
             let mut out = vec![0f32; ctx.v.m * ctx.v.m * k];
             for i in share(n, p) {
-                ctx.output_tile(t0 + i, &ms[i * k..], n * k, &mut out);
+                ctx.output_tile(t0 + i, &ms[i * k..], n * k, 0, k, &mut out);
             }
         });
     }
+}
+
+/// [`run`] with the filters streamed ([`streamed`]): all threads transform the tiles'
+/// inputs into `V` (in `buf`); then each takes pairs of output-channel panels. Per
+/// pair, [`STREAM_BLOCK`] input channels at a time, a thread transforms the block's
+/// filters from their taps into `U` and runs every position's products over the block
+/// into the pair's tiles of `M` (partial sums over the blocks, in the kernels'
+/// layout); after the last block it transforms those into the pair's output channels
+/// of every tile. Each tap is read once per run, by one thread, while the `V` that
+/// every pair reads stays in cache.
+fn run_streamed(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
+    let g = ctx.geo;
+    let (c, xis) = (g.c, ctx.v.xi());
+    let threads = exec.threads();
+    let off = buf.as_ptr().align_offset(64).min(16);
+    let (v, rest) = buf[off..].split_at_mut(xis * total * c);
+    let per = if threads >= PIECES_FROM {
+        PHASE_PIECES
+    } else {
+        1
+    };
+    let parts = threads * per;
+    let vp = SendPtr(v.as_mut_ptr().cast_const());
+    exec.for_each(parts, |p| {
+        for i in split(total, parts, piece(p, threads, per)) {
+            // SAFETY: tile `i`'s rows of `V` (one per position, `c` floats, `total · c`
+            // apart) lie inside `v` and are this part's alone.
+            unsafe { ctx.input_tile(i, vp.get().cast_mut().add(i * c), total * c) };
+        }
+    });
+    let v: &[f32] = v;
+    let pairs = g.k.div_ceil(STREAM_COLS);
+    let pair_taps = c * 9 * STREAM_COLS;
+    assert!(ctx.packed.len() >= pairs * pair_taps, "winograd taps");
+    let slots = Slots::new(rest.chunks_mut(stream_scratch_len(g, ctx.v)).take(threads));
+    // From `PIECES_FROM` threads each pair is a part of its own, which a thread done
+    // early may take over.
+    let per = if threads >= PIECES_FROM {
+        pairs.div_ceil(threads)
+    } else {
+        1
+    };
+    exec.for_each(threads * per, |part| {
+        let at = piece(part, threads, per);
+        let mine = split(pairs, threads * per, at);
+        if mine.is_empty() {
+            return;
+        }
+        let mut guard = slots.take(at / per);
+        for pair in mine.clone() {
+            // The first block of the next pair this part takes.
+            let ahead = if pair + 1 < mine.end {
+                let start = (pair + 1) * pair_taps;
+                &ctx.packed[start..start + STREAM_BLOCK.min(c) * 9 * STREAM_COLS]
+            } else {
+                &[]
+            };
+            ctx.stream_pair(pair, v, total, &mut guard, ahead);
+        }
+    });
 }
 
 /// What every chunk reads.
@@ -447,6 +579,8 @@ struct Ctx<'a> {
     x_span: usize,
     xs: [usize; 5],
     zeros: SendPtr<f32>,
+    /// The transformed filters in their packed panels; when [`streamed`], the taps
+    /// ([`tap_pairs`]).
     packed: &'a [f32],
     ep: &'a Prepared<'a>,
     fused: Option<&'a gemm::FusedOut>,
@@ -498,7 +632,75 @@ impl Ctx<'_> {
         }
         let mut out = vec![0f32; self.v.m * self.v.m * k];
         for i in 0..n {
-            self.output_tile(t0 + i, &m[i * k..], n * k, &mut out);
+            self.output_tile(t0 + i, &m[i * k..], n * k, 0, k, &mut out);
+        }
+    }
+
+    /// One pair of output-channel panels of [`run_streamed`]: its products over every
+    /// block of input channels into its tiles of `M`, then its output channels of
+    /// every tile. `v` is `V` of all `total` tiles (position `ξ`'s row for tile `i` at
+    /// `(ξ · total + i) · C`), `buf` this thread's scratch ([`stream_scratch_len`]),
+    /// `ahead` the taps the thread reads after this pair's.
+    fn stream_pair(&self, pair: usize, v: &[f32], total: usize, buf: &mut [f32], ahead: &[f32]) {
+        let g = self.geo;
+        let (c, xis) = (g.c, self.v.xi());
+        let rows = total.div_ceil(MR);
+        let off = buf.as_ptr().align_offset(64).min(16);
+        let block = STREAM_BLOCK;
+        let (u, rest) = buf[off..].split_at_mut(xis * (STREAM_COLS * block + 16));
+        let (mt, out) = rest.split_at_mut(xis * 2 * rows * TILE);
+        let (mt, _) = mt.as_chunks_mut::<TILE>();
+        let block_taps = |c0: usize, c1: usize| c0 * 9 * STREAM_COLS..c1 * 9 * STREAM_COLS;
+        let taps = &self.packed[block_taps(pair * c, (pair + 1) * c)];
+        assert!(v.len() >= xis * total * c, "winograd V");
+        for c0 in (0..c).step_by(block) {
+            let c1 = (c0 + block).min(c);
+            let cb = c1 - c0;
+            let next = if c1 < c {
+                &taps[block_taps(c1, (c1 + block).min(c))]
+            } else {
+                ahead
+            };
+            // A cache line between positions: at a whole number of pages apart the
+            // sixteen rows the transform writes per channel would share one L1 set.
+            let (us, hs) = (STREAM_COLS * cb + 16, NR * cb);
+            // SAFETY: the block's taps are `cb · 9 · 32` floats of `taps`; `u` holds
+            // `xis` positions of `us` floats, two panels of `hs` each; the CPU has
+            // `self.isa`.
+            unsafe {
+                let t = taps[block_taps(c0, c1)].as_ptr();
+                filter_taps(self.isa, self.v, t, cb, u.as_mut_ptr(), (us, hs));
+            }
+            // The next block's taps are fetched while the products run.
+            let share = next.len().div_ceil(xis);
+            for xi in 0..xis {
+                let b = u[xi * us..xi * us + 2 * hs].split_at(hs);
+                let vx = v[(xi * total) * c + c0..].as_ptr();
+                let fetch = &next[(xi * share).min(next.len())..((xi + 1) * share).min(next.len())];
+                // SAFETY: row `i < total` of `V_ξ` holds `c` floats from `vx + i · c -
+                // c0`, of which this block reads `cb` (inside `v`, checked above).
+                unsafe {
+                    gemm::rows_times_pair(
+                        (total, cb),
+                        |i| vx.wrapping_add(i * c),
+                        b,
+                        &mut mt[xi * 2 * rows..(xi + 1) * 2 * rows],
+                        c0 > 0,
+                        fetch,
+                    );
+                }
+            }
+        }
+        let flat = mt.as_flattened();
+        for i in 0..total {
+            for h in 0..2 {
+                let j0 = pair * STREAM_COLS + h * NR;
+                if j0 >= g.k {
+                    break;
+                }
+                let at = ((i / MR) * 2 + h) * TILE + (i % MR) * NR;
+                self.output_tile(i, &flat[at..], 2 * rows * TILE, j0, NR.min(g.k - j0), out);
+            }
         }
     }
 
@@ -543,12 +745,14 @@ impl Ctx<'_> {
         }
     }
 
-    /// The output transform of tile `t` (`M_ξ` row at `m[ξ · ms..]`, `K` floats each)
-    /// and the epilogue of its in-image pixels; `out` holds `m² · K` floats.
-    fn output_tile(&self, t: usize, m: &[f32], ms: usize, out: &mut [f32]) {
+    /// The output transform of tile `t` for output channels `j0..j0 + k` (`M_ξ`'s row
+    /// at `m[ξ · ms..]`, `k` floats each) and the epilogue of its in-image pixels;
+    /// `out` holds `m² · k` floats.
+    fn output_tile(&self, t: usize, m: &[f32], ms: usize, j0: usize, k: usize, out: &mut [f32]) {
         let g = self.geo;
-        let (k, e) = (g.k, self.v.m);
+        let e = self.v.m;
         assert!(m.len() >= (self.v.xi() - 1) * ms + k && out.len() >= e * e * k);
+        assert!(j0 + k <= g.k, "winograd output channels");
         // SAFETY: a row of `k` floats per position in `m`, one per output pixel in
         // `out` (checked above); the CPU has `self.isa`.
         unsafe {
@@ -570,29 +774,34 @@ impl Ctx<'_> {
             }
             let p = (img * g.out[1] + oy) * g.out[2] + ox;
             match self.fused {
-                // SAFETY: pixel `p < npix` and channels `< k` lie inside every tensor
-                // of the chain (`fused_rows` checked the whole index space); this
-                // thread owns the tile's pixels; the CPU has `self.isa`.
+                // SAFETY: pixel `p < npix` and channels `j0..j0 + k <= K` lie inside
+                // every tensor of the chain (`fused_rows` checked the whole index
+                // space); this thread owns these channels of the tile's pixels; the
+                // CPU has `self.isa`.
                 Some(f) => unsafe {
                     match self.isa {
                         #[cfg(target_arch = "x86_64")]
-                        PairIsa::Avx512 => avx512::fused_pixel(f, p, vals),
+                        PairIsa::Avx512 => avx512::fused_pixel(f, p, j0, vals),
                         #[cfg(target_arch = "x86_64")]
-                        PairIsa::Avx2 => avx2::fused_pixel(f, p, vals),
+                        PairIsa::Avx2 => avx2::fused_pixel(f, p, j0, vals),
                         #[cfg(not(target_arch = "x86_64"))]
-                        _ => fused_pixel(f, p, vals),
+                        _ => fused_pixel(f, p, j0, vals),
                     }
                 },
-                None => self.general_pixel(img, [0, oy, ox], p % (g.out[1] * g.out[2]), vals),
+                None => {
+                    let hw = g.out[1] * g.out[2];
+                    self.general_pixel(img, [0, oy, ox], p % hw, j0, vals);
+                }
             }
         }
     }
 
-    /// The general epilogue for one pixel's `K` values.
-    fn general_pixel(&self, img: usize, o: [usize; 3], p: usize, vals: &mut [f32]) {
+    /// The general epilogue for one pixel's values of output channels `j0..` (`j0` a
+    /// multiple of [`NR`]).
+    fn general_pixel(&self, img: usize, o: [usize; 3], p: usize, j0: usize, vals: &mut [f32]) {
         let mut idx = [0usize; 5];
         for (b, v) in vals.chunks_mut(NR).enumerate() {
-            let ch0 = b * NR;
+            let ch0 = j0 + b * NR;
             if self.ep.blockwise() {
                 self.ep.apply_block(v, NR, 1, v.len(), |l| BlockAt {
                     base: img * l.ns + p * l.ps + ch0 * l.cs,
@@ -889,264 +1098,6 @@ macro_rules! output_tile_f4 {
     }};
 }
 
-/// The transforms, the per-pixel epilogue and (for the tests) `Bᵀ` / `Aᵀ` compiled for
-/// one instruction set (`$feat`), `$w` channels per vector of type `$vt` through the
-/// module's `ld` / `st` and the set's add, subtract, fused multiply-add and
-/// broadcast: the same sums in the same order whatever the width, so the same results.
-///
-/// # Safety (every function it makes)
-/// The CPU has `$feat`; each pointer in `d` addresses `c` readable floats, each output
-/// row `c` (input transform) or the outputs `k` (output transform) writable ones,
-/// disjoint from what is read; for `fused_pixel`, pixel `p` and channels
-/// `< vals.len()` lie inside every tensor of `f` and nobody else touches that output
-/// pixel.
-#[cfg(target_arch = "x86_64")]
-macro_rules! transforms {
-    ($feat:literal, $w:expr, $vt:ty, $add:ident, $sub:ident, $fma:ident, $set1:ident) => {
-        /// The input transform of `v`: `d` holds the patch's pointers (row-major), `c`
-        /// channels each; position `ξ`'s row of `V` to `out + ξ · vs`.
-        #[target_feature(enable = $feat)]
-        pub(super) unsafe fn input_tile(
-            v: Variant,
-            d: &[*const f32; XI_MAX],
-            c: usize,
-            out: *mut f32,
-            vs: usize,
-        ) {
-            let (add, sub, fma, k) = ($add, $sub, $fma, $set1);
-            // SAFETY: (whole body) masked lanes are neither read nor written; the
-            // others are inside the rows per the contract.
-            unsafe {
-                match v {
-                    Variant::F4 => input_tile_f4!(d, c, out, vs, $w, ld, st, add, sub, fma, k),
-                    Variant::S2 => input_tile_s2!(d, c, out, vs, $w, ld, st, sub),
-                    _ => input_tile_f2!(d, c, out, vs, $w, ld, st, add, sub),
-                }
-            }
-        }
-
-        /// The output transform of `v`: `M_ξ` at `m + ξ · ms`, output pixel `q` to
-        /// `out + q · k`.
-        #[target_feature(enable = $feat)]
-        pub(super) unsafe fn output_tile(
-            v: Variant,
-            m: *const f32,
-            ms: usize,
-            k: usize,
-            out: *mut f32,
-        ) {
-            let (add, sub, fma, c) = ($add, $sub, $fma, $set1);
-            // SAFETY: (whole body) as in `input_tile`.
-            unsafe {
-                match v {
-                    Variant::F4 => output_tile_f4!(m, ms, k, out, $w, ld, st, add, sub, fma, c),
-                    Variant::S2 => output_tile_s2!(m, ms, k, out, $w, ld, st, add),
-                    _ => output_tile_f2!(m, ms, k, out, $w, ld, st, add, sub),
-                }
-            }
-        }
-
-        /// [`super::fused_pixel`] compiled for this instruction set.
-        #[target_feature(enable = $feat)]
-        pub(super) unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
-            // SAFETY: per the contract.
-            unsafe { super::fused_pixel(f, p, vals) }
-        }
-
-        /// [`BT4`](super::BT4) and [`AT4`](super::AT4) of six vectors (for the tests).
-        #[cfg(test)]
-        #[target_feature(enable = $feat)]
-        pub(super) fn bt4_at4(x: [$vt; 6]) -> ([$vt; 6], [$vt; 4]) {
-            let (add, sub, fma, c) = ($add, $sub, $fma, $set1);
-            (bt4!(x, add, sub, fma, c), at4!(x, add, sub, fma, c))
-        }
-    };
-}
-
-/// [`transforms`] on AVX-512F, sixteen channels per vector.
-#[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use std::arch::x86_64::*;
-
-    use super::{Variant, XI_MAX, gemm};
-
-    /// The first `n` of 16 lanes from `p` (the others zero).
-    ///
-    /// # Safety
-    /// AVX-512F is available; `p` addresses `min(n, 16)` readable floats.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn ld(n: usize, p: *const f32) -> __m512 {
-        // SAFETY: masked lanes are not read; the others are readable (contract).
-        unsafe { _mm512_maskz_loadu_ps(gemm::lane_mask(n), p) }
-    }
-
-    /// The first `n` of `x`'s 16 lanes to `p`.
-    ///
-    /// # Safety
-    /// AVX-512F is available; `p` addresses `min(n, 16)` writable floats.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn st(n: usize, p: *mut f32, x: __m512) {
-        // SAFETY: masked lanes are not written; the others are writable (contract).
-        unsafe { _mm512_mask_storeu_ps(p, gemm::lane_mask(n), x) }
-    }
-
-    transforms!(
-        "avx512f",
-        16,
-        __m512,
-        _mm512_add_ps,
-        _mm512_sub_ps,
-        _mm512_fmadd_ps,
-        _mm512_set1_ps
-    );
-}
-
-/// [`transforms`] on AVX2 + FMA, eight channels per vector.
-#[cfg(target_arch = "x86_64")]
-mod avx2 {
-    use std::arch::x86_64::*;
-
-    use super::{Variant, XI_MAX, gemm};
-
-    /// The `vmaskmov` mask of the first `n` of 8 lanes.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn mask8(n: usize) -> __m256i {
-        _mm256_cmpgt_epi32(
-            _mm256_set1_epi32(n as i32),
-            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-        )
-    }
-
-    /// The first `n` of 8 lanes from `p` (the others zero).
-    ///
-    /// # Safety
-    /// AVX2 is available; `p` addresses `min(n, 8)` readable floats.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    unsafe fn ld(n: usize, p: *const f32) -> __m256 {
-        // SAFETY: masked lanes are not read; the others are readable (contract).
-        unsafe {
-            if n >= 8 {
-                _mm256_loadu_ps(p)
-            } else {
-                _mm256_maskload_ps(p, mask8(n))
-            }
-        }
-    }
-
-    /// The first `n` of `x`'s 8 lanes to `p`.
-    ///
-    /// # Safety
-    /// AVX2 is available; `p` addresses `min(n, 8)` writable floats.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    unsafe fn st(n: usize, p: *mut f32, x: __m256) {
-        // SAFETY: masked lanes are not written; the others are writable (contract).
-        unsafe {
-            if n >= 8 {
-                _mm256_storeu_ps(p, x)
-            } else {
-                _mm256_maskstore_ps(p, mask8(n), x)
-            }
-        }
-    }
-
-    transforms!(
-        "avx2,fma",
-        8,
-        __m256,
-        _mm256_add_ps,
-        _mm256_sub_ps,
-        _mm256_fmadd_ps,
-        _mm256_set1_ps
-    );
-}
-
-/// The chain's steps on pixel `p`'s values (channel `j` at `vals[j]`), then the store;
-/// inlined into each instruction set's `fused_pixel`, which vectorises it.
-///
-/// # Safety
-/// Pixel `p` and channels `< vals.len()` lie inside every tensor of `f` (per its
-/// construction) and nobody else touches that output pixel.
-#[inline(always)]
-unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, vals: &mut [f32]) {
-    let n = vals.len();
-    // SAFETY: (whole body) in bounds per the function's contract.
-    unsafe {
-        let at = |t: *const f32, rs: usize| std::slice::from_raw_parts(t.add(p * rs), n);
-        for st in f.steps() {
-            match *st {
-                FusedStep::ScaleShift(a, b) => {
-                    let (a, b) = (at(a, 0), at(b, 0));
-                    for j in 0..n {
-                        vals[j] = vals[j] * a[j] + b[j];
-                    }
-                }
-                FusedStep::AddCols(t) => vals.iter_mut().zip(at(t, 0)).for_each(|(v, t)| *v += t),
-                FusedStep::MulCols(t) => vals.iter_mut().zip(at(t, 0)).for_each(|(v, t)| *v *= t),
-                FusedStep::AddRows(t, rs) => {
-                    vals.iter_mut().zip(at(t, rs)).for_each(|(v, t)| *v += t);
-                }
-                FusedStep::MulRows(t, rs) => {
-                    vals.iter_mut().zip(at(t, rs)).for_each(|(v, t)| *v *= t);
-                }
-                FusedStep::AddScalar(s) => vals.iter_mut().for_each(|v| *v += s),
-                FusedStep::MulScalar(s) => vals.iter_mut().for_each(|v| *v *= s),
-                FusedStep::Relu => vals.iter_mut().for_each(|v| *v = v.max(0.0)),
-            }
-        }
-        let (y, ys) = f.target();
-        std::ptr::copy_nonoverlapping(vals.as_ptr(), y.add(p * ys), n);
-    }
-}
-
-/// `U = G g Gᵀ` for every (output, input) channel pair, into the packed panels of the
-/// products: `U_ξ`'s element `(c, k)` at
-/// `packed[ξ · ps + (k / NR) · panel_stride(C) + c · NR + k % NR]`, columns past `K`
-/// zero. The threads take panels.
-fn transform_filters(g: &ConvGeometry, v: Variant, w: &RawIn, packed: &mut [f32], exec: &Exec) {
-    let ws = geo_ws(g, w);
-    let (c, k) = (g.c, g.k);
-    let panels = k.div_ceil(NR);
-    let pstride = panel_stride(c);
-    let ps = panels * pstride;
-    assert!(packed.len() >= v.xi() * ps);
-    let dst = SendPtr(packed.as_mut_ptr().cast_const());
-    assert!(w.dtype() == DType::F32 && ws[0] * NR < i32::MAX as usize);
-    // The last filter element the panels read, for the bounds check.
-    let last = (k - 1) * ws[0] + (c - 1) * ws[1] + 2 * ws[3] + 2 * ws[4];
-    assert!(last < w.shape().span(), "winograd filters out of bounds");
-    let src = SendPtr(w.ptr_as::<f32>());
-    let isa = gemm::pair_isa().expect("Winograd is only planned with vector pair kernels");
-    let parts = exec.threads().min(panels);
-    exec.for_each(parts, |part| {
-        for p in split(panels, parts, part) {
-            for ci in 0..c {
-                let base = src.get().wrapping_add(p * NR * ws[0] + ci * ws[1]);
-                let at = p * pstride + ci * NR;
-                // SAFETY: the panel's output channels `< k` of input channel `ci` are
-                // inside w (checked above); rows `ξ · ps + at` of `packed` hold NR
-                // floats (its length, checked above) and are this part's alone;
-                // the CPU has `isa` (`applies`).
-                unsafe {
-                    filter_panel(
-                        isa,
-                        v,
-                        base,
-                        ws,
-                        NR.min(k - p * NR),
-                        dst.get().cast_mut().add(at),
-                        ps,
-                    );
-                }
-            }
-        }
-    });
-}
-
 /// `G x` of F(2×2, 3×3) for one filter column or row `x`, `G = [1 0 0; ½ ½ ½;
 /// ½ −½ ½; 0 0 1]`, written over a number type (`f32` for the reference, vectors of
 /// sixteen for the kernels) so that both round alike.
@@ -1248,6 +1199,373 @@ macro_rules! filter_tile {
         }
         u
     }};
+}
+
+/// The loop of `filter_taps` (in [`transforms`]) for a variant of `$e` positions per
+/// edge whose filter transform of one column or row is `$g` (a closure over a tuple
+/// of three vectors, giving `$e`).
+macro_rules! filter_taps_loop {
+    (
+        $taps:expr,
+        $cb:expr,
+        $u:expr,
+        $us:expr,
+        $hs:expr,
+        $w:expr,
+        $vt:ty,
+        $ld:ident,
+        $st:ident,
+        $e:literal,
+        $g:expr
+    ) => {{
+        let g1 = $g;
+        for ch in 0..$cb {
+            let mut j = 0;
+            while j < 32 {
+                let g: [$vt; 9] =
+                    std::array::from_fn(|t| $ld($w, $taps.add((9 * ch + t) * 32 + j)));
+                let cols: [[$vt; $e]; 3] = std::array::from_fn(|s| g1((g[s], g[3 + s], g[6 + s])));
+                let at = $u.add((j / 16) * $hs + ch * 16 + j % 16);
+                for r in 0..$e {
+                    let row = g1((cols[0][r], cols[1][r], cols[2][r]));
+                    for (s, val) in row.into_iter().enumerate() {
+                        $st($w, at.add(($e * r + s) * $us), val);
+                    }
+                }
+                j += $w;
+            }
+        }
+    }};
+}
+
+/// The transforms, the per-pixel epilogue and (for the tests) `Bᵀ` / `Aᵀ` compiled for
+/// one instruction set (`$feat`), `$w` channels per vector of type `$vt` through the
+/// module's `ld` / `st` and the set's add, subtract, fused multiply-add and
+/// broadcast: the same sums in the same order whatever the width, so the same results.
+///
+/// # Safety (every function it makes)
+/// The CPU has `$feat`; each pointer in `d` addresses `c` readable floats, each output
+/// row `c` (input transform) or the outputs `k` (output transform) writable ones,
+/// disjoint from what is read; for `fused_pixel`, pixel `p` and channels
+/// `< vals.len()` lie inside every tensor of `f` and nobody else touches that output
+/// pixel.
+#[cfg(target_arch = "x86_64")]
+macro_rules! transforms {
+    (
+        $feat:literal,
+        $w:expr,
+        $vt:ty,
+        $add:ident,
+        $sub:ident,
+        $mul:ident,
+        $fma:ident,
+        $set1:ident
+    ) => {
+        /// `U = G g Gᵀ` of `v` (F(2×2, 3×3) or F(4×4, 3×3)) for `cb` input channels
+        /// of a pair of output-channel panels, from their taps
+        /// ([`tap_pairs`](super::tap_pairs)' layout: input channel `c`'s tap `t` for
+        /// the pair's 32 output channels at `taps + (9c + t) · 32`): position `ξ`'s
+        /// row of sixteen for channel `c` of panel `h` to `u + ξ · us + h · hs + c ·
+        /// 16`. The operations of [`filter_tile`](super::filter_tile) in the same
+        /// order, so the same values, each stored as soon as it is made.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn filter_taps(
+            v: Variant,
+            taps: *const f32,
+            cb: usize,
+            u: *mut f32,
+            us: usize,
+            hs: usize,
+        ) {
+            let (add, sub, mul, fma, c) = ($add, $sub, $mul, $fma, $set1);
+            // SAFETY: (whole body) the taps and rows are inside the buffers per the
+            // contract.
+            unsafe {
+                if v == Variant::F4 {
+                    filter_taps_loop!(taps, cb, u, us, hs, $w, $vt, ld, st, 6, |x| g6!(
+                        x, add, sub, mul, fma, c
+                    ));
+                } else {
+                    assert!(v == Variant::F2, "streamed filters are F(2×2) or F(4×4)");
+                    filter_taps_loop!(taps, cb, u, us, hs, $w, $vt, ld, st, 4, |x| g4!(
+                        x, add, sub, mul, c
+                    ));
+                }
+            }
+        }
+
+        /// The input transform of `v`: `d` holds the patch's pointers (row-major), `c`
+        /// channels each; position `ξ`'s row of `V` to `out + ξ · vs`.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn input_tile(
+            v: Variant,
+            d: &[*const f32; XI_MAX],
+            c: usize,
+            out: *mut f32,
+            vs: usize,
+        ) {
+            let (add, sub, fma, k) = ($add, $sub, $fma, $set1);
+            // SAFETY: (whole body) masked lanes are neither read nor written; the
+            // others are inside the rows per the contract.
+            unsafe {
+                match v {
+                    Variant::F4 => input_tile_f4!(d, c, out, vs, $w, ld, st, add, sub, fma, k),
+                    Variant::S2 => input_tile_s2!(d, c, out, vs, $w, ld, st, sub),
+                    _ => input_tile_f2!(d, c, out, vs, $w, ld, st, add, sub),
+                }
+            }
+        }
+
+        /// The output transform of `v`: `M_ξ` at `m + ξ · ms`, output pixel `q` to
+        /// `out + q · k`.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn output_tile(
+            v: Variant,
+            m: *const f32,
+            ms: usize,
+            k: usize,
+            out: *mut f32,
+        ) {
+            let (add, sub, fma, c) = ($add, $sub, $fma, $set1);
+            // SAFETY: (whole body) as in `input_tile`.
+            unsafe {
+                match v {
+                    Variant::F4 => output_tile_f4!(m, ms, k, out, $w, ld, st, add, sub, fma, c),
+                    Variant::S2 => output_tile_s2!(m, ms, k, out, $w, ld, st, add),
+                    _ => output_tile_f2!(m, ms, k, out, $w, ld, st, add, sub),
+                }
+            }
+        }
+
+        /// [`super::fused_pixel`] compiled for this instruction set.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn fused_pixel(
+            f: &gemm::FusedOut,
+            p: usize,
+            j0: usize,
+            vals: &mut [f32],
+        ) {
+            // SAFETY: per the contract.
+            unsafe { super::fused_pixel(f, p, j0, vals) }
+        }
+
+        /// [`BT4`](super::BT4) and [`AT4`](super::AT4) of six vectors (for the tests).
+        #[cfg(test)]
+        #[target_feature(enable = $feat)]
+        pub(super) fn bt4_at4(x: [$vt; 6]) -> ([$vt; 6], [$vt; 4]) {
+            let (add, sub, fma, c) = ($add, $sub, $fma, $set1);
+            (bt4!(x, add, sub, fma, c), at4!(x, add, sub, fma, c))
+        }
+    };
+}
+
+/// [`transforms`] on AVX-512F, sixteen channels per vector.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::{Variant, XI_MAX, gemm};
+
+    /// The first `n` of 16 lanes from `p` (the others zero).
+    ///
+    /// # Safety
+    /// AVX-512F is available; `p` addresses `min(n, 16)` readable floats.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn ld(n: usize, p: *const f32) -> __m512 {
+        // SAFETY: masked lanes are not read; the others are readable (contract).
+        unsafe { _mm512_maskz_loadu_ps(gemm::lane_mask(n), p) }
+    }
+
+    /// The first `n` of `x`'s 16 lanes to `p`.
+    ///
+    /// # Safety
+    /// AVX-512F is available; `p` addresses `min(n, 16)` writable floats.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn st(n: usize, p: *mut f32, x: __m512) {
+        // SAFETY: masked lanes are not written; the others are writable (contract).
+        unsafe { _mm512_mask_storeu_ps(p, gemm::lane_mask(n), x) }
+    }
+
+    transforms!(
+        "avx512f",
+        16,
+        __m512,
+        _mm512_add_ps,
+        _mm512_sub_ps,
+        _mm512_mul_ps,
+        _mm512_fmadd_ps,
+        _mm512_set1_ps
+    );
+}
+
+/// [`transforms`] on AVX2 + FMA, eight channels per vector.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::{Variant, XI_MAX, gemm};
+
+    /// The `vmaskmov` mask of the first `n` of 8 lanes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn mask8(n: usize) -> __m256i {
+        _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(n as i32),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+        )
+    }
+
+    /// The first `n` of 8 lanes from `p` (the others zero).
+    ///
+    /// # Safety
+    /// AVX2 is available; `p` addresses `min(n, 8)` readable floats.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn ld(n: usize, p: *const f32) -> __m256 {
+        // SAFETY: masked lanes are not read; the others are readable (contract).
+        unsafe {
+            if n >= 8 {
+                _mm256_loadu_ps(p)
+            } else {
+                _mm256_maskload_ps(p, mask8(n))
+            }
+        }
+    }
+
+    /// The first `n` of `x`'s 8 lanes to `p`.
+    ///
+    /// # Safety
+    /// AVX2 is available; `p` addresses `min(n, 8)` writable floats.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn st(n: usize, p: *mut f32, x: __m256) {
+        // SAFETY: masked lanes are not written; the others are writable (contract).
+        unsafe {
+            if n >= 8 {
+                _mm256_storeu_ps(p, x)
+            } else {
+                _mm256_maskstore_ps(p, mask8(n), x)
+            }
+        }
+    }
+
+    transforms!(
+        "avx2,fma",
+        8,
+        __m256,
+        _mm256_add_ps,
+        _mm256_sub_ps,
+        _mm256_mul_ps,
+        _mm256_fmadd_ps,
+        _mm256_set1_ps
+    );
+}
+
+/// The chain's steps on pixel `p`'s values (channel `j0 + j` at `vals[j]`), then the
+/// store; inlined into each instruction set's `fused_pixel`, which vectorises it.
+///
+/// # Safety
+/// Pixel `p` and channels `j0..j0 + vals.len()` lie inside every tensor of `f` (per
+/// its construction) and nobody else touches those channels of that output pixel.
+#[inline(always)]
+unsafe fn fused_pixel(f: &gemm::FusedOut, p: usize, j0: usize, vals: &mut [f32]) {
+    let n = vals.len();
+    // SAFETY: (whole body) in bounds per the function's contract.
+    unsafe {
+        let at = |t: *const f32, rs: usize| std::slice::from_raw_parts(t.add(p * rs + j0), n);
+        for st in f.steps() {
+            match *st {
+                FusedStep::ScaleShift(a, b) => {
+                    let (a, b) = (at(a, 0), at(b, 0));
+                    for j in 0..n {
+                        vals[j] = vals[j] * a[j] + b[j];
+                    }
+                }
+                FusedStep::AddCols(t) => vals.iter_mut().zip(at(t, 0)).for_each(|(v, t)| *v += t),
+                FusedStep::MulCols(t) => vals.iter_mut().zip(at(t, 0)).for_each(|(v, t)| *v *= t),
+                FusedStep::AddRows(t, rs) => {
+                    vals.iter_mut().zip(at(t, rs)).for_each(|(v, t)| *v += t);
+                }
+                FusedStep::MulRows(t, rs) => {
+                    vals.iter_mut().zip(at(t, rs)).for_each(|(v, t)| *v *= t);
+                }
+                FusedStep::AddScalar(s) => vals.iter_mut().for_each(|v| *v += s),
+                FusedStep::MulScalar(s) => vals.iter_mut().for_each(|v| *v *= s),
+                FusedStep::Relu => vals.iter_mut().for_each(|v| *v = v.max(0.0)),
+            }
+        }
+        let (y, ys) = f.target();
+        std::ptr::copy_nonoverlapping(vals.as_ptr(), y.add(p * ys + j0), n);
+    }
+}
+
+/// `U = G g Gᵀ` for every (output, input) channel pair, into the packed panels of the
+/// products: `U_ξ`'s element `(c, k)` at
+/// `packed[ξ · ps + (k / NR) · panel_stride(C) + c · NR + k % NR]`, columns past `K`
+/// zero. The threads take panels.
+fn transform_filters(g: &ConvGeometry, v: Variant, w: &RawIn, packed: &mut [f32], exec: &Exec) {
+    let ws = geo_ws(g, w);
+    let (c, k) = (g.c, g.k);
+    let panels = k.div_ceil(NR);
+    let pstride = panel_stride(c);
+    let ps = panels * pstride;
+    assert!(packed.len() >= v.xi() * ps);
+    let dst = SendPtr(packed.as_mut_ptr().cast_const());
+    assert!(w.dtype() == DType::F32 && ws[0] * NR < i32::MAX as usize);
+    // The last filter element the panels read, for the bounds check.
+    let last = (k - 1) * ws[0] + (c - 1) * ws[1] + 2 * ws[3] + 2 * ws[4];
+    assert!(last < w.shape().span(), "winograd filters out of bounds");
+    let src = SendPtr(w.ptr_as::<f32>());
+    let isa = gemm::pair_isa().expect("Winograd is only planned with vector pair kernels");
+    let parts = exec.threads().min(panels);
+    exec.for_each(parts, |part| {
+        for p in split(panels, parts, part) {
+            for ci in 0..c {
+                let base = src.get().wrapping_add(p * NR * ws[0] + ci * ws[1]);
+                let at = p * pstride + ci * NR;
+                // SAFETY: the panel's output channels `< k` of input channel `ci` are
+                // inside w (checked above); rows `ξ · ps + at` of `packed` hold NR
+                // floats (its length, checked above) and are this part's alone;
+                // the CPU has `isa` (`applies`).
+                unsafe {
+                    filter_panel(
+                        isa,
+                        v,
+                        base,
+                        ws,
+                        NR.min(k - p * NR),
+                        dst.get().cast_mut().add(at),
+                        ps,
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// The filters' taps for [`run_streamed`], by pairs of output-channel panels: input
+/// channel `c`'s tap `t` (row-major in the 3×3 filter) for output channel `k` at
+/// `((k / 32 · C + c) · 9 + t) · 32 + k % 32`; channels past `K` zero. A pair's taps
+/// of a block of input channels are one contiguous run.
+fn tap_pairs(g: &ConvGeometry, w: &RawIn) -> Vec<f32> {
+    let ws = geo_ws(g, w);
+    let (c, k) = (g.c, g.k);
+    let last = (k - 1) * ws[0] + (c - 1) * ws[1] + 2 * ws[3] + 2 * ws[4];
+    assert!(last < w.shape().span(), "winograd filters out of bounds");
+    let mut taps = vec![0f32; taps_len(g)];
+    for kk in 0..k {
+        for ci in 0..c {
+            let row = (kk / STREAM_COLS * c + ci) * 9;
+            for t in 0..9 {
+                let at = kk * ws[0] + ci * ws[1] + (t / 3) * ws[3] + (t % 3) * ws[4];
+                // SAFETY: `at <= last`, inside the filters (checked above).
+                taps[(row + t) * STREAM_COLS + kk % STREAM_COLS] = unsafe { w.load(at) };
+            }
+        }
+    }
+    taps
 }
 
 /// [`filter_tile`] for one input channel and the (up to) sixteen output channels of
@@ -1363,6 +1681,32 @@ unsafe fn filter_panel(
     }
 }
 
+/// The transform of a block of taps (`filter_taps` of [`transforms`]) on `isa`:
+/// position `ξ`'s row of channel `c` of panel `h` to `u + ξ · us + h · hs + c · 16`.
+///
+/// # Safety
+/// The CPU has `isa`; `taps` holds `cb · 9 · 32` floats; the rows are writable.
+unsafe fn filter_taps(
+    isa: PairIsa,
+    v: Variant,
+    taps: *const f32,
+    cb: usize,
+    u: *mut f32,
+    (us, hs): (usize, usize),
+) {
+    // SAFETY: per the function's contract.
+    unsafe {
+        match isa {
+            #[cfg(target_arch = "x86_64")]
+            PairIsa::Avx512 => avx512::filter_taps(v, taps, cb, u, us, hs),
+            #[cfg(target_arch = "x86_64")]
+            PairIsa::Avx2 => avx2::filter_taps(v, taps, cb, u, us, hs),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => unreachable!("Winograd is only planned with vector pair kernels"),
+        }
+    }
+}
+
 /// `G g Gᵀ` of one 3×3 filter (`g[3r + s]`): the reference for
 /// [`filter_panel_avx512`], with the same operations in the same order.
 #[cfg(test)]
@@ -1456,6 +1800,62 @@ mod tests {
                                 got.to_bits(),
                                 want[xi].to_bits(),
                                 "{v:?} n {n} ci {ci} j {j} xi {xi}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The streamed filters: [`tap_pairs`] lays out every tap of every pair of panels
+    /// (zero past `K`), and the transform of a block of them gives the scalar
+    /// transform's values bit for bit, in both streamed variants: 40 output channels
+    /// (a pair, then one partial panel), 5 input channels.
+    #[test]
+    fn filter_taps_match_the_scalar_transform() {
+        let Some(isa) = gemm::pair_isa() else {
+            return;
+        };
+        let (c, k) = (5usize, 40usize);
+        let geo = ConvGeometry::new(
+            &[1, c, 4, 4],
+            &[k, c, 3, 3],
+            &[1, k, 4, 4],
+            &ConvParams::simple(2, 1, 1),
+        )
+        .unwrap();
+        let shape = Shape::channels_last(&[k, c, 3, 3]);
+        let ws = geo.strides5(&shape);
+        let w: Vec<f32> = (0..k * 9 * c)
+            .map(|i| ((i * 37) % 101) as f32 / 7.0 - 6.0)
+            .collect();
+        // SAFETY: `w` holds the shape's span of floats and outlives the view.
+        let raw = unsafe { RawIn::from_parts(w.as_ptr().cast(), DType::F32, shape) };
+        let taps = tap_pairs(&geo, &raw);
+        assert_eq!(taps.len(), taps_len(&geo));
+        let tap = |kk: usize, ci: usize, t: usize| {
+            w[kk * ws[0] + ci * ws[1] + (t / 3) * ws[3] + (t % 3) * ws[4]]
+        };
+        for v in [Variant::F2, Variant::F4] {
+            for pair in 0..k.div_ceil(STREAM_COLS) {
+                let (hs, us) = (NR * c, 2 * NR * c + 16);
+                let mut u = vec![f32::NAN; v.xi() * us];
+                let block = &taps[pair * c * 9 * STREAM_COLS..(pair + 1) * c * 9 * STREAM_COLS];
+                // SAFETY: the CPU has `isa`; the block holds `c · 9 · 32` taps; `u`
+                // holds `xis` positions of two panels of `c` rows.
+                unsafe { filter_taps(isa, v, block.as_ptr(), c, u.as_mut_ptr(), (us, hs)) };
+                for j in 0..STREAM_COLS {
+                    let kk = pair * STREAM_COLS + j;
+                    for ci in 0..c {
+                        let g = std::array::from_fn(|t| if kk < k { tap(kk, ci, t) } else { 0.0 });
+                        let want = filter_tile(v, g);
+                        for xi in 0..v.xi() {
+                            let got = u[xi * us + (j / NR) * hs + ci * NR + j % NR];
+                            assert_eq!(
+                                got.to_bits(),
+                                want[xi].to_bits(),
+                                "{v:?} channel {kk} of {k}, input {ci}, position {xi}"
                             );
                         }
                     }
@@ -1633,9 +2033,10 @@ mod tests {
 
     /// The variant follows the tiles and the filters: F(4×4) for ResNet-50's 56² and
     /// 28² layers (streamed per chunk), its 14² ones (256 channels, in phases; at batch
-    /// 1 with AVX2 only) and its 7² ones from batch 8 (512 channels); F(2×2) for the 7²
-    /// ones at batch 1 (4 tiles),
-    /// filters between the two regimes, and small images.
+    /// 1 with AVX2 only) and its 7² ones (512 channels: from batch 8 in phases, at
+    /// batch 1 with their taps streamed); F(2×2) for the 7² ones at batch 1 when the
+    /// filters are transformed on every run, filters between the two regimes, and small
+    /// images.
     #[test]
     fn the_variant_follows_the_tiles() {
         let geo = |n: usize, hw: usize, c: usize| {
@@ -1661,7 +2062,18 @@ mod tests {
         };
         assert_eq!(variant(&geo(1, 14, 256), 2, true), f4_at_14);
         assert_eq!(variant(&geo(8, 7, 512), 2, true), Variant::F4);
-        assert_eq!(variant(&geo(1, 7, 512), 2, true), Variant::F2);
+        for threads in [1, 2, 16] {
+            assert_eq!(variant(&geo(1, 7, 512), threads, true), Variant::F4);
+            assert!(streamed(&geo(1, 7, 512), Variant::F4, true));
+        }
+        assert_eq!(variant(&geo(1, 7, 512), 2, false), Variant::F2);
+        assert!(!streamed(&geo(1, 7, 512), Variant::F2, false));
+        assert!(!streamed(&geo(8, 7, 512), Variant::F4, true));
+        // From 256 × 256 channels (F(2×2)'s transformed filters over 4 MiB, panels
+        // padded) on at most 32 F(2×2) tiles.
+        assert!(streamed(&geo(1, 7, 256), Variant::F4, true));
+        assert!(!streamed(&geo(1, 7, 192), Variant::F2, true));
+        assert!(!streamed(&geo(1, 14, 512), Variant::F2, true));
         assert_eq!(variant(&geo(8, 14, 160), 2, true), Variant::F2);
         assert_eq!(variant(&geo(1, 14, 64), 2, true), Variant::F2);
         assert_eq!(variant(&geo(4, 6, 16), 2, true), Variant::F2);
