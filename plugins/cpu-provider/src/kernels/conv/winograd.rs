@@ -139,7 +139,7 @@ pub(super) fn variant(geo: &ConvGeometry, threads: usize, kept: bool) -> Variant
         && packed_len(geo, Variant::F4) > PHASED_FILTERS
         && f4 >= 16.max(2 * threads.max(1))
         && Variant::F4.xi() * (f4 + read) <= Variant::F2.xi() * (f2 + read);
-    let streams = kept && streamable(geo);
+    let streams = kept && streamable(geo, threads);
     if fewer_macs && (chunked || in_phases || streams) {
         Variant::F4
     } else {
@@ -238,32 +238,39 @@ fn phase_tiles(geo: &ConvGeometry, v: Variant) -> usize {
 
 /// Whether constant (`kept`) filters are kept as their taps and transformed while they
 /// stream through the products ([`run_streamed`]) rather than kept transformed: at
-/// stride 1, filters that no cache holds (F(2×2)'s transformed ones over
-/// [`PHASED_FILTERS`]: from 256 × 256 channels) over at most [`STREAM_TILES`]
-/// F(2×2) tiles. Each transformed value is then used by so few tiles that reading it
+/// stride 1, filters that no cache holds (from 256 × 256 channels: F(2×2)'s
+/// transformed ones over 4 MiB) over at most [`STREAM_TILES`] F(2×2) tiles, with a
+/// pair of output-channel panels for every thread. Each transformed value is then used
+/// by so few tiles that reading it
 /// from memory costs more than making it: F(2×2)'s 16 transformed taps are 1.8× the
 /// bytes of the 9 taps, F(4×4)'s 36 are 4×. ResNet-50's 7² layers at batch 1 (512
 /// channels, 9.4 MB of taps) on 2 threads of a Zen 4, in the whole network: 0.78–0.83
 /// ms as F(4×4) streamed, 0.88–0.92 as F(2×2) streamed, against 1.06–1.14 kept
 /// transformed as F(2×2) (16.8 MB) and 1.12–1.16 on the direct GEMM.
-pub(super) fn streamed(geo: &ConvGeometry, v: Variant, kept: bool) -> bool {
-    kept && v != Variant::S2 && streamable(geo)
+pub(super) fn streamed(geo: &ConvGeometry, v: Variant, threads: usize, kept: bool) -> bool {
+    kept && v != Variant::S2 && streamable(geo, threads)
 }
 
-/// Whether [`streamed`] holds for `geo`'s constant filters at stride 1.
-fn streamable(geo: &ConvGeometry) -> bool {
+/// Whether [`streamed`] holds for `geo`'s constant filters at stride 1 on `threads`
+/// threads.
+fn streamable(geo: &ConvGeometry, threads: usize) -> bool {
     geo.stride[1] == 1
-        && packed_len(geo, Variant::F2) > PHASED_FILTERS
+        && geo.c * geo.k >= 1 << 16
         && total_tiles(geo, Variant::F2) <= STREAM_TILES
+        && geo.k.div_ceil(STREAM_COLS) >= threads
 }
 
 /// Whether constant filters (`kept`) of `geo` stream on `threads` threads.
 pub(super) fn streams(geo: &ConvGeometry, threads: usize) -> bool {
-    streamed(geo, variant(geo, threads, true), true)
+    streamed(geo, variant(geo, threads, true), threads, true)
 }
 
 /// Tiles [`streamed`] takes at most: their `V` (16 · 32 · 512 floats, 1 MiB) read
-/// from L2 by every pair of output-channel panels.
+/// from L2 by every pair of output-channel panels. With 64, ResNet-50's 14² layers at
+/// batch 1 (256 channels, 49 tiles) streamed as F(4×4) ran 2–4% faster than kept
+/// transformed as F(2×2) on 2 threads of a Zen 4, with F(4×4)'s larger rounding
+/// errors over five more layers (the logits' largest relative error 8.1e-4 against
+/// 5.2e-4): not worth it.
 const STREAM_TILES: usize = 32;
 
 /// Output channels per item of [`run_streamed`]: a pair of panels, as the pair
@@ -294,7 +301,7 @@ fn stream_scratch_len(geo: &ConvGeometry, v: Variant) -> usize {
 /// ResNet-50's 7² layers at batch 8 keep 37.7 MB of them).
 pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize, kept: bool) -> usize {
     let v = variant(geo, threads, kept);
-    let work = if streamed(geo, v, kept) {
+    let work = if streamed(geo, v, threads, kept) {
         v.xi() * total_tiles(geo, v) * geo.c + 16 + threads * stream_scratch_len(geo, v)
     } else if phased(geo, v, threads) {
         v.xi() * phase_tiles(geo, v) * (geo.c + geo.k) + 16
@@ -341,7 +348,7 @@ pub(super) fn run(
     // filters, made now and kept, made in the workspace, or (a kept plan run without
     // a cache) made in memory of their own.
     let addr = w.ptr_as::<f32>() as usize;
-    let stream = streamed(geo, v, kept);
+    let stream = streamed(geo, v, threads, kept);
     let transform = || {
         if stream {
             return Arc::new(tap_pairs(geo, w));
@@ -2064,16 +2071,20 @@ mod tests {
         assert_eq!(variant(&geo(8, 7, 512), 2, true), Variant::F4);
         for threads in [1, 2, 16] {
             assert_eq!(variant(&geo(1, 7, 512), threads, true), Variant::F4);
-            assert!(streamed(&geo(1, 7, 512), Variant::F4, true));
+            assert!(streamed(&geo(1, 7, 512), Variant::F4, 2, true));
         }
         assert_eq!(variant(&geo(1, 7, 512), 2, false), Variant::F2);
-        assert!(!streamed(&geo(1, 7, 512), Variant::F2, false));
-        assert!(!streamed(&geo(8, 7, 512), Variant::F4, true));
+        assert!(!streamed(&geo(1, 7, 512), Variant::F2, 2, false));
+        assert!(!streamed(&geo(8, 7, 512), Variant::F4, 2, true));
         // From 256 × 256 channels (F(2×2)'s transformed filters over 4 MiB, panels
         // padded) on at most 32 F(2×2) tiles.
-        assert!(streamed(&geo(1, 7, 256), Variant::F4, true));
-        assert!(!streamed(&geo(1, 7, 192), Variant::F2, true));
-        assert!(!streamed(&geo(1, 14, 512), Variant::F2, true));
+        assert!(streamed(&geo(1, 7, 256), Variant::F4, 2, true));
+        assert!(!streamed(&geo(1, 7, 192), Variant::F2, 2, true));
+        assert!(!streamed(&geo(1, 14, 512), Variant::F2, 2, true));
+        // More threads than pairs of output-channel panels (16 at 512 channels): not
+        // streamed, so F(2×2) in phases.
+        assert!(!streamed(&geo(1, 7, 512), Variant::F4, 17, true));
+        assert_eq!(variant(&geo(1, 7, 512), 17, true), Variant::F2);
         assert_eq!(variant(&geo(8, 14, 160), 2, true), Variant::F2);
         assert_eq!(variant(&geo(1, 14, 64), 2, true), Variant::F2);
         assert_eq!(variant(&geo(4, 6, 16), 2, true), Variant::F2);
