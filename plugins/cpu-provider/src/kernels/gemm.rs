@@ -1218,15 +1218,7 @@ pub unsafe fn rows_times_panels(
     let mut far_left = ahead.len().div_ceil(16);
     for i0 in (0..m).step_by(MR) {
         let mr = MR.min(m - i0);
-        for (i, p) in ptrs.iter_mut().enumerate() {
-            *p = a(i0 + i.min(mr - 1));
-        }
-        let rows = ARows {
-            ptrs: &ptrs,
-            nseg: 1,
-            seg_len: kc,
-            ks: 1,
-        };
+        let rows = rows_in_place(&a, i0, mr, kc, &mut ptrs);
         let cols = |q: usize| NR.min(n - q * NR);
         let mut q = 0;
         // With the AVX-512 kernels, four panels at a time (each broadcast of A feeds
@@ -1284,6 +1276,26 @@ pub unsafe fn rows_times_panels(
     }
 }
 
+/// The row tile of `mr` rows from row `i0` of an A read in place (`a(i)`: row `i`'s
+/// `kc` consecutive floats), one segment; the pointers past `mr` repeat the last row.
+fn rows_in_place<'p>(
+    a: &impl Fn(usize) -> *const f32,
+    i0: usize,
+    mr: usize,
+    kc: usize,
+    ptrs: &'p mut [*const f32; MR],
+) -> ARows<'p> {
+    for (i, p) in ptrs.iter_mut().enumerate() {
+        *p = a(i0 + i.min(mr - 1));
+    }
+    ARows {
+        ptrs,
+        nseg: 1,
+        seg_len: kc,
+        ks: 1,
+    }
+}
+
 /// `tiles[2r + h] = A_r · B_h` (`+=` with `acc`) on the calling thread, for the row
 /// tiles `A_r` (rows `MR · r ..`) of `A[m×kc]` against two B panels: row `i` of A
 /// read in place at `a(i)` (`kc` consecutive floats), panel `h` packed as `kc` rows of
@@ -1327,15 +1339,7 @@ pub unsafe fn rows_times_pair(
     for (r, pair) in tiles.chunks_exact_mut(2).take(calls).enumerate() {
         let i0 = r * MR;
         let mr = MR.min(m - i0);
-        for (i, p) in ptrs.iter_mut().enumerate() {
-            *p = a(i0 + i.min(mr - 1));
-        }
-        let rows = ARows {
-            ptrs: &ptrs,
-            nseg: 1,
-            seg_len: kc,
-            ks: 1,
-        };
+        let rows = rows_in_place(&a, i0, mr, kc, &mut ptrs);
         let lines = per_call.min(far_left);
         far_left -= lines;
         far.lines = lines.min(kc / 4);

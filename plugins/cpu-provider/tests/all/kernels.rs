@@ -388,11 +388,6 @@ fn streamed_winograd_gives_the_same_bits_on_any_thread_count() {
     if !winograd_runs_here() {
         return;
     }
-    let nhwc = |d: [usize; 4]| {
-        let i: Vec<i64> = d.iter().map(|&v| v as i64).collect();
-        let s = strides_in(&i, &[0, 2, 3, 1]);
-        Shape::new(&d, &s.iter().map(|&v| v as usize).collect::<Vec<_>>())
-    };
     for (xd, m) in [([1usize, 300, 5, 7], 4), ([2, 300, 5, 2], 2)] {
         let wd = [250usize, 300, 3, 3];
         let yd = [xd[0], 250, xd[2], xd[3]];
@@ -579,11 +574,6 @@ fn geometry_errors_name_the_problem() {
 #[test]
 fn pieces_taken_by_any_thread_give_the_same_bits() {
     let xd = [1usize, 16, 128, 128];
-    let nhwc = |d: [usize; 4]| {
-        let i: Vec<i64> = d.iter().map(|&v| v as i64).collect();
-        let s = strides_in(&i, &[0, 2, 3, 1]);
-        Shape::new(&d, &s.iter().map(|&v| v as usize).collect::<Vec<_>>())
-    };
     let x = values(xd.iter().product(), 5);
     for (f, pad, algo, imp) in [
         (1, 0, ConvAlgo::Auto, FpropImpl::Indirect),
@@ -620,6 +610,13 @@ fn pieces_taken_by_any_thread_give_the_same_bits() {
             );
         }
     }
+}
+
+/// A dense channels-last shape of NCHW extents `d`.
+fn nhwc(d: [usize; 4]) -> Shape {
+    let i: Vec<i64> = d.iter().map(|&v| v as i64).collect();
+    let s = strides_in(&i, &[0, 2, 3, 1]);
+    Shape::new(&d, &s.iter().map(|&v| v as usize).collect::<Vec<_>>())
 }
 
 /// Whether Winograd is planned here: the vector pair kernels (AVX-512, or AVX2 + FMA)

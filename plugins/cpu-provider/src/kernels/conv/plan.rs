@@ -590,23 +590,27 @@ mod tests {
     /// AVX-512 kernels where it has at least 48 output tiles per thread.
     #[test]
     fn constant_filters_of_small_images_take_winograd_where_it_wins() {
-        let geo = ConvGeometry::new(
-            &[1, 512, 7, 7],
-            &[512, 512, 3, 3],
-            &[1, 512, 7, 7],
-            &ConvParams::simple(2, 1, 1),
-        )
-        .unwrap();
-        let x = Shape::channels_last(&[1, 512, 7, 7]);
-        let w = Shape::packed(&[512, 512, 3, 3]);
-        for threads in [2, 4, 8, 16] {
-            let plan = FpropPlan::new(
-                geo.clone(),
+        // A 7² 3 × 3 convolution of `c` channels under `auto`.
+        let plan = |c: usize, threads: usize| {
+            let geo = ConvGeometry::new(
+                &[1, c, 7, 7],
+                &[c, c, 3, 3],
+                &[1, c, 7, 7],
+                &ConvParams::simple(2, 1, 1),
+            )
+            .unwrap();
+            let x = Shape::channels_last(&[1, c, 7, 7]);
+            let w = Shape::packed(&[c, c, 3, 3]);
+            FpropPlan::new(
+                geo,
                 (&x, DType::F32),
                 (&w, DType::F32),
                 ConvAlgo::Auto,
                 threads,
-            );
+            )
+        };
+        for threads in [2, 4, 8, 16] {
+            let plan = plan(512, threads);
             // 49 pixels: Auto alone keeps the direct GEMM.
             assert_eq!(plan.imp, FpropImpl::Indirect, "{threads} threads");
             let kept = plan.for_constant_weights();
@@ -619,24 +623,8 @@ mod tests {
             }
         }
         // 192 channels: the direct GEMM has 9 row tiles × 12 panels.
-        let geo = ConvGeometry::new(
-            &[1, 192, 7, 7],
-            &[192, 192, 3, 3],
-            &[1, 192, 7, 7],
-            &ConvParams::simple(2, 1, 1),
-        )
-        .unwrap();
-        let x = Shape::channels_last(&[1, 192, 7, 7]);
-        let w = Shape::packed(&[192, 192, 3, 3]);
         for threads in [2, 3] {
-            let plan = FpropPlan::new(
-                geo.clone(),
-                (&x, DType::F32),
-                (&w, DType::F32),
-                ConvAlgo::Auto,
-                threads,
-            )
-            .for_constant_weights();
+            let plan = plan(192, threads).for_constant_weights();
             let want = match gemm::pair_isa() {
                 Some(gemm::PairIsa::Avx512) if threads < 3 => FpropImpl::Indirect,
                 Some(_) => FpropImpl::Winograd,
