@@ -241,12 +241,12 @@ fn phase_tiles(geo: &ConvGeometry, v: Variant) -> usize {
 /// stride 1, filters that no cache holds (from 256 × 256 channels: F(2×2)'s
 /// transformed ones over 4 MiB) over at most [`STREAM_TILES`] F(2×2) tiles, with a
 /// pair of output-channel panels for every thread. Each transformed value is then used
-/// by so few tiles that reading it
-/// from memory costs more than making it: F(2×2)'s 16 transformed taps are 1.8× the
-/// bytes of the 9 taps, F(4×4)'s 36 are 4×. ResNet-50's 7² layers at batch 1 (512
-/// channels, 9.4 MB of taps) on 2 threads of a Zen 4, in the whole network: 0.78–0.83
-/// ms as F(4×4) streamed, 0.88–0.92 as F(2×2) streamed, against 1.06–1.14 kept
-/// transformed as F(2×2) (16.8 MB) and 1.12–1.16 on the direct GEMM.
+/// by so few tiles that reading it from memory costs more than making it: F(2×2)'s 16
+/// transformed taps are 1.8× the bytes of the 9 taps, F(4×4)'s 36 are 4×. ResNet-50's
+/// 7² layers at batch 1 (512 channels, 9.4 MB of taps) on 2 threads of a Zen 4, in
+/// the whole network: 0.72–0.83 ms as F(4×4) streamed, 0.88–0.92 as F(2×2) streamed,
+/// against 1.06–1.14 kept transformed as F(2×2) (16.8 MB) and 1.12–1.16 on the direct
+/// GEMM.
 pub(super) fn streamed(geo: &ConvGeometry, v: Variant, threads: usize, kept: bool) -> bool {
     kept && v != Variant::S2 && streamable(geo, threads)
 }
