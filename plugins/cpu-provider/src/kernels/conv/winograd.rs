@@ -283,6 +283,12 @@ const STREAM_COLS: usize = 2 * NR;
 /// 32 channels took 4–8% longer, 96 the same.
 const STREAM_BLOCK: usize = 64;
 
+/// Floats per position of a block's `U` in [`run_streamed`]: two panels of
+/// [`STREAM_BLOCK`] rows, and a cache line that keeps the positions off a whole number
+/// of pages apart (else the sixteen rows the transform writes per channel share one L1
+/// set).
+const U_POSITION: usize = STREAM_COLS * STREAM_BLOCK + 16;
+
 /// Floats of the taps [`run_streamed`] keeps ([`tap_pairs`]).
 fn taps_len(geo: &ConvGeometry) -> usize {
     geo.k.div_ceil(STREAM_COLS) * geo.c * 9 * STREAM_COLS
@@ -293,7 +299,7 @@ fn taps_len(geo: &ConvGeometry) -> usize {
 /// position), one tile's output pixels, and a cache line of slack.
 fn stream_scratch_len(geo: &ConvGeometry, v: Variant) -> usize {
     let rows = total_tiles(geo, v).div_ceil(MR);
-    v.xi() * (STREAM_COLS * STREAM_BLOCK + 16 + 2 * rows * TILE) + v.m * v.m * NR + 16
+    v.xi() * (U_POSITION + 2 * rows * TILE) + v.m * v.m * NR + 16
 }
 
 /// Workspace in `f32` elements for `threads` threads (`kept`: as [`variant`]; the
@@ -653,23 +659,21 @@ impl Ctx<'_> {
         let (c, xis) = (g.c, self.v.xi());
         let rows = total.div_ceil(MR);
         let off = buf.as_ptr().align_offset(64).min(16);
-        let block = STREAM_BLOCK;
-        let (u, rest) = buf[off..].split_at_mut(xis * (STREAM_COLS * block + 16));
+        let (u, rest) = buf[off..].split_at_mut(xis * U_POSITION);
         let (mt, out) = rest.split_at_mut(xis * 2 * rows * TILE);
         let (mt, _) = mt.as_chunks_mut::<TILE>();
         let block_taps = |c0: usize, c1: usize| c0 * 9 * STREAM_COLS..c1 * 9 * STREAM_COLS;
         let taps = &self.packed[block_taps(pair * c, (pair + 1) * c)];
         assert!(v.len() >= xis * total * c, "winograd V");
-        for c0 in (0..c).step_by(block) {
-            let c1 = (c0 + block).min(c);
+        for c0 in (0..c).step_by(STREAM_BLOCK) {
+            let c1 = (c0 + STREAM_BLOCK).min(c);
             let cb = c1 - c0;
             let next = if c1 < c {
-                &taps[block_taps(c1, (c1 + block).min(c))]
+                &taps[block_taps(c1, (c1 + STREAM_BLOCK).min(c))]
             } else {
                 ahead
             };
-            // A cache line between positions: at a whole number of pages apart the
-            // sixteen rows the transform writes per channel would share one L1 set.
+            // As [`U_POSITION`], for this block's `cb` channels.
             let (us, hs) = (STREAM_COLS * cb + 16, NR * cb);
             // SAFETY: the block's taps are `cb · 9 · 32` floats of `taps`; `u` holds
             // `xis` positions of `us` floats, two panels of `hs` each; the CPU has
