@@ -13,7 +13,10 @@
 //! (`idle`: waking workers, waiting for the slowest part, parts fewer than threads;
 //! `wake`, the part of it before each thread's first part).
 //! Those two are what is lost to parallelism rather than to kernel speed. The section
-//! sums are pool-wide: profile one plan executing at a time.
+//! sums are pool-wide: profile one plan executing at a time. Where more than one
+//! execution ran, these shares leave the first out: it also packs and transforms the
+//! filters a plan keeps (`cpu.constant_weights=1`), work of its own that later
+//! executions skip (the medians and minimums include it).
 
 use std::fmt::Write as _;
 use std::sync::Mutex;
@@ -31,8 +34,11 @@ pub(super) struct Profile {
     stages: Vec<String>,
     /// `times[s]`: stage `s`'s time in every execution.
     times: Mutex<Vec<Vec<Duration>>>,
-    /// `sections[s]`: stage `s`'s sections, summed over executions.
+    /// `sections[s]`: stage `s`'s sections, summed over the executions after the
+    /// first.
     sections: Mutex<Vec<SectionTotals>>,
+    /// `first[s]`: stage `s`'s sections in the first execution.
+    first: Mutex<Vec<SectionTotals>>,
 }
 
 impl Profile {
@@ -42,6 +48,7 @@ impl Profile {
         on.then(|| Self {
             times: Mutex::new(vec![Vec::new(); stages.len()]),
             sections: Mutex::new(vec![SectionTotals::default(); stages.len()]),
+            first: Mutex::new(Vec::new()),
             stages,
         })
     }
@@ -49,10 +56,15 @@ impl Profile {
     /// Records one execution's stage times (`times[s]` for stage `s`) and sections.
     pub(super) fn record(&self, times: &[Duration], sections: &[SectionTotals]) {
         let mut all = self.times.lock().unwrap_or_else(|e| e.into_inner());
+        let first = all.first().is_none_or(Vec::is_empty);
         for (stage, &t) in all.iter_mut().zip(times) {
             stage.push(t);
         }
         drop(all);
+        if first {
+            *self.first.lock().unwrap_or_else(|e| e.into_inner()) = sections.to_vec();
+            return;
+        }
         let mut sums = self.sections.lock().unwrap_or_else(|e| e.into_inner());
         for (sum, s) in sums.iter_mut().zip(sections) {
             *sum += *s;
@@ -87,7 +99,17 @@ impl Profile {
             .get(runs.saturating_sub(1) / 2)
             .copied()
             .unwrap_or_default();
-        let sections = self.sections.lock().unwrap_or_else(|e| e.into_inner());
+        // The executions the shares below count: all but the first, where there are more.
+        let skip = usize::from(runs > 1);
+        let counted = (runs - skip).max(1) as f64;
+        let sections = if skip == 1 {
+            self.sections
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone()
+        } else {
+            self.first.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        };
         let timed = sections.iter().any(|s| s.sections > 0);
         let mut out = format!(
             "CPU_ENGINE profile: {} stages, {runs} executions, stage medians sum to {:.3} ms, \
@@ -109,7 +131,7 @@ impl Profile {
                 wake.clamp(0.0, 1.0) * 100.0,
             )
         };
-        let stage_time: Vec<Duration> = all.iter().map(|t| t.iter().sum()).collect();
+        let stage_time: Vec<Duration> = all.iter().map(|t| t.iter().skip(skip).sum()).collect();
         if timed {
             let mut total = SectionTotals::default();
             sections.iter().for_each(|s| total += *s);
@@ -119,7 +141,7 @@ impl Profile {
                 "parallel sections: {:.1} per execution; {serial:.1}% of the stages' time is \
                  outside them (serial), {idle:.1}% of their thread time is idle \
                  ({wake:.1}% before a thread's first part)",
-                total.sections as f64 / runs.max(1) as f64
+                total.sections as f64 / counted
             );
             out.push_str(
                 "stage   median_us      min_us   share  sects serial%  idle%  wake%  runs\n",
@@ -141,7 +163,7 @@ impl Profile {
             );
             if timed {
                 let (serial, idle, wake) = lost(stage_time[s], &sections[s]);
-                let per_run = sections[s].sections as f64 / runs.max(1) as f64;
+                let per_run = sections[s].sections as f64 / counted;
                 let _ = write!(out, "{per_run:6.1} {serial:7.1} {idle:6.1} {wake:6.1} ");
             }
             let _ = writeln!(out, " {what}");
@@ -214,6 +236,7 @@ mod tests {
             stages: vec!["conv".into(), "pool".into()],
             times: Mutex::new(vec![Vec::new(); 2]),
             sections: Mutex::new(vec![SectionTotals::default(); 2]),
+            first: Mutex::new(Vec::new()),
         }
     }
 
@@ -244,9 +267,18 @@ mod tests {
     #[test]
     fn report_splits_lost_time_into_serial_and_idle() {
         let p = profile();
-        // Two executions. The conv stage: 400 µs, of which 300 in 2 sections on 4
-        // threads (1200 µs of thread time) with 900 µs busy. The pool stage: one
+        // A first execution that packs filters outside any section (left out of the
+        // shares), then two alike. The conv stage: 400 µs, of which 300 in 2 sections
+        // on 4 threads (1200 µs of thread time) with 900 µs busy. The pool stage: one
         // section over its whole 100 µs, every thread busy.
+        let packing = SectionTotals {
+            sections: 1,
+            span: us(100),
+            capacity: us(400),
+            busy: us(100),
+            lag: us(0),
+        };
+        p.record(&[us(5000), us(100)], &[packing, packing]);
         for _ in 0..2 {
             let conv = SectionTotals {
                 sections: 2,
@@ -288,5 +320,22 @@ mod tests {
             ["1.0", "0.0", "0.0", "0.0", "pool"],
             "{r}"
         );
+    }
+
+    #[test]
+    fn a_single_execution_gives_its_own_shares() {
+        let p = profile();
+        let half = SectionTotals {
+            sections: 1,
+            span: us(50),
+            capacity: us(100),
+            busy: us(100),
+            lag: us(0),
+        };
+        p.record(&[us(100), us(50)], &[half, half]);
+        let r = p.report();
+        assert!(r.contains("parallel sections: 2.0 per execution"), "{r}");
+        // 100 of 150 µs in sections.
+        assert!(r.contains("33.3% of the stages' time is outside"), "{r}");
     }
 }
