@@ -148,13 +148,23 @@ struct FuseAt<'a> {
     cols: (usize, usize),
 }
 
-/// Cache lines a pair kernel fetches into L2 while it runs, one per four K steps:
-/// `lines` lines from `p` on (the B panels the kernels read later, see [`Ahead`]).
+/// Cache lines a pair kernel fetches into L2 while it runs, [`FAR_PER_STEP`] per four
+/// K steps: `lines` lines from `p` on (the B panels the kernels read later, see
+/// [`Ahead`]).
 #[derive(Debug, Clone, Copy)]
 struct Far {
     p: *const f32,
     lines: usize,
 }
+
+/// Lines a kernel fetches for its [`Far`] per four K steps, at most. With one, the
+/// [`Ahead`] cursor's rate (twice the average, capped at one line per four steps)
+/// stayed within an eighth of the kernels' over ResNet-50's 7² 1×1 layers at batch 1
+/// (a 2 × 256-step K block of 8 panels per chunk), so it never got ahead of a chunk's
+/// first row tile; with two, their 512 → 2048 layers took 508–514 against 531–539 µs
+/// in the whole network on 2 threads of a Zen 4 (minimums over 8 rounds; with four,
+/// no faster).
+const FAR_PER_STEP: usize = 2;
 
 impl Far {
     const NONE: Self = Self {
@@ -693,8 +703,10 @@ impl Ahead {
             total += len;
         }
         // Twice the average rate, so that the cursor gains on the kernels; a kernel
-        // issues one line per four K steps.
-        let per_call = (2 * total / 16).div_ceil(calls.max(1)).min(kc / 4);
+        // issues up to [`FAR_PER_STEP`] lines per four K steps.
+        let per_call = (2 * total / 16)
+            .div_ceil(calls.max(1))
+            .min(kc * FAR_PER_STEP / 4);
         Self {
             regions,
             begins,
@@ -913,7 +925,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         // results, so they are scratch).
         let mut pair_scratch = [0f32; 2 * TILE];
         let tiles_v: Vec<usize> = tile_range.clone().collect();
-        // The kernels fetch at most one line per four K steps, which keeps ahead of
+        // The kernels fetch at most two lines per four K steps, which keeps ahead of
         // their reads only where each panel pair meets enough row tiles (a
         // matrix-vector product streams B once: the hardware's prefetch does better).
         let prefetching = prepack_b && pair.is_some() && tiles_v.len() >= 8;
@@ -1211,7 +1223,7 @@ pub unsafe fn rows_times_panels(
     let out = unsafe { FusedOut::new(Vec::new(), c, ldc) };
     let (mut tile, mut next) = ([0f32; TILE], [0f32; TILE]);
     let mut ptrs = [std::ptr::null::<f32>(); MR];
-    // `ahead`'s lines spread over the kernel calls (at most one per four K steps).
+    // `ahead`'s lines spread over the kernel calls (at most a line per four K steps).
     let calls = m.div_ceil(MR) * panels.div_ceil(2);
     let per_call = ahead.len().div_ceil(16).div_ceil(calls.max(1)).min(kc / 4);
     let mut far_at = ahead.as_ptr();
@@ -1304,8 +1316,8 @@ fn rows_in_place<'p>(
 /// own layout, with no pass through an output matrix: Winograd's streamed filters
 /// (one block of input channels at a time). With `acc` each element is its partial
 /// sum plus this block's chain over K in order, whatever the row tile's height. While
-/// it runs, `ahead` is fetched into L2: by the kernels, up to one line per four K
-/// steps, and what they cannot take between the kernel calls.
+/// it runs, `ahead` is fetched into L2: by the kernels, up to `kc / 4` lines a call,
+/// and what they cannot take between the kernel calls.
 ///
 /// # Panics
 /// Without the pair kernels ([`pair_rows_available`]), when a panel is shorter than
@@ -1760,7 +1772,7 @@ macro_rules! fused_steps {
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use super::{ARows, Far, FuseAt, FusedStep, MR, NR, Sweep, TILE};
+    use super::{ARows, FAR_PER_STEP, Far, FuseAt, FusedStep, MR, NR, Sweep, TILE};
 
     /// Row tiles of at most this many rows (a GEMM's last, e.g. the 49th pixel of a
     /// 7² image) sum every other K step into a second set of accumulators in the
@@ -1879,15 +1891,16 @@ mod avx512 {
         }
     }
 
-    /// Fetches the next of `far`'s lines into L2, if any are left.
+    /// Fetches the next [`FAR_PER_STEP`] of `far`'s lines into L2, as many as are left.
     #[inline(always)]
     pub(super) fn far_step(far: &mut Far) {
-        if far.lines > 0 {
+        let n = far.lines.min(FAR_PER_STEP);
+        for l in 0..n {
             // SAFETY: a prefetch reads nothing and cannot fault.
-            unsafe { _mm_prefetch::<_MM_HINT_T1>(far.p.cast()) };
-            far.p = far.p.wrapping_add(16);
-            far.lines -= 1;
+            unsafe { _mm_prefetch::<_MM_HINT_T1>(far.p.wrapping_add(16 * l).cast()) };
         }
+        far.p = far.p.wrapping_add(16 * n);
+        far.lines -= n;
     }
 
     /// The 6×32 micro-kernel: one row tile against two adjacent B panels, 12 zmm
@@ -3425,9 +3438,10 @@ mod tests {
         let a = vec![0f32; 40_000];
         let b = vec![0f32; 90_000];
         let regions = vec![(a.as_ptr(), a.len()), (b.as_ptr(), b.len())];
-        // 64 K steps: at most 16 lines per call.
+        // 64 K steps: at most 16 lines per call per line a kernel fetches every four
+        // steps.
         let mut ahead = Ahead::new(regions, 20, 64);
-        assert_eq!(ahead.per_call, 16);
+        assert_eq!(ahead.per_call, 16 * FAR_PER_STEP);
         let mut seen: Vec<*const f32> = Vec::new();
         // The kernels read region 0 in 4000-float steps, then region 1.
         let reads = (0..10)
