@@ -63,6 +63,9 @@
 //! norm, residual add, ReLU over channels-last tiles: AVX-512, else AVX2/AVX;
 //! `portable` turns them off; they give the general epilogue's values), read once per
 //! process; results are reproducible per machine and setting.
+//! `HIPDNN_CPU_WINOGRAD_STREAM=1` (or `0`) makes constant 3×3 filters of small images
+//! stream through Winograd as their taps on any CPU (or on none); by default they do
+//! on AMD's, where that was measured to pay, read once per process.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the

@@ -55,6 +55,7 @@ mod winograd;
 
 pub use geometry::{ConvAlgo, ConvGeometry, ConvMode, ConvParams};
 pub use plan::{FpropImpl, FpropPlan, WeightCache};
+pub use winograd::streaming_pays as winograd_streaming_pays;
 
 use direct::*;
 use implicit::*;

@@ -614,10 +614,17 @@ mod tests {
             // 49 pixels: Auto alone keeps the direct GEMM.
             assert_eq!(plan.imp, FpropImpl::Indirect, "{threads} threads");
             let kept = plan.for_constant_weights();
-            if gemm::pair_isa().is_some() {
+            let avx512 = gemm::pair_isa() == Some(gemm::PairIsa::Avx512);
+            if gemm::pair_isa().is_some() && winograd::streaming_pays() {
                 assert_eq!(kept.imp, FpropImpl::Winograd, "{threads} threads");
                 assert!(kept.winograd_streamed(), "{threads} threads");
                 assert_eq!(kept.winograd_tile(), Some(4), "{threads} threads");
+            } else if gemm::pair_isa().is_some() && !(avx512 && threads < 8) {
+                // Kept transformed: F(2×2), from 8 threads (288 output tiles) with
+                // AVX-512.
+                assert_eq!(kept.imp, FpropImpl::Winograd, "{threads} threads");
+                assert!(!kept.winograd_streamed(), "{threads} threads");
+                assert_eq!(kept.winograd_tile(), Some(2), "{threads} threads");
             } else {
                 assert_eq!(kept.imp, FpropImpl::Indirect, "{threads} threads");
             }

@@ -254,10 +254,53 @@ pub(super) fn streamed(geo: &ConvGeometry, v: Variant, threads: usize, kept: boo
 /// Whether [`streamed`] holds for `geo`'s constant filters at stride 1 on `threads`
 /// threads.
 fn streamable(geo: &ConvGeometry, threads: usize) -> bool {
-    geo.stride[1] == 1
+    streaming_pays()
+        && geo.stride[1] == 1
         && geo.c * geo.k >= 1 << 16
         && total_tiles(geo, Variant::F2) <= STREAM_TILES
         && geo.k.div_ceil(STREAM_COLS) >= threads
+}
+
+/// Whether this CPU streams constant filters ([`streamed`]) at all: on AMD's, where
+/// it was measured to pay (a Zen 4, above), unless `HIPDNN_CPU_WINOGRAD_STREAM` says
+/// `1` (stream on any CPU) or `0` (never), read once per process. On a 16-core Xeon
+/// (AVX-512, two FMA units) ResNet-50's streamed layers at batch 1 ran slower
+/// streamed than kept transformed as F(2×2) at 2, 8, 12 and 16 threads (1283 against
+/// 983 µs at 2 threads, 336 against 238 at 16; about even at 4), and at 2 and 4
+/// threads the direct GEMM beats both ([`super::plan`]): why streaming loses there
+/// is not known.
+pub fn streaming_pays() -> bool {
+    static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PAYS.get_or_init(|| {
+        let value = std::env::var("HIPDNN_CPU_WINOGRAD_STREAM").unwrap_or_default();
+        match value.trim() {
+            "1" => true,
+            "0" => false,
+            other => {
+                if !other.is_empty() {
+                    tracing::warn!("HIPDNN_CPU_WINOGRAD_STREAM={value:?} is not 0 or 1: ignored");
+                }
+                cpu_is_amd()
+            }
+        }
+    })
+}
+
+/// Whether CPUID names the vendor `AuthenticAMD`.
+fn cpu_is_amd() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID leaf 0 exists on every x86-64 CPU.
+        let id = unsafe { std::arch::x86_64::__cpuid(0) };
+        let vendor: Vec<u8> = [id.ebx, id.edx, id.ecx]
+            .iter()
+            .flat_map(|r| r.to_le_bytes())
+            .collect();
+        vendor == b"AuthenticAMD"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
 }
 
 /// Whether constant filters (`kept`) of `geo` stream on `threads` threads.
@@ -2084,16 +2127,20 @@ mod tests {
         };
         assert_eq!(variant(&geo(1, 14, 256), 2, true), f4_at_14);
         assert_eq!(variant(&geo(8, 7, 512), 2, true), Variant::F4);
+        // Streamed (where this CPU streams), the 7² layers at batch 1 are F(4×4);
+        // kept transformed, F(2×2) (4 F(4×4) tiles are too few to read its filters).
+        let pays = streaming_pays();
+        let at_7 = if pays { Variant::F4 } else { Variant::F2 };
         for threads in [1, 2, 16] {
-            assert_eq!(variant(&geo(1, 7, 512), threads, true), Variant::F4);
-            assert!(streamed(&geo(1, 7, 512), Variant::F4, 2, true));
+            assert_eq!(variant(&geo(1, 7, 512), threads, true), at_7);
+            assert_eq!(streamed(&geo(1, 7, 512), Variant::F4, 2, true), pays);
         }
         assert_eq!(variant(&geo(1, 7, 512), 2, false), Variant::F2);
         assert!(!streamed(&geo(1, 7, 512), Variant::F2, 2, false));
         assert!(!streamed(&geo(8, 7, 512), Variant::F4, 2, true));
         // From 256 × 256 channels (F(2×2)'s transformed filters over 4 MiB, panels
         // padded) on at most 32 F(2×2) tiles.
-        assert!(streamed(&geo(1, 7, 256), Variant::F4, 2, true));
+        assert_eq!(streamed(&geo(1, 7, 256), Variant::F4, 2, true), pays);
         assert!(!streamed(&geo(1, 7, 192), Variant::F2, 2, true));
         assert!(!streamed(&geo(1, 14, 512), Variant::F2, 2, true));
         // More threads than pairs of output-channel panels (16 at 512 channels): not
