@@ -261,14 +261,14 @@ fn streamable(geo: &ConvGeometry, threads: usize) -> bool {
         && geo.k.div_ceil(STREAM_COLS) >= threads
 }
 
-/// Whether this CPU streams constant filters ([`streamed`]) at all: on AMD's, where
+/// Whether this CPU streams constant filters (`streamed`) at all: on AMD's, where
 /// it was measured to pay (a Zen 4, above), unless `HIPDNN_CPU_WINOGRAD_STREAM` says
 /// `1` (stream on any CPU) or `0` (never), read once per process. On a 16-core Xeon
 /// (AVX-512, two FMA units) ResNet-50's streamed layers at batch 1 ran slower
 /// streamed than kept transformed as F(2×2) at 2, 8, 12 and 16 threads (1283 against
 /// 983 µs at 2 threads, 336 against 238 at 16; about even at 4), and at 2 and 4
-/// threads the direct GEMM beats both ([`super::plan`]): why streaming loses there
-/// is not known.
+/// threads the direct GEMM beats both (`FpropPlan::for_constant_weights`): why
+/// streaming loses there is not known.
 pub fn streaming_pays() -> bool {
     static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *PAYS.get_or_init(|| {
