@@ -925,7 +925,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
         // results, so they are scratch).
         let mut pair_scratch = [0f32; 2 * TILE];
         let tiles_v: Vec<usize> = tile_range.clone().collect();
-        // The kernels fetch at most two lines per four K steps, which keeps ahead of
+        // The kernels fetch [`FAR_PER_STEP`] lines per four K steps, which keeps ahead of
         // their reads only where each panel pair meets enough row tiles (a
         // matrix-vector product streams B once: the hardware's prefetch does better).
         let prefetching = prepack_b && pair.is_some() && tiles_v.len() >= 8;
