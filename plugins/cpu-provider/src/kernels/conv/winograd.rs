@@ -2159,4 +2159,23 @@ mod tests {
         assert_eq!(variant(&geo(8, 7, 512), 2, false), Variant::F2);
         assert_eq!(variant(&geo(1, 56, 64), 2, false), Variant::F4);
     }
+
+    /// The vendor read from CPUID is the one Linux reports (where it reports one).
+    #[test]
+    fn the_vendor_check_agrees_with_the_kernel() {
+        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+            return;
+        };
+        let Some(vendor) = info.lines().find_map(|l| {
+            l.strip_prefix("vendor_id")
+                .map(|v| v.trim_start_matches([' ', '\t', ':']))
+        }) else {
+            return;
+        };
+        assert_eq!(
+            cpu_is_amd(),
+            vendor.trim() == "AuthenticAMD",
+            "vendor_id {vendor:?}"
+        );
+    }
 }
