@@ -1612,14 +1612,14 @@ fn tap_pairs(g: &ConvGeometry, w: &RawIn, exec: &Exec) -> Vec<f32> {
     let last = (k - 1) * ws[0] + (c - 1) * ws[1] + 2 * ws[3] + 2 * ws[4];
     assert!(last < w.shape().span(), "winograd filters out of bounds");
     let mut taps = vec![0f32; taps_len(g)];
-    let pair_len = c * 9 * STREAM_COLS;
-    let dst = SendPtr(taps.as_mut_ptr().cast_const());
-    exec.for_each(k.div_ceil(STREAM_COLS), |pair| {
-        // SAFETY: pair `pair`'s run of `pair_len` floats lies inside `taps` and is
-        // this part's alone.
-        let dst = unsafe {
-            std::slice::from_raw_parts_mut(dst.get().cast_mut().add(pair * pair_len), pair_len)
-        };
+    // Each pair's run of taps, one part's alone.
+    let pairs: Vec<std::sync::Mutex<&mut [f32]>> = taps
+        .chunks_mut(c * 9 * STREAM_COLS)
+        .map(std::sync::Mutex::new)
+        .collect();
+    exec.for_each(pairs.len(), |pair| {
+        let mut guard = pairs[pair].lock().unwrap_or_else(|e| e.into_inner());
+        let dst: &mut [f32] = &mut guard;
         for kk in pair * STREAM_COLS..k.min((pair + 1) * STREAM_COLS) {
             for ci in 0..c {
                 for t in 0..9 {
