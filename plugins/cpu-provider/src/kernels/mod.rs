@@ -1,5 +1,5 @@
 //! The CPU kernels: `f32` compute over `f32`/`f16`/`bf16` storage with arbitrary
-//! strides, multi-threaded on a rayon pool ([`Exec`]).
+//! strides, multi-threaded on the engine's own thread pools ([`Exec`]).
 //!
 //! Every kernel that produces values hands them to an [`Epilogue`]: a store, optionally
 //! preceded by a chain of pointwise steps. That is how fused graphs run without
@@ -19,3 +19,4 @@ pub mod conv_bwd;
 pub mod matmul;
 pub mod norm;
 pub mod pool;
+pub(crate) mod skinny;
