@@ -2,7 +2,7 @@
 """Table of bench/cpu_graphs_vs_onnxruntime.sh's rounds: per graph, the median of each
 side's round medians and the ratio peer / ours (> 1: the CPU engine is faster), then the
 geometric mean of the ratios per set (file name prefix) and batch. The peer is ONNX
-Runtime, numpy for the `matmul_` graphs."""
+Runtime, numpy for the `matmul_` and `skinny_` graphs."""
 import json
 import math
 import statistics

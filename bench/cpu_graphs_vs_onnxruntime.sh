@@ -3,13 +3,14 @@
 # against ONNX Runtime on the same graphs and thread count, alternating in one run.
 #
 #   bench/cpu_graphs_vs_onnxruntime.sh [--threads T] [--iters N] [--rounds R]
-#       [--batches 1,8] [--layouts nhwc] [--sets convs,block,resnet50[,matmul]]
+#       [--batches 1,8] [--layouts nhwc] [--sets convs,block,resnet50[,matmul][,skinny]]
 #       [--prefix DIR] [--graphs DIR] [--python PY] [--no-build] [--knob K=V ...]
 #
 # Builds and installs the release tree into --prefix (default target/bench-install),
 # writes the graphs with the `bench_graphs` example (ResNet-50's 23 distinct
 # convolutions, the bottleneck block, the whole network; the `matmul` set adds a 1024³
-# matmul, whose peer is numpy's matmul instead of ONNX Runtime; --graphs reuses a directory
+# matmul and `skinny` matmuls of one and eight rows, whose peer is numpy's matmul
+# instead of ONNX Runtime; --graphs reuses a directory
 # of them), makes a venv with onnxruntime, onnx and numpy (unless --python names an
 # interpreter that has them), then for every graph runs R rounds of
 #   hipdnn run G --iters N --knob cpu.threads=T      (median of N executions)
@@ -86,7 +87,7 @@ for g in "${FILES[@]}"; do
     [[ -n "$ours" ]] || { echo "hipdnn run $g printed no median" >&2; exit 1; }
     # A lone matmul's peer is numpy (its BLAS), every other graph's ONNX Runtime.
     peer_flag=()
-    [[ "$base" == matmul_* ]] && peer_flag=(--numpy)
+    [[ "$base" == matmul_* || "$base" == skinny_* ]] && peer_flag=(--numpy)
     peer=$(OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS" \
       "$PY" bench/ort_graph.py "$g" --threads "$THREADS" --iters "$ITERS" ${peer_flag[@]+"${peer_flag[@]}"} \
       | sed -n 's/.*"ms": \([0-9.]*\).*/\1/p')

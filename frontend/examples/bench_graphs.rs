@@ -1,13 +1,16 @@
 //! Writes the graphs the whole-graph CPU benchmark runs (`bench/cpu_graphs_vs_onnxruntime.sh`)
 //! as JSON files: ResNet-50's 23 distinct convolutions, the bottleneck block, and the
-//! whole network, at each batch and layout asked for; `matmul`: one 1024³ fp32 matmul
-//! (written once, whatever the batches and layouts).
+//! whole network, at each batch and layout asked for; `matmul`: one 1024³ fp32 matmul;
+//! `skinny`: matmuls of one and eight rows (a batch-1 linear layer: 1 × 4096 · 4096 ×
+//! 4096, ResNet-50's classifier shape 1 × 2048 · 2048 × 1000, and 8 × 4096 · 4096 ×
+//! 4096) (both written once, whatever the batches and layouts).
 //!
 //! `cargo run --release -p hipdnn-frontend --example bench_graphs -- --out DIR
-//! [--batches 1,8] [--layouts nhwc,nchw] [--sets convs,block,resnet50,matmul]`
+//! [--batches 1,8] [--layouts nhwc,nchw] [--sets convs,block,resnet50,matmul,skinny]`
 //!
 //! Files: `DIR/<set>_<name>_b<N>_<layout>.json` (`convs`: one per convolution;
-//! `block_bottleneck_…`, `resnet50_resnet50_…`; `matmul_1024_b1_rowmajor.json`).
+//! `block_bottleneck_…`, `resnet50_resnet50_…`; `matmul_1024_b1_rowmajor.json`;
+//! `skinny_<M>x<K>x<N>_b1_rowmajor.json`).
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -65,9 +68,18 @@ fn main() -> Result<(), Box<dyn Error>> {
                             written += 1;
                         }
                     }
+                    "skinny" => {
+                        for (m, k, n) in [(1, 4096, 4096), (1, 2048, 1000), (8, 4096, 4096)] {
+                            let path = out.join(format!("skinny_{m}x{k}x{n}_b1_rowmajor.json"));
+                            if !path.exists() {
+                                std::fs::write(&path, samples::matmul(m, k, n).to_json())?;
+                                written += 1;
+                            }
+                        }
+                    }
                     other => {
                         return Err(format!(
-                            "unknown set {other} (convs, block, resnet50, matmul)"
+                            "unknown set {other} (convs, block, resnet50, matmul, skinny)"
                         )
                         .into());
                     }
