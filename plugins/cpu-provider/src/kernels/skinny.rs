@@ -408,7 +408,8 @@ mod tests {
     }
 
     /// `A · B` through [`MatmulPlan::run`] on `threads` threads, plain row-major
-    /// operands; B's columns `cs` floats apart (1: the skinny path).
+    /// operands; B's columns `cs` floats apart (1: the skinny path; else the GEMM
+    /// engine, which packs B).
     fn matmul(m: usize, k: usize, n: usize, cs: usize, threads: usize) -> Vec<f32> {
         let a: Vec<f32> = (0..m * k).map(|i| value(i, 1)).collect();
         let b_shape = Shape::new(&[k, n], &[if cs == 1 { n } else { 1 }, cs]);
@@ -475,6 +476,75 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The epilogue runs on the summed values: a bias broadcast over the rows, then
+    /// ReLU, stored; in place and through the GEMM engine alike.
+    #[test]
+    fn skinny_products_run_their_epilogue() {
+        use crate::kernels::elementwise::{Operand as EpOperand, Step};
+        use crate::kernels::pointwise::PwOp;
+        let (m, k, n) = (3, 300, 70);
+        let a: Vec<f32> = (0..m * k).map(|i| value(i, 5)).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| value(i, 6)).collect();
+        let bias: Vec<f32> = (0..n).map(|j| value(j, 7) * 8.0).collect();
+        // B's values again, columns contiguous: the GEMM engine's case.
+        let b_t: Vec<f32> = (0..k * n).map(|i| b[(i % k) * n + i / k]).collect();
+        let run = |in_place: bool| {
+            let mut c = vec![f32::NAN; m * n];
+            let plan = MatmulPlan::new(&[m, k], &[k, n], &[m, n], DType::F32, 2).unwrap();
+            let mut ws = vec![0f32; plan.workspace_len()];
+            let (b_data, b_shape) = if in_place {
+                (&b, Shape::packed(&[k, n]))
+            } else {
+                (&b_t, Shape::new(&[k, n], &[1, k]))
+            };
+            // SAFETY: the vectors outlive the run and hold each shape's span.
+            let (a_in, b_in, bias_in, c_out) = unsafe {
+                (
+                    RawIn::from_parts(a.as_ptr().cast(), DType::F32, Shape::packed(&[m, k])),
+                    RawIn::from_parts(b_data.as_ptr().cast(), DType::F32, b_shape),
+                    RawIn::from_parts(
+                        bias.as_ptr().cast(),
+                        DType::F32,
+                        Shape::new(&[m, n], &[0, 1]),
+                    ),
+                    RawOut::from_parts(c.as_mut_ptr().cast(), DType::F32, Shape::packed(&[m, n])),
+                )
+            };
+            let ep = Epilogue {
+                store: None,
+                steps: vec![
+                    Step::binary(PwOp::Add, EpOperand::Tensor(bias_in)),
+                    Step::binary(PwOp::Max, EpOperand::Scalar(0.0)).store_to(c_out),
+                ],
+            };
+            plan.run(&a_in, &b_in, &ep, &Exec::new(2), &mut ws);
+            c
+        };
+        let (skinny, packed) = (run(true), run(false));
+        let mut clipped = 0;
+        for i in 0..m {
+            for j in 0..n {
+                let exact: f64 = (0..k)
+                    .map(|q| f64::from(a[i * k + q]) * f64::from(b[q * n + j]))
+                    .sum::<f64>()
+                    + f64::from(bias[j]);
+                let want = exact.max(0.0);
+                clipped += usize::from(exact < 0.0);
+                for (name, c) in [("in place", &skinny), ("packed", &packed)] {
+                    let got = f64::from(c[i * n + j]);
+                    assert!(
+                        (got - want).abs() <= 1e-3,
+                        "{name} ({i}, {j}): {got} against {want}"
+                    );
+                }
+            }
+        }
+        assert!(
+            clipped > 0 && clipped < m * n,
+            "the ReLU both clips and passes values"
+        );
     }
 
     /// The parts depend on the shape only: the same bits on any thread count.
