@@ -25,7 +25,7 @@
 //!   full im2col matrix is formed; with AVX-512 or AVX2 + FMA the channels-last pixels
 //!   are not packed at all (the micro-kernel reads them through the pointers), and the
 //!   epilogue is applied to the accumulators before the one store.
-//! * **Few rows, no packing.** A matmul of at most eight rows (a batch-1 linear layer)
+//! * **Few rows, no packing.** A matmul of at most twelve rows (a batch-1 linear layer)
 //!   with an `f32` B whose rows are contiguous reads B once, in memory order, instead of
 //!   packing it: each part sums a chunk of B's rows into partial sums of its own, added
 //!   in a fixed order, so the result is the same bits on any thread count.
