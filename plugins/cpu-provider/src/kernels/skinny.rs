@@ -235,6 +235,29 @@ mod x86 {
 
     use super::{Part, SKINNY_M};
 
+    // `by_rows!` has an arm for every row count up to SKINNY_M.
+    const _: () = assert!(SKINNY_M == 12);
+
+    /// `$kernel::<M>(p, slab)` for the part's row count `M` (1 to [`SKINNY_M`]).
+    macro_rules! by_rows {
+        ($kernel:ident, $p:expr, $slab:expr) => {
+            match $p.m {
+                1 => $kernel::<1>($p, $slab),
+                2 => $kernel::<2>($p, $slab),
+                3 => $kernel::<3>($p, $slab),
+                4 => $kernel::<4>($p, $slab),
+                5 => $kernel::<5>($p, $slab),
+                6 => $kernel::<6>($p, $slab),
+                7 => $kernel::<7>($p, $slab),
+                8 => $kernel::<8>($p, $slab),
+                9 => $kernel::<9>($p, $slab),
+                10 => $kernel::<10>($p, $slab),
+                11 => $kernel::<11>($p, $slab),
+                _ => $kernel::<12>($p, $slab),
+            }
+        };
+    }
+
     /// [`super::part`] with AVX-512: sixteen columns of four rows of B loaded once for
     /// every row of A; the last columns masked.
     ///
@@ -242,20 +265,7 @@ mod x86 {
     /// AVX-512F available; `p` as `run` checked it; `slab` holds `m · width` floats.
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn part_avx512(p: &Part, slab: &mut [f32]) {
-        match p.m {
-            1 => avx512::<1>(p, slab),
-            2 => avx512::<2>(p, slab),
-            3 => avx512::<3>(p, slab),
-            4 => avx512::<4>(p, slab),
-            5 => avx512::<5>(p, slab),
-            6 => avx512::<6>(p, slab),
-            7 => avx512::<7>(p, slab),
-            8 => avx512::<8>(p, slab),
-            9 => avx512::<9>(p, slab),
-            10 => avx512::<10>(p, slab),
-            11 => avx512::<11>(p, slab),
-            _ => avx512::<12>(p, slab),
-        }
+        by_rows!(avx512, p, slab)
     }
 
     #[target_feature(enable = "avx512f")]
@@ -324,20 +334,7 @@ mod x86 {
     /// floats.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn part_avx2(p: &Part, slab: &mut [f32]) {
-        match p.m {
-            1 => avx2::<1>(p, slab),
-            2 => avx2::<2>(p, slab),
-            3 => avx2::<3>(p, slab),
-            4 => avx2::<4>(p, slab),
-            5 => avx2::<5>(p, slab),
-            6 => avx2::<6>(p, slab),
-            7 => avx2::<7>(p, slab),
-            8 => avx2::<8>(p, slab),
-            9 => avx2::<9>(p, slab),
-            10 => avx2::<10>(p, slab),
-            11 => avx2::<11>(p, slab),
-            _ => avx2::<12>(p, slab),
-        }
+        by_rows!(avx2, p, slab)
     }
 
     #[target_feature(enable = "avx2,fma")]
