@@ -91,6 +91,8 @@ pub fn run<P: GemmProblem>(out: &P, a: Operand, b: Operand, exec: &Exec, ws: &mu
     let (chunk, chunks) = (k_chunk(k), chunks(k));
     let nb_cols = n_block(m);
     let blocks = n.div_ceil(nb_cols);
+    // Columns of block `nb` (the last may be narrower).
+    let width = |nb: usize| nb_cols.min(n - nb * nb_cols);
     let partials = &mut ws[..chunks * m * n];
     // Part (chunk q, block nb) owns `m × width` floats, the block's rows one after
     // another, in part order.
@@ -99,8 +101,7 @@ pub fn run<P: GemmProblem>(out: &P, a: Operand, b: Operand, exec: &Exec, ws: &mu
         let mut v = Vec::with_capacity(chunks * blocks);
         for _ in 0..chunks {
             for nb in 0..blocks {
-                let width = nb_cols.min(n - nb * nb_cols);
-                let (slab, tail) = rest.split_at_mut(m * width);
+                let (slab, tail) = rest.split_at_mut(m * width(nb));
                 v.push(Mutex::new(slab));
                 rest = tail;
             }
@@ -111,16 +112,14 @@ pub fn run<P: GemmProblem>(out: &P, a: Operand, b: Operand, exec: &Exec, ws: &mu
     exec.for_each(chunks * blocks, |p| {
         let (q, nb) = (p / blocks, p % blocks);
         let rows = (q * chunk).min(k)..((q + 1) * chunk).min(k);
-        let j0 = nb * nb_cols;
-        let width = nb_cols.min(n - j0);
         let mut slab = slabs[p].lock().unwrap_or_else(|e| e.into_inner());
         let part = Part {
             a,
             b,
             m,
             rows,
-            j0,
-            width,
+            j0: nb * nb_cols,
+            width: width(nb),
         };
         kernel(&part, &mut slab);
     });
@@ -141,12 +140,12 @@ pub fn run<P: GemmProblem>(out: &P, a: Operand, b: Operand, exec: &Exec, ws: &mu
             let j0 = panel * NR;
             let nr = NR.min(n - j0);
             let (nb, off) = (j0 / nb_cols, j0 % nb_cols);
-            let width = nb_cols.min(n - nb * nb_cols);
+            let cols = width(nb);
             for i0 in (0..m).step_by(MR) {
                 let mr = MR.min(m - i0);
                 for i in 0..mr {
                     let row = &mut tile[i * NR..i * NR + nr];
-                    let at = (i0 + i) * width + off;
+                    let at = (i0 + i) * cols + off;
                     row.copy_from_slice(&slabs[nb][at..at + nr]);
                     for q in 1..chunks {
                         let partial = &slabs[q * blocks + nb][at..at + nr];
@@ -292,7 +291,7 @@ mod x86 {
         slab[..M * w].fill(0.0);
         let c = slab.as_mut_ptr();
         let whole = w / V * V;
-        let tail = (1u32 << (w - whole)).wrapping_sub(1) as u16;
+        let tail = super::gemm::lane_mask(w - whole);
         // SAFETY: (whole body) B's rows `k < K` hold columns `j0..j0 + w` (checked by
         // `run`); `c` addresses `M · w` floats; masked lanes are neither read nor
         // written.
