@@ -2,16 +2,51 @@
 """Table of bench/cpu_graphs_vs_onnxruntime.sh's rounds: per graph, the median of each
 side's round medians and the ratio peer / ours (> 1: the CPU engine is faster), then the
 geometric mean of the ratios per set (file name prefix) and batch. The peer is ONNX
-Runtime, numpy for the `matmul_` and `skinny_` graphs."""
+Runtime, numpy for the `matmul_` and `skinny_` graphs.
+
+Rounds that recorded the round trip between CPUs 0 and 1 before, between and after
+their two sides (`round_trip_ns`, from the `core_latency` example) are also sorted by
+it: a virtual machine's two vCPUs on one last-level cache throughout (all three below
+NEAR_NS), on two throughout (up to BUSY_NS), where data handed between threads costs
+more, moved during the round, or a busy machine (any above BUSY_NS: the probe's partner
+thread waited for a CPU, so something else ran). A third table gives, per graph, each
+side's median over the rounds of the first two kinds."""
 import json
 import math
 import statistics
 import sys
 from collections import defaultdict
 
+# Round trips below this (ns) count as CPUs on one last-level cache: about 30 (SMT
+# siblings) and 65 (one core complex) against 330-370 (two) on the Zen 4 development VM.
+NEAR_NS = 150
+# Round trips above this (ns) mean the probe shared its CPUs with other work.
+BUSY_NS = 500
+
+
+def placement(trips):
+    """`near`, `far`, `moved` or `busy` for a round's probes (a list, or one value from
+    older rounds), None without them."""
+    if trips is None:
+        return None
+    if not isinstance(trips, list):
+        trips = [trips]
+    if not trips or any(t is None for t in trips):
+        return None
+    if any(t > BUSY_NS for t in trips):
+        return "busy"
+    if all(t < NEAR_NS for t in trips):
+        return "near"
+    if all(t >= NEAR_NS for t in trips):
+        return "far"
+    return "moved"
+
 
 def main():
     rows = defaultdict(lambda: ([], []))
+    # (graph, near) -> (ours, peer) over the rounds of that kind.
+    kinds = defaultdict(lambda: ([], []))
+    trips = []
     order = []
     with open(sys.argv[1]) as f:
         for line in f:
@@ -20,6 +55,12 @@ def main():
                 order.append(r["graph"])
             rows[r["graph"]][0].append(r["ours_ms"])
             rows[r["graph"]][1].append(r["ort_ms"])
+            kind = placement(r.get("round_trip_ns"))
+            if kind is not None:
+                trips.append(kind)
+                if kind in ("near", "far"):
+                    kinds[(r["graph"], kind == "near")][0].append(r["ours_ms"])
+                    kinds[(r["graph"], kind == "near")][1].append(r["ort_ms"])
     groups = defaultdict(list)
     print("| graph | ours (ms) | peer (ms) | peer / ours |")
     print("|---|---|---|---|")
@@ -36,6 +77,29 @@ def main():
     for (s, b, l), ratios in sorted(groups.items()):
         gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         print(f"| {s} | {b[1:]} | {l} | {len(ratios)} | {gm:.2f} |")
+    if trips:
+        count = {k: trips.count(k) for k in ("near", "far", "moved", "busy")}
+        print()
+        print(
+            f"CPUs 0 and 1, round trip before, between and after each round's two sides: "
+            f"of {len(trips)} rounds, {count['near']} on one last-level cache throughout "
+            f"(below {NEAR_NS} ns), {count['far']} on two (up to {BUSY_NS} ns), "
+            f"{count['moved']} moved during the round, {count['busy']} on a busy machine"
+        )
+        if count["near"] and count["far"]:
+            print()
+            print("| graph | one cache: ours / peer (ms) | ratio | two caches: ours / peer (ms) | ratio |")
+            print("|---|---|---|---|---|")
+            for g in order:
+                cells = []
+                for k in (True, False):
+                    ours, peer = kinds[(g, k)]
+                    if ours:
+                        o, p = statistics.median(ours), statistics.median(peer)
+                        cells.append(f"{o:.3f} / {p:.3f} ({len(ours)}) | {p / o:.2f}")
+                    else:
+                        cells.append("- | -")
+                print(f"| {g.removesuffix('.json')} | {cells[0]} | {cells[1]} |")
 
 
 if __name__ == "__main__":

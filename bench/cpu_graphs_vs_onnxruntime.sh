@@ -5,6 +5,7 @@
 #   bench/cpu_graphs_vs_onnxruntime.sh [--threads T] [--iters N] [--rounds R]
 #       [--batches 1,8] [--layouts nhwc] [--sets convs,block,resnet50[,matmul][,skinny]]
 #       [--prefix DIR] [--graphs DIR] [--python PY] [--no-build] [--knob K=V ...]
+#       [--probe BIN]
 #
 # Builds and installs the release tree into --prefix (default target/bench-install),
 # writes the graphs with the `bench_graphs` example (ResNet-50's 23 distinct
@@ -21,7 +22,13 @@
 # in target/bench-graphs/. --no-build takes --prefix and --graphs as they are (for a
 # machine that only runs the binaries). --knob passes an engine knob to every `hipdnn
 # run` (e.g. cpu.constant_weights=1, which declares the filters constant as ONNX
-# Runtime's initializers are).
+# Runtime's initializers are). Before, between and after the two sides of every round the
+# `core_latency` example (built with the install; --probe names another build, e.g. one
+# carried to a machine without cargo) measures a cache line's round trip between CPUs 0
+# and 1, recorded with the round: on a virtual machine it tells whether the host has put
+# the two vCPUs on one last-level cache (tens of ns) or on two (hundreds), which moved
+# ResNet-50's time through `hipdnn run` by 15% on the 2-vCPU development VM; the table
+# then also splits the rounds by it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=2
@@ -35,6 +42,7 @@ GRAPHS=
 PY=
 BUILD=1
 KNOBS=()
+PROBE=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --threads) THREADS="$2"; shift 2 ;;
@@ -48,6 +56,7 @@ while [[ $# -gt 0 ]]; do
     --python) PY="$2"; shift 2 ;;
     --no-build) BUILD=0; shift ;;
     --knob) KNOBS+=(--knob "$2"); shift 2 ;;
+    --probe) PROBE="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -55,6 +64,7 @@ OUT=target/bench-graphs
 mkdir -p "$OUT"
 if [[ "$BUILD" == 1 ]]; then
   cargo xtask install --prefix "$PREFIX" > "$OUT/install.log"
+  cargo build --quiet --release -p hipdnn-cpu-provider --example core_latency
   if [[ -z "$GRAPHS" ]]; then
     GRAPHS="$OUT/graphs"
     rm -rf "$GRAPHS"
@@ -72,6 +82,18 @@ if [[ -z "$PY" ]]; then
   PY="$VENV/bin/python"
 fi
 HIPDNN="$PREFIX/bin/hipdnn"
+if [[ -z "$PROBE" && -x target/release/examples/core_latency ]]; then
+  PROBE=target/release/examples/core_latency
+fi
+[[ -z "$PROBE" || -x "$PROBE" ]] || { echo "--probe $PROBE is not an executable" >&2; exit 2; }
+# CPUs 0 and 1's round trip in ns, or null (no probe; one CPU; a probe that cannot pin).
+probe() {
+  local t=
+  if [[ -n "$PROBE" ]]; then
+    t=$("$PROBE" --json 2>/dev/null | sed -n 's/.*"round_trip_ns":\([0-9.]*\).*/\1/p') || t=
+  fi
+  echo "${t:-null}"
+}
 ORT_VERSION=$("$PY" -c "import onnxruntime; print(onnxruntime.__version__)")
 RAW="$OUT/rounds.jsonl"
 : > "$RAW"
@@ -82,9 +104,11 @@ mapfile -t FILES < <(ls "$GRAPHS"/*.json | sort)
 for g in "${FILES[@]}"; do
   base=$(basename "$g")
   for r in $(seq 1 "$ROUNDS"); do
+    trips=("$(probe)")
     ours=$(OMP_NUM_THREADS="$THREADS" "$HIPDNN" run "$g" --iters "$ITERS" --knob "cpu.threads=$THREADS" \
       ${KNOBS[@]+"${KNOBS[@]}"} | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p')
     [[ -n "$ours" ]] || { echo "hipdnn run $g printed no median" >&2; exit 1; }
+    trips+=("$(probe)")
     # A lone matmul's peer is numpy (its BLAS), every other graph's ONNX Runtime.
     peer_flag=()
     [[ "$base" == matmul_* || "$base" == skinny_* ]] && peer_flag=(--numpy)
@@ -92,7 +116,9 @@ for g in "${FILES[@]}"; do
       "$PY" bench/ort_graph.py "$g" --threads "$THREADS" --iters "$ITERS" ${peer_flag[@]+"${peer_flag[@]}"} \
       | sed -n 's/.*"ms": \([0-9.]*\).*/\1/p')
     [[ -n "$peer" ]] || { echo "ort_graph.py $g printed no time" >&2; exit 1; }
-    printf '{"graph":"%s","round":%d,"ours_ms":%s,"ort_ms":%s}\n' "$base" "$r" "$ours" "$peer" >> "$RAW"
+    trips+=("$(probe)")
+    printf '{"graph":"%s","round":%d,"ours_ms":%s,"ort_ms":%s,"round_trip_ns":[%s,%s,%s]}\n' \
+      "$base" "$r" "$ours" "$peer" "${trips[@]}" >> "$RAW"
   done
   echo "$base done, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 done
