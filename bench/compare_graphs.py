@@ -6,11 +6,12 @@ Runtime, numpy for the `matmul_` and `skinny_` graphs.
 
 Rounds that recorded the round trip between CPUs 0 and 1 before, between and after
 their two sides (`round_trip_ns`, from the `core_latency` example) are also sorted by
-it: a virtual machine's two vCPUs on one last-level cache throughout (all three below
-NEAR_NS), on two throughout (up to BUSY_NS), where data handed between threads costs
-more, moved during the round, or a busy machine (any above BUSY_NS: the probe's partner
-thread waited for a CPU, so something else ran). A third table gives, per graph, each
-side's median over the rounds of the first two kinds."""
+it, each side by the probes just before and after it: a virtual machine's two vCPUs on
+one last-level cache (both below NEAR_NS), on two (both up to BUSY_NS), where data
+handed between threads costs more, moved while the side ran, or a busy machine (above
+BUSY_NS: the probe's partner thread waited for a CPU, so something else ran). A third
+table gives, per graph, each side's median over its runs on one cache and on two, and
+their ratio."""
 import json
 import math
 import statistics
@@ -25,12 +26,7 @@ BUSY_NS = 500
 
 
 def placement(trips):
-    """`near`, `far`, `moved` or `busy` for a round's probes (a list, or one value from
-    older rounds), None without them."""
-    if trips is None:
-        return None
-    if not isinstance(trips, list):
-        trips = [trips]
+    """`near`, `far`, `moved` or `busy` for probes around a run, None without them."""
     if not trips or any(t is None for t in trips):
         return None
     if any(t > BUSY_NS for t in trips):
@@ -55,12 +51,21 @@ def main():
                 order.append(r["graph"])
             rows[r["graph"]][0].append(r["ours_ms"])
             rows[r["graph"]][1].append(r["ort_ms"])
-            kind = placement(r.get("round_trip_ns"))
-            if kind is not None:
+            probes = r.get("round_trip_ns")
+            if probes is None:
+                continue
+            # Rounds recorded before the probe ran between the sides have one value.
+            if not isinstance(probes, list):
+                probes = [probes] * 3
+            for side, (key, around) in enumerate(
+                (("ours_ms", probes[0:2]), ("ort_ms", probes[1:3]))
+            ):
+                kind = placement(around)
+                if kind is None:
+                    continue
                 trips.append(kind)
                 if kind in ("near", "far"):
-                    kinds[(r["graph"], kind == "near")][0].append(r["ours_ms"])
-                    kinds[(r["graph"], kind == "near")][1].append(r["ort_ms"])
+                    kinds[(r["graph"], kind == "near")][side].append(r[key])
     groups = defaultdict(list)
     print("| graph | ours (ms) | peer (ms) | peer / ours |")
     print("|---|---|---|---|")
@@ -81,22 +86,25 @@ def main():
         count = {k: trips.count(k) for k in ("near", "far", "moved", "busy")}
         print()
         print(
-            f"CPUs 0 and 1, round trip before, between and after each round's two sides: "
-            f"of {len(trips)} rounds, {count['near']} on one last-level cache throughout "
-            f"(below {NEAR_NS} ns), {count['far']} on two (up to {BUSY_NS} ns), "
-            f"{count['moved']} moved during the round, {count['busy']} on a busy machine"
+            f"CPUs 0 and 1, round trip before and after each side of each round: of "
+            f"{len(trips)} runs, {count['near']} on one last-level cache (below {NEAR_NS} "
+            f"ns), {count['far']} on two (up to {BUSY_NS} ns), {count['moved']} moved while "
+            f"running, {count['busy']} on a busy machine"
         )
         if count["near"] and count["far"]:
             print()
-            print("| graph | one cache: ours / peer (ms) | ratio | two caches: ours / peer (ms) | ratio |")
+            print(
+                "| graph | one cache: ours (runs) / peer (runs), ms | ratio "
+                "| two caches: ours / peer, ms | ratio |"
+            )
             print("|---|---|---|---|---|")
             for g in order:
                 cells = []
                 for k in (True, False):
                     ours, peer = kinds[(g, k)]
-                    if ours:
+                    if ours and peer:
                         o, p = statistics.median(ours), statistics.median(peer)
-                        cells.append(f"{o:.3f} / {p:.3f} ({len(ours)}) | {p / o:.2f}")
+                        cells.append(f"{o:.3f} ({len(ours)}) / {p:.3f} ({len(peer)}) | {p / o:.2f}")
                     else:
                         cells.append("- | -")
                 print(f"| {g.removesuffix('.json')} | {cells[0]} | {cells[1]} |")
