@@ -25,10 +25,10 @@
 # Runtime's initializers are). Before, between and after the two sides of every round the
 # `core_latency` example (built with the install; --probe names another build, e.g. one
 # carried to a machine without cargo) measures a cache line's round trip between CPUs 0
-# and 1, recorded with the round: on a virtual machine it tells whether the host has put
-# the two vCPUs on one last-level cache (tens of ns) or on two (hundreds), which moved
-# ResNet-50's time through `hipdnn run` by 15% on the 2-vCPU development VM; the table
-# then also splits the rounds by it.
+# and 1, recorded with the round: on the 2-vCPU development VM it tells whether the host
+# has put the two vCPUs on one last-level cache (about 65 ns) or on two (330-380), which
+# moves ResNet-50's time through `hipdnn run` by 15%; the table then also gives the
+# ratios over the runs near and far (compare_graphs.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=2
