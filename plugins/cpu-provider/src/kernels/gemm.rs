@@ -1228,8 +1228,13 @@ pub unsafe fn rows_times_panels(
     let per_call = ahead.len().div_ceil(16).div_ceil(calls.max(1)).min(kc / 4);
     let mut far_at = ahead.as_ptr();
     let mut far_left = ahead.len().div_ceil(16);
-    for i0 in (0..m).step_by(MR) {
-        let mr = MR.min(m - i0);
+    // Row tiles of near-equal height (25 rows: five of 5 rather than four of 6 and one
+    // of 1): every tile streams all of B through the kernels, so a short last tile
+    // costs nearly a full one's time for a few rows' multiply-adds.
+    let row_tiles = m.div_ceil(MR);
+    for t in 0..row_tiles {
+        let r = split(m, row_tiles, t);
+        let (i0, mr) = (r.start, r.len());
         let rows = rows_in_place(&a, i0, mr, kc, &mut ptrs);
         let cols = |q: usize| NR.min(n - q * NR);
         let mut q = 0;

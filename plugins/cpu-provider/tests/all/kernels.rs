@@ -99,6 +99,16 @@ fn cases() -> Vec<Case> {
             dil: 1,
             flip: false,
         },
+        // 49 F(2×2) tiles: on two threads each keeps its own 25 or 24 (one chunk, no
+        // phases; `winograd::own_tiles`).
+        Case {
+            x: [1, 24, 14, 14],
+            w: [40, 24, 3, 3],
+            pad: 1,
+            stride: 1,
+            dil: 1,
+            flip: false,
+        },
         // Winograd at stride 2: odd extents (partial tiles and a patch past the last
         // input row), channel counts off the vector width, padding 1, 0 and 2; over
         // 256 input channels.
@@ -383,6 +393,57 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
             wino_streamed, streamed_want,
             "Winograd variants run streamed"
         );
+    }
+}
+
+/// Winograd through its own tiles per thread (two threads), in phases (three) and in
+/// chunks (one) does the same arithmetic: each tile's transforms and each output's
+/// multiply-add chain are the same whichever thread runs them and however the rows are
+/// cut into row tiles (25 tiles: five of 5 rows on one thread, 4 × 6 + 1 before).
+#[test]
+fn winograd_gives_the_same_bits_per_thread_in_phases_and_in_chunks() {
+    if !winograd_runs_here() {
+        return;
+    }
+    let (xd, wd) = ([1usize, 24, 14, 14], [40usize, 24, 3, 3]);
+    let yd = [1, 40, 14, 14];
+    let x = values(xd.iter().product(), 11);
+    let w = values(wd.iter().product(), 12);
+    let geo = ConvGeometry::new(&xd, &wd, &yd, &ConvParams::simple(2, 1, 1)).unwrap();
+    let (xs, ws, ys) = (nhwc(xd), nhwc(wd), nhwc(yd));
+    for constant in [false, true] {
+        let mut outs = Vec::new();
+        for threads in [1, 2, 3, 4] {
+            let plan = FpropPlan::new(
+                geo.clone(),
+                (&xs, DType::F32),
+                (&ws, DType::F32),
+                ConvAlgo::Winograd,
+                threads,
+            );
+            let plan = if constant {
+                plan.for_constant_weights()
+            } else {
+                plan
+            };
+            assert_eq!(plan.imp, FpropImpl::Winograd, "{threads} threads");
+            assert_eq!(plan.winograd_tile(), Some(2), "{threads} threads");
+            outs.push(run_f32(
+                &plan,
+                (&x, &xs),
+                (&w, &ws),
+                &ys,
+                &Exec::new(threads),
+            ));
+        }
+        for (y, threads) in outs[1..].iter().zip([2, 3, 4]) {
+            assert!(
+                y.iter()
+                    .zip(&outs[0])
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "constant {constant}: {threads} threads differ from 1"
+            );
+        }
     }
 }
 

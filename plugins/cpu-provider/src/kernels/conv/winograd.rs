@@ -31,7 +31,10 @@
 //!   (over 256 × 256 channels), go in phases instead ([`phased`]): all threads
 //!   transform a round of tiles, then split the products by position and pairs of
 //!   output-channel panels (each transformed filter panel read by one thread, once per
-//!   round), then transform the outputs.
+//!   round), then transform the outputs. On two threads with enough tiles each, small
+//!   enough for one chunk, each thread keeps its own tiles instead ([`own_tiles`]):
+//!   nothing goes from core to core, which matters where the two cores do not share a
+//!   last-level cache.
 //! * Constant filters from 256 × 256 channels on small images ([`streamed`]) are kept
 //!   as their taps instead, and transformed block by block as one thread per pair of
 //!   output-channel panels streams them through the products: each tap is read once
@@ -193,9 +196,48 @@ fn packed_len(geo: &ConvGeometry, v: Variant) -> usize {
     v.xi() * geo.k.div_ceil(NR) * panel_stride(geo.c)
 }
 
+/// Tiles per chunk on `threads` threads: all of a thread's tiles where it keeps them
+/// ([`own_tiles`]), else [`chunk`].
+fn chunk_on(geo: &ConvGeometry, v: Variant, threads: usize) -> usize {
+    if own_tiles(geo, v, threads) {
+        total_tiles(geo, v).div_ceil(threads)
+    } else {
+        chunk(geo, v)
+    }
+}
+
 /// Floats each thread's chunk buffers take (`V`, `M`, and a cache line of slack).
-fn per_thread_len(geo: &ConvGeometry, v: Variant) -> usize {
-    v.xi() * chunk(geo, v) * (geo.c + geo.k) + 16
+fn per_thread_len(geo: &ConvGeometry, v: Variant, threads: usize) -> usize {
+    v.xi() * chunk_on(geo, v, threads) * (geo.c + geo.k) + 16
+}
+
+/// Tiles a thread must have for [`own_tiles`]: four row tiles, so that each transformed
+/// filter value it reads serves at least [`FILTER_READ_TILES`]' worth of tiles.
+const OWN_MIN_TILES: usize = 4 * MR;
+
+/// Bytes of `V` and `M` a thread's tiles may take for [`own_tiles`].
+const OWN_MAX_BYTES: usize = 3 << 19;
+
+/// Threads [`own_tiles`] takes at most: each thread reads all the transformed filters
+/// once, so every added thread adds a read of them all.
+const OWN_MAX_THREADS: usize = 2;
+
+/// Whether each thread transforms, multiplies and transforms back its own tiles in one
+/// chunk, rather than the threads working in phases: at stride 1 on two threads, each
+/// with at least [`OWN_MIN_TILES`] tiles whose `V` and `M` fit in 1.5 MiB (ResNet-50's
+/// 28² and 14² layers at batch 1). Each thread then reads all the transformed filters,
+/// but neither reads what the other wrote; in phases half of `V` and half of `M` (0.8–0.9
+/// MB per layer there) go from core to core. On the Zen 4 VM, whose host puts its two
+/// vCPUs on one L3 or on two core complexes: those layers took 0–30 µs longer each on one
+/// L3 (28²: 358 against 389 µs) and 45–165 µs less on two (28²: 734 against 569; 14²: 780
+/// against 681), ResNet-50 +0.3% and −2.7%. At stride 2 ([`Variant::S2`], 25 positions)
+/// it gained nothing on two L3s and lost 33 µs on one.
+fn own_tiles(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
+    let mine = total_tiles(geo, v).div_ceil(threads.max(1));
+    (2..=OWN_MAX_THREADS).contains(&threads)
+        && v != Variant::S2
+        && mine >= OWN_MIN_TILES
+        && mine * v.xi() * (geo.c + geo.k) * 4 <= OWN_MAX_BYTES
 }
 
 /// Tiles of the whole convolution.
@@ -219,15 +261,17 @@ const PHASED_FILTERS: usize = 1 << 20;
 
 /// Whether the threads work in phases over shared `V` and `M` (input transform, the
 /// products split by position and output-channel panels, output transform) rather than
-/// each through its own tiles: when a thread would have under two chunks of tiles, so
-/// that each would stream all the transformed filters for a few rows (small images on
-/// many threads), or when the transformed filters are larger than [`PHASED_FILTERS`]
+/// each through its own tiles: unless [`own_tiles`], when a thread would have under
+/// two chunks of tiles, so that each would stream all the transformed filters for a few
+/// rows (small images on many threads), or when the transformed filters are larger than
+/// [`PHASED_FILTERS`]
 /// (512 channels: 16 MiB), so that streaming them once per chunk would cost more than
 /// their multiply-adds save (ResNet-50's 7² layers, 512 channels, batch 8, 2 threads on a
 /// Zen 3: 9.6–11.3 ms per chunk against 6.7–7.0 ms in phases; the direct form 10.4 ms).
 fn phased(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
-    packed_len(geo, v) > PHASED_FILTERS
-        || (threads > 1 && total_tiles(geo, v) < 2 * chunk(geo, v) * threads)
+    !own_tiles(geo, v, threads)
+        && (packed_len(geo, v) > PHASED_FILTERS
+            || (threads > 1 && total_tiles(geo, v) < 2 * chunk(geo, v) * threads))
 }
 
 /// Tiles per phase round: `V` and `M` in about 16 MiB.
@@ -359,7 +403,7 @@ pub(super) fn workspace_len(geo: &ConvGeometry, threads: usize, kept: bool) -> u
     } else if phased(geo, v, threads) {
         v.xi() * phase_tiles(geo, v) * (geo.c + geo.k) + 16
     } else {
-        threads * per_thread_len(geo, v)
+        threads * per_thread_len(geo, v, threads)
     };
     filters_in_workspace(geo, v, kept) + geo.c + work
 }
@@ -452,11 +496,18 @@ pub(super) fn run(
         run_phased(&ctx, total, exec, rest);
         return;
     }
-    let slots = Slots::new(rest.chunks_mut(per_thread_len(geo, v)).take(threads));
+    let slots = Slots::new(
+        rest.chunks_mut(per_thread_len(geo, v, threads))
+            .take(threads),
+    );
     // Each thread's tiles in chunks of equal size (no short last one that would stream
     // all of the filters for a few rows); from `PIECES_FROM` threads each chunk is a
     // part of its own, which a thread done early may take over (`gemm::pieces`).
-    let chunks = |t: usize| split(total, threads, t).len().div_ceil(chunk(geo, v));
+    let chunks = |t: usize| {
+        split(total, threads, t)
+            .len()
+            .div_ceil(chunk_on(geo, v, threads))
+    };
     let per = if threads >= PIECES_FROM {
         chunks(0).max(1)
     } else {
@@ -2162,6 +2213,45 @@ mod tests {
         assert_eq!(variant(&geo(8, 14, 256), 2, false), Variant::F2);
         assert_eq!(variant(&geo(8, 7, 512), 2, false), Variant::F2);
         assert_eq!(variant(&geo(1, 56, 64), 2, false), Variant::F4);
+    }
+
+    /// Each of two threads keeps its own tiles where it has at least four row tiles of
+    /// them within 1.5 MiB of `V` and `M`: ResNet-50's 28² and 14² layers at batch 1,
+    /// and `tests/all/kernels.rs`'s case for it; not at stride 2, not on one or three
+    /// threads, not where the tiles are too many (56² at batch 1, batch 8) or too few.
+    #[test]
+    fn two_threads_keep_their_own_tiles_where_they_fit() {
+        let geo = |n: usize, hw: usize, c: usize, k: usize, stride: usize| {
+            let p = ConvParams {
+                pre_padding: vec![1, 1],
+                post_padding: vec![1, 1],
+                stride: vec![stride, stride],
+                dilation: vec![1, 1],
+                mode: ConvMode::CrossCorrelation,
+            };
+            let o = (hw - 1) / stride + 1;
+            ConvGeometry::new(&[n, c, hw, hw], &[k, c, 3, 3], &[n, k, o, o], &p).unwrap()
+        };
+        for (g, v) in [
+            (geo(1, 28, 128, 128, 1), Variant::F4),
+            (geo(1, 14, 256, 256, 1), Variant::F2),
+            (geo(1, 14, 24, 40, 1), Variant::F2),
+        ] {
+            assert!(own_tiles(&g, v, 2), "{g:?}");
+            assert!(!phased(&g, v, 2), "{g:?}");
+            assert_eq!(chunk_on(&g, v, 2), total_tiles(&g, v).div_ceil(2));
+            assert!(!own_tiles(&g, v, 1) && !own_tiles(&g, v, 3), "{g:?}");
+            assert!(phased(&g, v, 3), "{g:?}");
+        }
+        // The F(2×2) case of tests/all/kernels.rs: 49 tiles, 25 and 24 per thread.
+        let small = geo(1, 14, 24, 40, 1);
+        assert_eq!(variant(&small, 2, false), Variant::F2);
+        assert_eq!(total_tiles(&small, Variant::F2), 49);
+        // Too many tiles' `V` and `M` for one chunk, too few tiles, stride 2.
+        assert!(!own_tiles(&geo(1, 56, 64, 64, 1), Variant::F4, 2));
+        assert!(!own_tiles(&geo(8, 14, 256, 256, 1), Variant::F2, 2));
+        assert!(!own_tiles(&geo(1, 14, 256, 256, 1), Variant::F4, 2));
+        assert!(!own_tiles(&geo(1, 28, 256, 256, 2), Variant::S2, 2));
     }
 
     /// The vendor read from CPUID is the one Linux reports (where it reports one).
