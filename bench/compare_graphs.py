@@ -6,36 +6,35 @@ Runtime, numpy for the `matmul_` and `skinny_` graphs.
 
 Rounds that recorded the round trip between CPUs 0 and 1 before, between and after
 their two sides (`round_trip_ns`, from the `core_latency` example) are also sorted by
-it, each side by the probes just before and after it, against the fastest probe of the
-file: near (both within NEAR× of it), far (both between FAR× and BUSY×), moved while the
-side ran (anything else up to BUSY×), or on a busy machine (above BUSY×: the probe's
+it, each side by the probes just before and after it: both in one of BANDS, or moved
+between bands while the side ran, or on a busy machine (above BUSY_NS: the probe's
 partner thread waited for a CPU, so something else ran). On the 2-vCPU Zen 4 VM the
-probe reads about 65 ns with both vCPUs on one L3 and 330-380 ns on two, so near and far
-are those two placements; on the device's 16-core Xeon (one L3 on a mesh) every pair
-reads 155-250 ns, all near. A third table gives, per graph, each side's median over its
-near and its far runs, and their ratio."""
+bands are where the host has put the two vCPUs: on SMT siblings of one core (about 30
+ns), on two cores of one core complex, sharing an L3 (about 65 ns), or on two core
+complexes (330-380 ns). On the device's 16-core Xeon (one L3 on a mesh) every pair reads
+155-250 ns, one band. A third table gives, per graph and band, each side's median over
+its runs there and their ratio."""
 import json
 import math
 import statistics
 import sys
 from collections import defaultdict
 
-# Multiples of the file's fastest probe: near up to NEAR, far from FAR to BUSY, busy above.
-NEAR = 2.0
-FAR = 3.0
-BUSY = 8.0
+# Round-trip bands (ns, from and below) and their names in the table.
+BANDS = [(0, 45, "<45 ns"), (45, 150, "45-150 ns"), (150, 600, "150-600 ns")]
+# Round trips above this (ns) mean the probe shared its CPUs with other work.
+BUSY_NS = 600
 
 
-def placement(trips, fastest):
-    """`near`, `far`, `moved` or `busy` for the probes around a run, None without them."""
+def placement(trips):
+    """The band of the probes around a run, `moved`, `busy`, or None without them."""
     if not trips or any(t is None for t in trips):
         return None
-    if any(t > BUSY * fastest for t in trips):
+    if any(t > BUSY_NS for t in trips):
         return "busy"
-    if all(t <= NEAR * fastest for t in trips):
-        return "near"
-    if all(t >= FAR * fastest for t in trips):
-        return "far"
+    for lo, hi, name in BANDS:
+        if all(lo <= t < hi for t in trips):
+            return name
     return "moved"
 
 
@@ -60,18 +59,15 @@ def main():
             probes = [probes] * 3
         sides.append((r["graph"], 0, r["ours_ms"], probes[0:2]))
         sides.append((r["graph"], 1, r["ort_ms"], probes[1:3]))
-    seen = [t for *_, around in sides for t in around if t is not None]
-    fastest = min(seen) if seen else None
-    # (graph, near) -> (ours, peer) over the runs of that kind; the kinds of all runs.
+    # (graph, band) -> (ours, peer) over the runs in that band; the kinds of all runs.
     kinds = defaultdict(lambda: ([], []))
     trips = []
     for graph, side, ms, around in sides:
-        kind = placement(around, fastest)
+        kind = placement(around)
         if kind is None:
             continue
         trips.append(kind)
-        if kind in ("near", "far"):
-            kinds[(graph, kind == "near")][side].append(ms)
+        kinds[(graph, kind)][side].append(ms)
     groups = defaultdict(list)
     print("| graph | ours (ms) | peer (ms) | peer / ours |")
     print("|---|---|---|---|")
@@ -89,32 +85,30 @@ def main():
         gm = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         print(f"| {s} | {b[1:]} | {l} | {len(ratios)} | {gm:.2f} |")
     if trips:
-        count = {k: trips.count(k) for k in ("near", "far", "moved", "busy")}
+        names = [name for *_, name in BANDS] + ["moved", "busy"]
+        count = {k: trips.count(k) for k in names}
         print()
         print(
-            f"CPUs 0 and 1, cache-line round trip before and after each side of each round "
-            f"(fastest {fastest:.0f} ns): of {len(trips)} runs, {count['near']} near (up to "
-            f"{NEAR:g}x the fastest), {count['far']} far ({FAR:g}-{BUSY:g}x), "
-            f"{count['moved']} moved while running, {count['busy']} on a busy machine"
+            "CPUs 0 and 1, cache-line round trip before and after each side of each round: "
+            + ", ".join(f"{count[k]} runs {k}" for k in names)
         )
-        if count["near"] and count["far"]:
+        used = [name for *_, name in BANDS if count[name]]
+        if len(used) > 1:
             print()
-            print(
-                "| graph | near: ours (runs) / peer (runs), ms | ratio "
-                "| far: ours / peer, ms | ratio |"
-            )
-            print("|---|---|---|---|---|")
+            print("| graph | " + " | ".join(f"{b}: ours / peer, ms (runs) | ratio" for b in used) + " |")
+            print("|---|" + "---|---|" * len(used))
             for g in order:
                 cells = []
-                for k in (True, False):
-                    ours, peer = kinds[(g, k)]
+                for b in used:
+                    ours, peer = kinds[(g, b)]
                     if ours and peer:
                         o, p = statistics.median(ours), statistics.median(peer)
-                        cells.append(f"{o:.3f} ({len(ours)}) / {p:.3f} ({len(peer)}) | {p / o:.2f}")
+                        cells.append(
+                            f"{o:.3f} ({len(ours)}) / {p:.3f} ({len(peer)}) | {p / o:.2f}"
+                        )
                     else:
                         cells.append("- | -")
-                print(f"| {g.removesuffix('.json')} | {cells[0]} | {cells[1]} |")
-
+                print(f"| {g.removesuffix('.json')} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
     main()
