@@ -1184,9 +1184,12 @@ pub fn pair_rows_available() -> bool {
 /// panel `p` at `b[p * panel_stride(kc) + k * NR + j % NR]`), `C[i, j]` stored to
 /// `c[i * ldc + j]`. The building block of batched products whose parts each fit in
 /// cache (Winograd's sixteen per tile chunk). While it runs, the kernels fetch
-/// `ahead` (what the caller reads next, such as the next product's B) into L2. Each
-/// element is one multiply-add chain over K in order, whatever the row tile's height;
-/// with AVX-512 four panels go through the 6×64 kernel at a time, the rest in pairs.
+/// `ahead` (what the caller reads next, such as the next product's B) into L2. Rows go
+/// in tiles of [`MR`] and a last shorter one, or with `even` in tiles of near-equal
+/// height (25 rows: five of 5 rather than four of 6 and one of 1, which streams all of
+/// B through the kernels for one row). Each element is one multiply-add chain over K in
+/// order, whatever the row tile's height; with AVX-512 four panels go through the 6×64
+/// kernel at a time, the rest in pairs.
 ///
 /// # Panics
 /// Without the pair kernels ([`pair_rows_available`]), or when `b` is shorter
@@ -1203,6 +1206,7 @@ pub unsafe fn rows_times_panels(
     c: *mut f32,
     ldc: usize,
     ahead: &[f32],
+    even: bool,
 ) {
     // The kernel that sums each row's K steps in order whatever the tile's height:
     // the caller's tiles (Winograd's chunks) depend on the thread count, and its
@@ -1228,13 +1232,14 @@ pub unsafe fn rows_times_panels(
     let per_call = ahead.len().div_ceil(16).div_ceil(calls.max(1)).min(kc / 4);
     let mut far_at = ahead.as_ptr();
     let mut far_left = ahead.len().div_ceil(16);
-    // Row tiles of near-equal height (25 rows: five of 5 rather than four of 6 and one
-    // of 1): every tile streams all of B through the kernels, so a short last tile
-    // costs nearly a full one's time for a few rows' multiply-adds.
     let row_tiles = m.div_ceil(MR);
     for t in 0..row_tiles {
-        let r = split(m, row_tiles, t);
-        let (i0, mr) = (r.start, r.len());
+        let (i0, mr) = if even {
+            let r = split(m, row_tiles, t);
+            (r.start, r.len())
+        } else {
+            (t * MR, MR.min(m - t * MR))
+        };
         let rows = rows_in_place(&a, i0, mr, kc, &mut ptrs);
         let cols = |q: usize| NR.min(n - q * NR);
         let mut q = 0;
@@ -3063,8 +3068,9 @@ mod tests {
     /// `rows_times_panels` sums each row's K steps in order, one rounding per
     /// multiply-add, whatever the row tile's height (Winograd's tiles depend on the
     /// thread count; its results must not): bit for bit a sequential `mul_add` chain.
-    /// 13 rows (tiles of 6, 6 and 1), 104 columns in 7 panels: with AVX-512 a run of
-    /// four, then a pair, then a last panel of 8 columns on its own.
+    /// 13 rows (tiles of 6, 6 and 1, or even ones of 5, 4 and 4), 104 columns in 7
+    /// panels: with AVX-512 a run of four, then a pair, then a last panel of 8 columns
+    /// on its own.
     #[test]
     fn rows_times_panels_sums_each_row_in_order() {
         if pair_isa().is_none() {
@@ -3082,27 +3088,30 @@ mod tests {
             }
         }
         let ldc = n + 3;
-        let mut c = vec![f32::NAN; m * ldc];
-        // SAFETY: row `i` of A holds `kc` floats; C holds `m` rows of `ldc >= n`.
-        unsafe {
-            rows_times_panels(
-                (m, n, kc),
-                |i| a[i * kc..].as_ptr(),
-                &b,
-                c.as_mut_ptr(),
-                ldc,
-                &[],
-            );
-        }
-        for i in 0..m {
-            for j in 0..n {
-                let want = (0..kc).fold(0f32, |s, k| a[i * kc + k].mul_add(bd[k * n + j], s));
-                assert_eq!(
-                    c[i * ldc + j].to_bits(),
-                    want.to_bits(),
-                    "row {i}, column {j}: {} against {want}",
-                    c[i * ldc + j]
+        for even in [false, true] {
+            let mut c = vec![f32::NAN; m * ldc];
+            // SAFETY: row `i` of A holds `kc` floats; C holds `m` rows of `ldc >= n`.
+            unsafe {
+                rows_times_panels(
+                    (m, n, kc),
+                    |i| a[i * kc..].as_ptr(),
+                    &b,
+                    c.as_mut_ptr(),
+                    ldc,
+                    &[],
+                    even,
                 );
+            }
+            for i in 0..m {
+                for j in 0..n {
+                    let want = (0..kc).fold(0f32, |s, k| a[i * kc + k].mul_add(bd[k * n + j], s));
+                    assert_eq!(
+                        c[i * ldc + j].to_bits(),
+                        want.to_bits(),
+                        "even {even}, row {i}, column {j}: {} against {want}",
+                        c[i * ldc + j]
+                    );
+                }
             }
         }
     }

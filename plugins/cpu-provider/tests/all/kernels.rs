@@ -399,7 +399,8 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
 /// Winograd through its own tiles per thread (two threads), in phases (three) and in
 /// chunks (one) does the same arithmetic: each tile's transforms and each output's
 /// multiply-add chain are the same whichever thread runs them and however the rows are
-/// cut into row tiles (25 tiles: five of 5 rows on one thread, 4 × 6 + 1 before).
+/// cut into row tiles (on two threads a thread's 25 tiles as five of 5 rows, elsewhere
+/// tiles of 6 and a shorter last one).
 #[test]
 fn winograd_gives_the_same_bits_per_thread_in_phases_and_in_chunks() {
     if !winograd_runs_here() {

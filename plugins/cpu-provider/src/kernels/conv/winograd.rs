@@ -487,6 +487,7 @@ pub(super) fn run(
         isa,
         tw,
         th,
+        even_rows: own_tiles(geo, v, threads),
     };
     if stream {
         run_streamed(&ctx, total, exec, rest);
@@ -607,6 +608,7 @@ fn run_phased(ctx: &Ctx<'_>, total: usize, exec: &Exec, buf: &mut [f32]) {
                         m.get().cast_mut().add(xi * n * k + j0),
                         k,
                         ahead,
+                        false,
                     );
                 }
             }
@@ -698,6 +700,9 @@ struct Ctx<'a> {
     isa: PairIsa,
     th: usize,
     tw: usize,
+    /// Each thread keeps its own tiles ([`own_tiles`]): their products' rows go in tiles
+    /// of near-equal height (`gemm::rows_times_panels`).
+    even_rows: bool,
 }
 
 impl Ctx<'_> {
@@ -738,6 +743,7 @@ impl Ctx<'_> {
                     mx.as_mut_ptr(),
                     k,
                     ahead,
+                    self.even_rows,
                 );
             }
         }
