@@ -396,55 +396,75 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
     }
 }
 
-/// Winograd through its own tiles per thread (two threads), in phases (three) and in
-/// chunks (one) does the same arithmetic: each tile's transforms and each output's
-/// multiply-add chain are the same whichever thread runs them and however the rows are
-/// cut into row tiles (on two threads a thread's 25 tiles as five of 5 rows, elsewhere
-/// tiles of 6 and a shorter last one).
+/// Runs the channels-last 3 × 3 convolution (stride 1, padding 1) of `xd` with `wd`
+/// (values from `seeds`) on each of `threads` threads through the plan `plan` makes for
+/// them (and checks), and asserts that every output has the bits of the first.
+fn same_bits_on_threads(
+    (xd, wd): ([usize; 4], [usize; 4]),
+    seeds: (u64, u64),
+    threads: &[usize],
+    plan: impl Fn(ConvGeometry, &Shape, &Shape, usize) -> FpropPlan,
+    label: &str,
+) {
+    let yd = [xd[0], wd[0], xd[2], xd[3]];
+    let x = values(xd.iter().product(), seeds.0);
+    let w = values(wd.iter().product(), seeds.1);
+    let geo = ConvGeometry::new(&xd, &wd, &yd, &ConvParams::simple(2, 1, 1)).unwrap();
+    let (xs, ws, ys) = (nhwc(xd), nhwc(wd), nhwc(yd));
+    let mut outs = Vec::new();
+    for &t in threads {
+        let p = plan(geo.clone(), &xs, &ws, t);
+        let y = run_f32(&p, (&x, &xs), (&w, &ws), &ys, &Exec::new(t));
+        assert!(y.iter().all(|v| v.is_finite()), "{label}, {t} threads");
+        outs.push(y);
+    }
+    for (y, t) in outs[1..].iter().zip(&threads[1..]) {
+        assert!(
+            y.iter()
+                .zip(&outs[0])
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{label}: {t} threads differ from {}",
+            threads[0]
+        );
+    }
+}
+
+/// Winograd through its own tiles per thread (two threads), in phases (three and four)
+/// and in chunks (one) does the same arithmetic: each tile's transforms and each
+/// output's multiply-add chain are the same whichever thread runs them and however the
+/// rows are cut into row tiles (on two threads a thread's 25 tiles as five of 5 rows,
+/// elsewhere tiles of 6 and a shorter last one).
 #[test]
 fn winograd_gives_the_same_bits_per_thread_in_phases_and_in_chunks() {
     if !winograd_runs_here() {
         return;
     }
-    let (xd, wd) = ([1usize, 24, 14, 14], [40usize, 24, 3, 3]);
-    let yd = [1, 40, 14, 14];
-    let x = values(xd.iter().product(), 11);
-    let w = values(wd.iter().product(), 12);
-    let geo = ConvGeometry::new(&xd, &wd, &yd, &ConvParams::simple(2, 1, 1)).unwrap();
-    let (xs, ws, ys) = (nhwc(xd), nhwc(wd), nhwc(yd));
     for constant in [false, true] {
-        let mut outs = Vec::new();
-        for threads in [1, 2, 3, 4] {
-            let plan = FpropPlan::new(
-                geo.clone(),
-                (&xs, DType::F32),
-                (&ws, DType::F32),
+        let plan = |geo: ConvGeometry, xs: &Shape, ws: &Shape, threads: usize| {
+            let p = FpropPlan::new(
+                geo,
+                (xs, DType::F32),
+                (ws, DType::F32),
                 ConvAlgo::Winograd,
                 threads,
             );
-            let plan = if constant {
-                plan.for_constant_weights()
+            let p = if constant {
+                p.for_constant_weights()
             } else {
-                plan
+                p
             };
-            assert_eq!(plan.imp, FpropImpl::Winograd, "{threads} threads");
-            assert_eq!(plan.winograd_tile(), Some(2), "{threads} threads");
-            outs.push(run_f32(
-                &plan,
-                (&x, &xs),
-                (&w, &ws),
-                &ys,
-                &Exec::new(threads),
-            ));
-        }
-        for (y, threads) in outs[1..].iter().zip([2, 3, 4]) {
-            assert!(
-                y.iter()
-                    .zip(&outs[0])
-                    .all(|(a, b)| a.to_bits() == b.to_bits()),
-                "constant {constant}: {threads} threads differ from 1"
-            );
-        }
+            assert_eq!(p.imp, FpropImpl::Winograd, "{threads} threads");
+            assert_eq!(p.winograd_tile(), Some(2), "{threads} threads");
+            p
+        };
+        let label = format!("constant {constant}");
+        same_bits_on_threads(
+            ([1, 24, 14, 14], [40, 24, 3, 3]),
+            (11, 12),
+            &[1, 2, 3, 4],
+            plan,
+            &label,
+        );
     }
 }
 
@@ -460,39 +480,26 @@ fn streamed_winograd_gives_the_same_bits_on_any_thread_count() {
         return;
     }
     for (xd, m) in [([1usize, 300, 5, 7], 4), ([2, 300, 5, 2], 2)] {
-        let wd = [250usize, 300, 3, 3];
-        let yd = [xd[0], 250, xd[2], xd[3]];
-        let x = values(xd.iter().product(), 7);
-        let w = values(wd.iter().product(), 8);
-        let geo = ConvGeometry::new(&xd, &wd, &yd, &ConvParams::simple(2, 1, 1)).unwrap();
-        let (xs, ws, ys) = (nhwc(xd), nhwc(wd), nhwc(yd));
-        let mut outs = Vec::new();
-        for threads in [1, 2, 3, 5] {
-            let plan = FpropPlan::new(
-                geo.clone(),
-                (&xs, DType::F32),
-                (&ws, DType::F32),
+        let plan = |geo: ConvGeometry, xs: &Shape, ws: &Shape, threads: usize| {
+            let p = FpropPlan::new(
+                geo,
+                (xs, DType::F32),
+                (ws, DType::F32),
                 ConvAlgo::Auto,
                 threads,
             )
             .for_constant_weights();
-            assert!(
-                plan.winograd_streamed(),
-                "{xd:?}, {threads} threads: {plan:?}"
-            );
-            assert_eq!(plan.winograd_tile(), Some(m), "{xd:?}, {threads} threads");
-            let y = run_f32(&plan, (&x, &xs), (&w, &ws), &ys, &Exec::new(threads));
-            assert!(y.iter().all(|v| v.is_finite()), "{xd:?}, {threads} threads");
-            outs.push(y);
-        }
-        for (y, threads) in outs[1..].iter().zip([2, 3, 5]) {
-            assert!(
-                y.iter()
-                    .zip(&outs[0])
-                    .all(|(a, b)| a.to_bits() == b.to_bits()),
-                "{xd:?}: {threads} threads differ from 1"
-            );
-        }
+            assert!(p.winograd_streamed(), "{xd:?}, {threads} threads: {p:?}");
+            assert_eq!(p.winograd_tile(), Some(m), "{xd:?}, {threads} threads");
+            p
+        };
+        same_bits_on_threads(
+            (xd, [250, 300, 3, 3]),
+            (7, 8),
+            &[1, 2, 3, 5],
+            plan,
+            &format!("{xd:?}"),
+        );
     }
 }
 
