@@ -228,10 +228,11 @@ const OWN_MAX_THREADS: usize = 2;
 /// 28² and 14² layers at batch 1). Each thread then reads all the transformed filters,
 /// but neither reads what the other wrote; in phases half of `V` and half of `M` (0.8–0.9
 /// MB per layer there) go from core to core. On the Zen 4 VM, whose host puts its two
-/// vCPUs on one L3 or on two core complexes: those layers took 0–30 µs longer each on one
-/// L3 (28²: 358 against 389 µs) and 45–165 µs less on two (28²: 734 against 569; 14²: 780
-/// against 681), ResNet-50 +0.3% and −2.7%. At stride 2 ([`Variant::S2`], 25 positions)
-/// it gained nothing on two L3s and lost 33 µs on one.
+/// vCPUs on one L3 or on two core complexes, those layers took up to 26 µs longer each
+/// on one L3 (28²: 346–369 against 370–395 µs; 14² within 15) and 70–140 µs less on two
+/// (28²: 590–713 against 465–575; 14²: 776–886 against 686–766): ResNet-50 +0.3% and
+/// −2.8%. At stride 2 ([`Variant::S2`], 25 positions) it gained nothing on two L3s and
+/// lost 33 µs on one.
 fn own_tiles(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
     let mine = total_tiles(geo, v).div_ceil(threads.max(1));
     (2..=OWN_MAX_THREADS).contains(&threads)
@@ -264,10 +265,10 @@ const PHASED_FILTERS: usize = 1 << 20;
 /// each through its own tiles: unless [`own_tiles`], when a thread would have under
 /// two chunks of tiles, so that each would stream all the transformed filters for a few
 /// rows (small images on many threads), or when the transformed filters are larger than
-/// [`PHASED_FILTERS`]
-/// (512 channels: 16 MiB), so that streaming them once per chunk would cost more than
-/// their multiply-adds save (ResNet-50's 7² layers, 512 channels, batch 8, 2 threads on a
-/// Zen 3: 9.6–11.3 ms per chunk against 6.7–7.0 ms in phases; the direct form 10.4 ms).
+/// [`PHASED_FILTERS`] (512 channels: 16 MiB), so that streaming them once per chunk
+/// would cost more than their multiply-adds save (ResNet-50's 7² layers, 512 channels,
+/// batch 8, 2 threads on a Zen 3: 9.6–11.3 ms per chunk against 6.7–7.0 ms in phases;
+/// the direct form 10.4 ms).
 fn phased(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
     !own_tiles(geo, v, threads)
         && (packed_len(geo, v) > PHASED_FILTERS
