@@ -229,7 +229,7 @@ const OWN_MAX_THREADS: usize = 2;
 /// but neither reads what the other wrote; in phases half of `V` and half of `M` (0.8–0.9
 /// MB per layer there) go from core to core. On the Zen 4 VM, whose host puts its two
 /// vCPUs on one L3 or on two core complexes, those layers took up to 26 µs longer each
-/// on one L3 (28²: 346–369 against 370–395 µs; 14² within 15) and 70–140 µs less on two
+/// on one L3 (28²: 346–369 against 370–395 µs; 14² within 15) and 75–140 µs less on two
 /// (28²: 590–713 against 465–575; 14²: 776–886 against 686–766): ResNet-50 +0.3% and
 /// −2.8%. At stride 2 ([`Variant::S2`], 25 positions) it gained nothing on two L3s and
 /// lost 33 µs on one.
