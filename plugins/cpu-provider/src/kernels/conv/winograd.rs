@@ -187,8 +187,12 @@ fn tiles(geo: &ConvGeometry, v: Variant) -> (usize, usize) {
 /// Tiles per chunk: `V` and `M` of a chunk in about 768 KiB, a whole number of row
 /// tiles of the micro-kernel.
 fn chunk(geo: &ConvGeometry, v: Variant) -> usize {
-    let per_tile = v.xi() * (geo.c + geo.k) * 4;
-    ((768 << 10) / per_tile / MR * MR).max(MR)
+    ((768 << 10) / tile_bytes(geo, v) / MR * MR).max(MR)
+}
+
+/// Bytes of one tile's `V` and `M` rows (all positions, `C + K` floats each).
+fn tile_bytes(geo: &ConvGeometry, v: Variant) -> usize {
+    v.xi() * (geo.c + geo.k) * 4
 }
 
 /// Floats of the packed transformed filters.
@@ -238,7 +242,7 @@ fn own_tiles(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
     (2..=OWN_MAX_THREADS).contains(&threads)
         && v != Variant::S2
         && mine >= OWN_MIN_TILES
-        && mine * v.xi() * (geo.c + geo.k) * 4 <= OWN_MAX_BYTES
+        && mine * tile_bytes(geo, v) <= OWN_MAX_BYTES
 }
 
 /// Tiles of the whole convolution.
@@ -277,8 +281,9 @@ fn phased(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
 
 /// Tiles per phase round: `V` and `M` in about 16 MiB.
 fn phase_tiles(geo: &ConvGeometry, v: Variant) -> usize {
-    let per_tile = v.xi() * (geo.c + geo.k) * 4;
-    ((16 << 20) / per_tile).max(MR).min(total_tiles(geo, v))
+    ((16 << 20) / tile_bytes(geo, v))
+        .max(MR)
+        .min(total_tiles(geo, v))
 }
 
 /// Whether constant (`kept`) filters are kept as their taps and transformed while they
