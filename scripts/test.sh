@@ -6,6 +6,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup-debian.sh
 cargo test --workspace --locked "$@"
 
+# The CPU engine's Winograd takes one of two paths by the CPU's vendor (constant filters
+# streamed from their taps and each of two threads keeping its own tiles on AMD's; kept
+# transformed filters and phases elsewhere): its tests again with each choice forced, so
+# that both paths run on any machine.
+for choice in 0 1; do
+    HIPDNN_CPU_WINOGRAD_STREAM=$choice HIPDNN_CPU_WINOGRAD_OWN=$choice \
+        cargo test -p hipdnn-cpu-provider --locked "$@" -- winograd
+done
+
 # The compiler (compiler/, its own workspace: it links LLVM/MLIR 22). First built with no
 # plugin selected (every plugin hook is a no-op; the unit tests compile and run a model),
 # then with the two sample plugins selected, which the integration tests exercise: `vendor`

@@ -70,6 +70,10 @@
 //! `HIPDNN_CPU_WINOGRAD_STREAM=1` (or `0`) makes constant 3×3 filters of small images
 //! stream through Winograd as their taps on any CPU (or on none); by default they do
 //! on AMD's, where that was measured to pay, read once per process.
+//! `HIPDNN_CPU_WINOGRAD_OWN=1` (or `0`) makes each of two threads keep its own Winograd
+//! tiles (or never): by default on AMD's CPUs, whose two threads may sit on two
+//! last-level caches; elsewhere the threads share the work in phases. Read once per
+//! process.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the

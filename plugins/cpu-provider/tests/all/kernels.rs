@@ -99,8 +99,8 @@ fn cases() -> Vec<Case> {
             dil: 1,
             flip: false,
         },
-        // 49 F(2×2) tiles: on two threads each keeps its own 25 or 24 (one chunk, no
-        // phases; `winograd::own_tiles`).
+        // 49 F(2×2) tiles: on two threads each keeps its own 25 or 24 where the CPU
+        // takes own tiles (one chunk, no phases; `winograd_own_tiles_pay`), else phases.
         Case {
             x: [1, 24, 14, 14],
             w: [40, 24, 3, 3],
@@ -429,11 +429,12 @@ fn same_bits_on_threads(
     }
 }
 
-/// Winograd through its own tiles per thread (two threads), in phases (three and four)
-/// and in chunks (one) does the same arithmetic: each tile's transforms and each
-/// output's multiply-add chain are the same whichever thread runs them and however the
-/// rows are cut into row tiles (on two threads a thread's 25 tiles as five of 5 rows,
-/// elsewhere tiles of 6 and a shorter last one).
+/// Winograd through its own tiles per thread (two threads, where the CPU takes own
+/// tiles: `winograd_own_tiles_pay`; else in phases), in phases (three and four) and in
+/// chunks (one) does the same arithmetic: each tile's transforms and each output's
+/// multiply-add chain are the same whichever thread runs them and however the rows are
+/// cut into row tiles (with own tiles a thread's 25 tiles as five of 5 rows, elsewhere
+/// tiles of 6 and a shorter last one).
 #[test]
 fn winograd_gives_the_same_bits_per_thread_in_phases_and_in_chunks() {
     if !winograd_runs_here() {

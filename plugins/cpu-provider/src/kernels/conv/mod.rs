@@ -55,7 +55,9 @@ mod winograd;
 
 pub use geometry::{ConvAlgo, ConvGeometry, ConvMode, ConvParams};
 pub use plan::{FpropImpl, FpropPlan, WeightCache};
-pub use winograd::streaming_pays as winograd_streaming_pays;
+pub use winograd::{
+    own_tiles_pay as winograd_own_tiles_pay, streaming_pays as winograd_streaming_pays,
+};
 
 use direct::*;
 use implicit::*;

@@ -31,10 +31,10 @@
 //!   (over 256 × 256 channels), go in phases instead ([`phased`]): all threads
 //!   transform a round of tiles, then split the products by position and pairs of
 //!   output-channel panels (each transformed filter panel read by one thread, once per
-//!   round), then transform the outputs. On two threads with enough tiles each, small
-//!   enough for one chunk, each thread keeps its own tiles instead ([`own_tiles`]):
-//!   nothing goes from core to core, which matters where the two cores do not share a
-//!   last-level cache.
+//!   round), then transform the outputs. On two threads of an AMD CPU, with enough
+//!   tiles each, small enough for one chunk, each thread keeps its own tiles instead
+//!   ([`own_tiles`]): nothing goes from core to core, which matters where the two cores
+//!   do not share a last-level cache.
 //! * Constant filters from 256 × 256 channels on small images ([`streamed`]) are kept
 //!   as their taps instead, and transformed block by block as one thread per pair of
 //!   output-channel panels streams them through the products: each tap is read once
@@ -227,22 +227,56 @@ const OWN_MAX_BYTES: usize = 3 << 19;
 const OWN_MAX_THREADS: usize = 2;
 
 /// Whether each thread transforms, multiplies and transforms back its own tiles in one
-/// chunk, rather than the threads working in phases: at stride 1 on two threads, each
-/// with at least [`OWN_MIN_TILES`] tiles whose `V` and `M` fit in 1.5 MiB (ResNet-50's
-/// 28² and 14² layers at batch 1). Each thread then reads all the transformed filters,
-/// but neither reads what the other wrote; in phases half of `V` and half of `M` (0.8–0.9
-/// MB per layer there) go from core to core. On the Zen 4 VM, whose host puts its two
-/// vCPUs on one L3 or on two core complexes, those layers took up to 26 µs longer each
-/// on one L3 (28²: 346–369 against 370–395 µs; 14² within 15) and 75–140 µs less on two
-/// (28²: 590–713 against 465–575; 14²: 776–886 against 686–766): ResNet-50 +0.3% and
-/// −2.8%. At stride 2 ([`Variant::S2`], 25 positions) it gained nothing on two L3s and
-/// lost 33 µs on one.
+/// chunk, rather than the threads working in phases: where the shapes allow it
+/// ([`fits_own_tiles`]) on a CPU where it pays ([`own_tiles_pay`]).
 fn own_tiles(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
+    fits_own_tiles(geo, v, threads) && own_tiles_pay()
+}
+
+/// Whether [`own_tiles`]' shapes hold: stride 1, two threads, each with at least
+/// [`OWN_MIN_TILES`] tiles whose `V` and `M` fit in 1.5 MiB (ResNet-50's 28² and 14²
+/// layers at batch 1). Each thread then reads all the transformed filters, but
+/// neither reads what the other wrote; in phases half of `V` and half of `M` (0.8–0.9
+/// MB per layer there) go from core to core, and each transformed filter value is read
+/// once, for all the tiles. At stride 2 ([`Variant::S2`], 25 positions) own tiles
+/// gained nothing on the Zen 4 VM's two L3s and lost 33 µs a layer on one.
+fn fits_own_tiles(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
     let mine = total_tiles(geo, v).div_ceil(threads.max(1));
     (2..=OWN_MAX_THREADS).contains(&threads)
         && v != Variant::S2
         && mine >= OWN_MIN_TILES
         && mine * tile_bytes(geo, v) <= OWN_MAX_BYTES
+}
+
+/// Whether this CPU takes [`own_tiles`] where they fit: on AMD's, whose two threads
+/// may sit on two core complexes with an L3 each, unless `HIPDNN_CPU_WINOGRAD_OWN`
+/// says `1` (on any CPU) or `0` (on none), read once per process. On the Zen 4 VM,
+/// whose host puts its two vCPUs on one L3 or on two, ResNet-50's 28² and 14² layers at
+/// batch 1 took 75–140 µs less each on two L3s (28²: 590–713 against 465–575; 14²:
+/// 776–886 against 686–766) and up to 26 µs more on one (28²: 346–369 against 370–395
+/// µs; 14² within 15): ResNet-50 −2.8% and +0.3%. On two cores of a Xeon VM (one L3 on
+/// a mesh, 100–150 ns between the cores) phases won: the three 28² layers 890 against
+/// 1048 µs, the five 14² ones 2207 against 2604 (sums of stage minimums, 16 alternating
+/// rounds of 40 executions), ResNet-50 at batch 1 about 2% faster.
+pub fn own_tiles_pay() -> bool {
+    static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PAYS.get_or_init(|| vendor_default("HIPDNN_CPU_WINOGRAD_OWN"))
+}
+
+/// `1` or `0` from the environment variable `var`, else whether the CPU is AMD's (with
+/// a warning for any other value).
+fn vendor_default(var: &str) -> bool {
+    let value = std::env::var(var).unwrap_or_default();
+    match value.trim() {
+        "1" => true,
+        "0" => false,
+        other => {
+            if !other.is_empty() {
+                tracing::warn!("{var}={value:?} is not 0 or 1: ignored");
+            }
+            cpu_is_amd()
+        }
+    }
 }
 
 /// Tiles of the whole convolution.
@@ -325,19 +359,7 @@ fn streamable(geo: &ConvGeometry, threads: usize) -> bool {
 /// network keeps.
 pub fn streaming_pays() -> bool {
     static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PAYS.get_or_init(|| {
-        let value = std::env::var("HIPDNN_CPU_WINOGRAD_STREAM").unwrap_or_default();
-        match value.trim() {
-            "1" => true,
-            "0" => false,
-            other => {
-                if !other.is_empty() {
-                    tracing::warn!("HIPDNN_CPU_WINOGRAD_STREAM={value:?} is not 0 or 1: ignored");
-                }
-                cpu_is_amd()
-            }
-        }
-    })
+    *PAYS.get_or_init(|| vendor_default("HIPDNN_CPU_WINOGRAD_STREAM"))
 }
 
 /// Whether CPUID names the vendor `AuthenticAMD`.
@@ -2227,10 +2249,12 @@ mod tests {
         assert_eq!(variant(&geo(1, 56, 64), 2, false), Variant::F4);
     }
 
-    /// Each of two threads keeps its own tiles where it has at least four row tiles of
+    /// Each of two threads can keep its own tiles where it has at least four row tiles of
     /// them within 1.5 MiB of `V` and `M`: ResNet-50's 28² and 14² layers at batch 1,
     /// and `tests/all/kernels.rs`'s case for it; not at stride 2, not on one or three
     /// threads, not where the tiles are too many (56² at batch 1, batch 8) or too few.
+    /// It does where the CPU takes own tiles ([`own_tiles_pay`]); else those layers go
+    /// in phases.
     #[test]
     fn two_threads_keep_their_own_tiles_where_they_fit() {
         let geo = |n: usize, hw: usize, c: usize, k: usize, stride: usize| {
@@ -2244,15 +2268,22 @@ mod tests {
             let o = (hw - 1) / stride + 1;
             ConvGeometry::new(&[n, c, hw, hw], &[k, c, 3, 3], &[n, k, o, o], &p).unwrap()
         };
+        let pays = own_tiles_pay();
         for (g, v) in [
             (geo(1, 28, 128, 128, 1), Variant::F4),
             (geo(1, 14, 256, 256, 1), Variant::F2),
             (geo(1, 14, 24, 40, 1), Variant::F2),
         ] {
-            assert!(own_tiles(&g, v, 2), "{g:?}");
-            assert!(!phased(&g, v, 2), "{g:?}");
-            assert_eq!(chunk_on(&g, v, 2), total_tiles(&g, v).div_ceil(2));
-            assert!(!own_tiles(&g, v, 1) && !own_tiles(&g, v, 3), "{g:?}");
+            assert!(fits_own_tiles(&g, v, 2), "{g:?}");
+            assert_eq!(own_tiles(&g, v, 2), pays, "{g:?}");
+            assert_eq!(phased(&g, v, 2), !pays, "{g:?}");
+            if pays {
+                assert_eq!(chunk_on(&g, v, 2), total_tiles(&g, v).div_ceil(2));
+            }
+            assert!(
+                !fits_own_tiles(&g, v, 1) && !fits_own_tiles(&g, v, 3),
+                "{g:?}"
+            );
             assert!(phased(&g, v, 3), "{g:?}");
         }
         // The F(2×2) case of tests/all/kernels.rs: 49 tiles, 25 and 24 per thread.
@@ -2260,10 +2291,10 @@ mod tests {
         assert_eq!(variant(&small, 2, false), Variant::F2);
         assert_eq!(total_tiles(&small, Variant::F2), 49);
         // Too many tiles' `V` and `M` for one chunk, too few tiles, stride 2.
-        assert!(!own_tiles(&geo(1, 56, 64, 64, 1), Variant::F4, 2));
-        assert!(!own_tiles(&geo(8, 14, 256, 256, 1), Variant::F2, 2));
-        assert!(!own_tiles(&geo(1, 14, 256, 256, 1), Variant::F4, 2));
-        assert!(!own_tiles(&geo(1, 28, 256, 256, 2), Variant::S2, 2));
+        assert!(!fits_own_tiles(&geo(1, 56, 64, 64, 1), Variant::F4, 2));
+        assert!(!fits_own_tiles(&geo(8, 14, 256, 256, 1), Variant::F2, 2));
+        assert!(!fits_own_tiles(&geo(1, 14, 256, 256, 1), Variant::F4, 2));
+        assert!(!fits_own_tiles(&geo(1, 28, 256, 256, 2), Variant::S2, 2));
     }
 
     /// The vendor read from CPUID is the one Linux reports (where it reports one).
