@@ -257,7 +257,7 @@ fn fits_own_tiles(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
 /// µs; 14² within 15): ResNet-50 −2.8% and +0.3%. On two cores of a Xeon VM (one L3 on
 /// a mesh, 100–150 ns between the cores) phases won: the three 28² layers 890 against
 /// 1048 µs, the five 14² ones 2207 against 2604 (sums of stage minimums, 16 alternating
-/// rounds of 40 executions), ResNet-50 at batch 1 about 2% faster.
+/// rounds of 40 executions), ResNet-50 at batch 1 1–2% faster.
 pub fn own_tiles_pay() -> bool {
     static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *PAYS.get_or_init(|| vendor_default("HIPDNN_CPU_WINOGRAD_OWN"))
