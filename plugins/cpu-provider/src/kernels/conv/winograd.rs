@@ -248,9 +248,10 @@ fn fits_own_tiles(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
         && mine * tile_bytes(geo, v) <= OWN_MAX_BYTES
 }
 
-/// Whether this CPU takes [`own_tiles`] where they fit: on AMD's, whose two threads
-/// may sit on two core complexes with an L3 each, unless `HIPDNN_CPU_WINOGRAD_OWN`
-/// says `1` (on any CPU) or `0` (on none), read once per process. On the Zen 4 VM,
+/// Whether each of two threads keeps its own Winograd tiles where they fit (`own_tiles`):
+/// on AMD's CPUs, whose two threads may sit on two core complexes with an L3 each,
+/// unless `HIPDNN_CPU_WINOGRAD_OWN` says `1` (on any CPU) or `0` (on none), read once
+/// per process. On the Zen 4 VM,
 /// whose host puts its two vCPUs on one L3 or on two, ResNet-50's 28² and 14² layers at
 /// batch 1 took 75–140 µs less each on two L3s (28²: 590–713 against 465–575; 14²:
 /// 776–886 against 686–766) and up to 26 µs more on one (28²: 346–369 against 370–395
