@@ -1881,11 +1881,11 @@ mod avx512 {
     /// evicted by the B panels that stream through L1 before the epilogue came (a
     /// 64 → 256 sweep reads 64 KiB of panels per row tile); on two cores of a Xeon
     /// (AVX-512, 48 KiB L1d), the bottleneck block's last layer, whose residual is
-    /// another buffer, took 424–435 against 449–462 µs (12 alternating rounds), and
-    /// ResNet-50 at batch 1 0.7% less (its residual layers add in place); with no
-    /// fetch at all batch 1 was as fast but batch 8's stem and 56² expanding layers 8–9%
-    /// slower (their outputs come from memory). Prefetches never fault, so rows past
-    /// the output are harmless.
+    /// another buffer, took 429–437 against 447–454 µs (minimum to median, 12
+    /// alternating rounds); ResNet-50, whose residual layers add in place, stayed within
+    /// its noise at batch 1 and 8. With no fetch at all batch 1 was as fast but batch
+    /// 8's stem and 56² expanding layers 8–9% slower (their outputs come from memory).
+    /// Prefetches never fault, so rows past the output are harmless.
     #[inline(always)]
     pub(super) fn prefetch_fused(f: Option<&FuseAt<'_>>) {
         let Some(f) = f else { return };

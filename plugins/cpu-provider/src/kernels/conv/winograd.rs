@@ -251,14 +251,14 @@ fn fits_own_tiles(geo: &ConvGeometry, v: Variant, threads: usize) -> bool {
 /// Whether each of two threads keeps its own Winograd tiles where they fit (`own_tiles`):
 /// on AMD's CPUs, whose two threads may sit on two core complexes with an L3 each,
 /// unless `HIPDNN_CPU_WINOGRAD_OWN` says `1` (on any CPU) or `0` (on none), read once
-/// per process. On the Zen 4 VM,
-/// whose host puts its two vCPUs on one L3 or on two, ResNet-50's 28² and 14² layers at
-/// batch 1 took 75–140 µs less each on two L3s (28²: 590–713 against 465–575; 14²:
-/// 776–886 against 686–766) and up to 26 µs more on one (28²: 346–369 against 370–395
-/// µs; 14² within 15): ResNet-50 −2.8% and +0.3%. On two cores of a Xeon VM (one L3 on
-/// a mesh, 100–150 ns between the cores) phases won: the three 28² layers 890 against
-/// 1048 µs, the five 14² ones 2207 against 2604 (sums of stage minimums, 16 alternating
-/// rounds of 40 executions), ResNet-50 at batch 1 1–2% faster.
+/// per process. On the Zen 4 VM, whose host puts its two vCPUs on one L3 or on two,
+/// ResNet-50's 28² and 14² layers at batch 1 took 75–140 µs less each on two L3s (28²:
+/// 590–713 against 465–575; 14²: 776–886 against 686–766) and up to 26 µs more on one
+/// (28²: 346–369 against 370–395 µs; 14² within 15): ResNet-50 −2.8% and +0.3%. On two
+/// cores of a Xeon VM (one L3 on a mesh, 100–150 ns between the cores) phases won: the
+/// three 28² layers 890 against 1048 µs, the five 14² ones 2207 against 2604 (sums of
+/// stage minimums, 16 alternating rounds of 40 executions), ResNet-50 at batch 1 1–2%
+/// faster; on the 16-core Xeon pinned to two cores, the 14² layers 1.20–1.31× as fast.
 pub fn own_tiles_pay() -> bool {
     static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *PAYS.get_or_init(|| vendor_default("HIPDNN_CPU_WINOGRAD_OWN"))
