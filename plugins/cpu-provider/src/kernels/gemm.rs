@@ -508,6 +508,35 @@ fn pieces(
     }
 }
 
+/// Piece `s` of a thread's share cut into `per` pieces ([`pieces`]): a run of its row
+/// tiles, or of its panels in whole pairs.
+fn pieced(
+    tiles: std::ops::Range<usize>,
+    panels: std::ops::Range<usize>,
+    per: usize,
+    s: usize,
+    along_tiles: bool,
+) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+    if along_tiles {
+        let r = split(tiles.len(), per, s);
+        (tiles.start + r.start..tiles.start + r.end, panels)
+    } else {
+        let r = split(panels.len().div_ceil(2), per, s);
+        let start = panels.start + 2 * r.start;
+        (tiles, start..(start + 2 * r.len()).min(panels.end))
+    }
+}
+
+/// Where two threads halve an odd number of row tiles that [`pieces`] leaves whole
+/// (`per == 1`): the middle tile, and the panel (a pair boundary) at which its
+/// columns are cut, so that each thread computes half of it instead of one thread all
+/// of it. ResNet-50's 14² layers at batch 1 have 33 row tiles: split 17 / 16, the
+/// thread with 16 waited one tile's time (about 3% of the section).
+fn middle_tile(grid: Split, tiles: usize, panels: usize, per: usize) -> Option<(usize, usize)> {
+    (grid.rows == 2 && grid.cols == 1 && per == 1 && tiles % 2 == 1 && panels >= 4)
+        .then(|| (tiles / 2, (panels / 2).next_multiple_of(2)))
+}
+
 /// Floats of slack per buffer: alignment to 64 bytes plus the overlapping stores of
 /// the A packer.
 const SLACK: usize = 32;
@@ -752,7 +781,8 @@ impl Ahead {
 /// The output is split as a grid over the threads (`choose_split`: with two, a
 /// convolution's pixel rows where [`Blocking::pixel_rows`] says so), each share cut
 /// into pieces (`pieces`: from 3 threads, and with 2 where all of B is packed before
-/// the pass). Per piece: column chunks of `nc`; per
+/// the pass; two threads that halve an odd number of row tiles left whole share the
+/// middle tile by columns, `middle_tile`). Per piece: column chunks of `nc`; per
 /// chunk, K blocks; per K block, B packed once (`kc × nc`, L2), then row groups of
 /// `MC_TILES` tiles packed (`96 × kc`, L2), each `kc × 16` B panel (L1) meeting every
 /// row tile of the group. Partial sums over K blocks go to per-tile accumulators in
@@ -882,25 +912,24 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     };
     let slots = Slots::new(scratch.chunks_mut(per_thread.max(1)).take(threads));
     let (per, along_tiles) = pieces(grid, tiles, panels, threads, prepack_b);
-    exec.for_each(threads * per, |part| {
-        let at = piece(part, threads, per);
-        let (t, s) = (at / per, at % per);
-        let (tile_range, panel_range) = grid.ranges(tiles, panels, t);
-        // Piece `s` of thread `t`'s share: a run of its row tiles, or of its panels
-        // in whole pairs.
-        let (tile_range, panel_range) = if along_tiles {
-            let r = split(tile_range.len(), per, s);
-            (
-                tile_range.start + r.start..tile_range.start + r.end,
-                panel_range,
-            )
+    let middle = middle_tile(grid, tiles, panels, per);
+    let parts = if middle.is_some() { 4 } else { threads * per };
+    exec.for_each(parts, |part| {
+        let (t, tile_range, panel_range) = if let Some((h, cut)) = middle {
+            // Thread 0: its tiles below the middle one, then the middle one's left
+            // columns; thread 1: its tiles above it, then its right columns.
+            match piece(part, 2, 2) {
+                0 => (0, 0..h, 0..panels),
+                1 => (0, h..h + 1, 0..cut),
+                2 => (1, h + 1..tiles, 0..panels),
+                _ => (1, h..h + 1, cut..panels),
+            }
         } else {
-            let r = split(panel_range.len().div_ceil(2), per, s);
-            let start = panel_range.start + 2 * r.start;
-            (
-                tile_range,
-                start..(start + 2 * r.len()).min(panel_range.end),
-            )
+            let at = piece(part, threads, per);
+            let (t, s) = (at / per, at % per);
+            let (tile_range, panel_range) = grid.ranges(tiles, panels, t);
+            let (tile_range, panel_range) = pieced(tile_range, panel_range, per, s, along_tiles);
+            (t, tile_range, panel_range)
         };
         if tile_range.is_empty() || panel_range.is_empty() {
             return;
@@ -3323,6 +3352,70 @@ mod tests {
                     seen.iter().all(|&c| c == 1),
                     "{m}×{n} over {threads}: {s:?}"
                 );
+            }
+        }
+    }
+
+    /// Two threads halving an odd number of row tiles (ResNet-50's 14² layers at batch
+    /// 1: 33) cut the middle tile's columns between them; every element is still the
+    /// multiply-add chain one thread computes, bit for bit, with one K block or
+    /// several, A packed or read in place, an even or odd number of panels each side.
+    #[test]
+    fn a_middle_tile_cut_by_columns_gives_one_threads_bits() {
+        let halves = Split { rows: 2, cols: 1 };
+        assert_eq!(middle_tile(halves, 33, 16, 1), Some((16, 8)));
+        assert_eq!(middle_tile(halves, 33, 7, 1), Some((16, 4)));
+        assert_eq!(middle_tile(halves, 34, 16, 1), None);
+        assert_eq!(middle_tile(halves, 33, 16, 2), None);
+        assert_eq!(middle_tile(halves, 33, 3, 1), None);
+        assert_eq!(middle_tile(Split { rows: 1, cols: 2 }, 33, 16, 1), None);
+        let m = 196usize;
+        for (n, k) in [(256usize, 70usize), (100, 300), (72, 600)] {
+            let blocking = Blocking {
+                kc: 128,
+                nc: 384,
+                pixel_rows: true,
+            };
+            let (tiles, panels) = (m.div_ceil(MR), n.div_ceil(NR));
+            let grid = choose_split(m, n, 2, true);
+            let (per, _) = pieces(grid, tiles, panels, 2, true);
+            assert!(middle_tile(grid, tiles, panels, per).is_some(), "{m}×{n}");
+            let a: Vec<f32> = (0..m * k)
+                .map(|i| ((i * 37) % 101) as f32 * 0.013 - 0.6)
+                .collect();
+            let b: Vec<f32> = (0..k * n)
+                .map(|i| ((i * 53) % 97) as f32 * 0.021 - 1.1)
+                .collect();
+            for in_place in [false, true] {
+                let outs: Vec<Vec<f32>> = [1, 2]
+                    .into_iter()
+                    .map(|threads| {
+                        let exec = Exec::new(threads);
+                        let mut c = vec![f32::NAN; m * n];
+                        let kb = even_k_blocks(k, blocking.kc);
+                        let mut scratch =
+                            vec![0f32; scratch_len(m, n, &kb, blocking, threads, false)];
+                        let p = Dense {
+                            m,
+                            n,
+                            k,
+                            a: &a,
+                            b: &b,
+                            c: std::sync::Mutex::new(&mut c),
+                            in_place,
+                            packed: None,
+                            fused: None,
+                            blocks: None,
+                        };
+                        run(&p, &exec, blocking, &mut scratch);
+                        c
+                    })
+                    .collect();
+                let differ = outs[0]
+                    .iter()
+                    .zip(&outs[1])
+                    .position(|(x, y)| x.to_bits() != y.to_bits() || x.is_nan());
+                assert_eq!(differ, None, "{m}×{n}×{k}, A in place {in_place}");
             }
         }
     }
