@@ -115,6 +115,33 @@ impl GemmProblem for Indirect<'_> {
             }
             return (nseg, seg_len, ks);
         }
+        let rows = mr.max(1);
+        if self.inside {
+            // A tile within one output row (17 of 19 of the stem's at 112 pixels a
+            // row): windows `step` floats apart from the first pixel's, so one
+            // pixel's coordinates, then per segment the tap's offset and the bounds.
+            let first = self.pix.get(i0);
+            if first.o[2] + rows <= g.out[2] {
+                let step = g.stride[2] * xs[4];
+                let b0 = (first.n * xs[0] + cbase) as isize
+                    + first.i0[0] * xs[2] as isize
+                    + first.i0[1] * xs[3] as isize
+                    + first.i0[2] * xs[4] as isize;
+                let reach = ((rows - 1) * step) as isize;
+                ptrs.reserve(nseg * MR);
+                for s in 0..nseg {
+                    let tap = self.taps[tap0 + s];
+                    let at = b0
+                        + tap[0] * xs[2] as isize
+                        + tap[1] * xs[3] as isize
+                        + tap[2] * xs[4] as isize;
+                    assert!(at >= 0 && at + reach < span, "indirect row out of bounds");
+                    let row0 = self.x.0.wrapping_add(at as usize);
+                    ptrs.extend((0..MR).map(|i| row0.wrapping_add(i.min(rows - 1) * step)));
+                }
+                return (nseg, seg_len, ks);
+            }
+        }
         // The tile's pixels once (rows past `mr` repeat the last), then per segment
         // only the tap's offset and the bounds.
         let pixels: [Pix; MR] = self.pix.run(i0);
