@@ -117,9 +117,10 @@ impl GemmProblem for Indirect<'_> {
         }
         let rows = mr.max(1);
         if self.inside {
-            // A tile within one output row (17 of 19 of the stem's at 112 pixels a
-            // row): windows `step` floats apart from the first pixel's, so one
-            // pixel's coordinates, then per segment the tap's offset and the bounds.
+            // A tile within one output row (107 of every 112 of the stem's, whose
+            // rows are 112 pixels): windows `step` floats apart from the first
+            // pixel's, so one pixel's coordinates, then per segment the tap's offset
+            // and the bounds.
             let first = self.pix.get(i0);
             if first.o[2] + rows <= g.out[2] {
                 let step = g.stride[2] * xs[4];
