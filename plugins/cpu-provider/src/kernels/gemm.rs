@@ -3050,6 +3050,31 @@ mod tests {
         blocks: Option<Vec<(usize, usize)>>,
     }
 
+    impl<'a> Dense<'a> {
+        /// `c = a · b` (row-major, `m × k` times `k × n`), A packed or read in place;
+        /// nothing packed beforehand, no fused chain, even K blocks.
+        fn new(
+            (m, n, k): (usize, usize, usize),
+            a: &'a [f32],
+            b: &'a [f32],
+            c: &'a mut [f32],
+            in_place: bool,
+        ) -> Self {
+            Self {
+                m,
+                n,
+                k,
+                a,
+                b,
+                c: std::sync::Mutex::new(c),
+                in_place,
+                packed: None,
+                fused: None,
+                blocks: None,
+            }
+        }
+    }
+
     impl GemmProblem for Dense<'_> {
         fn k_blocks(&self, kc: usize) -> Vec<(usize, usize)> {
             self.blocks
@@ -3238,18 +3263,7 @@ mod tests {
                 let mut c = vec![f32::NAN; m * n];
                 let kb = even_k_blocks(k, blocking.kc);
                 let mut scratch = vec![0f32; scratch_len(m, n, &kb, blocking, threads, prepacked)];
-                let mut p = Dense {
-                    m,
-                    n,
-                    k,
-                    a: &a,
-                    b: &b,
-                    c: std::sync::Mutex::new(&mut c),
-                    in_place,
-                    packed: None,
-                    fused: None,
-                    blocks: None,
-                };
+                let mut p = Dense::new((m, n, k), &a, &b, &mut c, in_place);
                 let packed = prepacked.then(|| PackedB::new(&p, &exec, blocking));
                 p.packed = packed.as_ref();
                 run(&p, &exec, blocking, &mut scratch);
@@ -3395,18 +3409,7 @@ mod tests {
                         let kb = even_k_blocks(k, blocking.kc);
                         let mut scratch =
                             vec![0f32; scratch_len(m, n, &kb, blocking, threads, false)];
-                        let p = Dense {
-                            m,
-                            n,
-                            k,
-                            a: &a,
-                            b: &b,
-                            c: std::sync::Mutex::new(&mut c),
-                            in_place,
-                            packed: None,
-                            fused: None,
-                            blocks: None,
-                        };
+                        let p = Dense::new((m, n, k), &a, &b, &mut c, in_place);
                         run(&p, &exec, blocking, &mut scratch);
                         c
                     })
@@ -3438,16 +3441,8 @@ mod tests {
                 let mut c = vec![f32::NAN; m * n];
                 let mut scratch = vec![0f32; scratch_len(m, n, &blocks, blocking, threads, false)];
                 let p = Dense {
-                    m,
-                    n,
-                    k,
-                    a: &a,
-                    b: &b,
-                    c: std::sync::Mutex::new(&mut c),
-                    in_place,
-                    packed: None,
-                    fused: None,
                     blocks: Some(blocks.clone()),
+                    ..Dense::new((m, n, k), &a, &b, &mut c, in_place)
                 };
                 run(&p, &Exec::new(threads), blocking, &mut scratch);
                 for i in 0..m {
@@ -3509,16 +3504,8 @@ mod tests {
                 let fused = unsafe { FusedOut::new(steps, y.as_mut_ptr(), ys) };
                 let mut c = vec![f32::NAN; m * n];
                 let p = Dense {
-                    m,
-                    n,
-                    k,
-                    a: &a,
-                    b: &b,
-                    c: std::sync::Mutex::new(&mut c),
-                    in_place,
-                    packed: None,
                     fused: Some(fused),
-                    blocks: None,
+                    ..Dense::new((m, n, k), &a, &b, &mut c, in_place)
                 };
                 let exec = Exec::new(threads);
                 let kb = even_k_blocks(k, blocking.kc);
