@@ -528,12 +528,20 @@ fn pieced(
 }
 
 /// Where two threads halve an odd number of row tiles that [`pieces`] leaves whole
-/// (`per == 1`): the middle tile, and the panel (a pair boundary) at which its
-/// columns are cut, so that each thread computes half of it instead of one thread all
-/// of it. ResNet-50's 14² layers at batch 1 have 33 row tiles: split 17 / 16, the
-/// thread with 16 waited one tile's time (about 3% of the section).
-fn middle_tile(grid: Split, tiles: usize, panels: usize, per: usize) -> Option<(usize, usize)> {
-    (grid.rows == 2 && grid.cols == 1 && per == 1 && tiles % 2 == 1 && panels >= 4)
+/// (`per == 1`), all of B packed before the pass (`b_packed`; else each half of the
+/// middle tile would pack its panels again for one row tile): the middle tile, and
+/// the panel (a pair boundary) at which its columns are cut, so that each thread
+/// computes half of it instead of one thread all of it. ResNet-50's 14² layers at
+/// batch 1 have 33 row tiles: split 17 / 16, the thread with 16 waited one tile's time
+/// (about 3% of the section).
+fn middle_tile(
+    grid: Split,
+    tiles: usize,
+    panels: usize,
+    per: usize,
+    b_packed: bool,
+) -> Option<(usize, usize)> {
+    (b_packed && grid.rows == 2 && grid.cols == 1 && per == 1 && tiles % 2 == 1 && panels >= 4)
         .then(|| (tiles / 2, (panels / 2).next_multiple_of(2)))
 }
 
@@ -912,7 +920,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
     };
     let slots = Slots::new(scratch.chunks_mut(per_thread.max(1)).take(threads));
     let (per, along_tiles) = pieces(grid, tiles, panels, threads, prepack_b);
-    let middle = middle_tile(grid, tiles, panels, per);
+    let middle = middle_tile(grid, tiles, panels, per, prepack_b);
     let parts = if middle.is_some() { 4 } else { threads * per };
     exec.for_each(parts, |part| {
         let (t, tile_range, panel_range) = if let Some((h, cut)) = middle {
@@ -3377,12 +3385,16 @@ mod tests {
     #[test]
     fn a_middle_tile_cut_by_columns_gives_one_threads_bits() {
         let halves = Split { rows: 2, cols: 1 };
-        assert_eq!(middle_tile(halves, 33, 16, 1), Some((16, 8)));
-        assert_eq!(middle_tile(halves, 33, 7, 1), Some((16, 4)));
-        assert_eq!(middle_tile(halves, 34, 16, 1), None);
-        assert_eq!(middle_tile(halves, 33, 16, 2), None);
-        assert_eq!(middle_tile(halves, 33, 3, 1), None);
-        assert_eq!(middle_tile(Split { rows: 1, cols: 2 }, 33, 16, 1), None);
+        assert_eq!(middle_tile(halves, 33, 16, 1, true), Some((16, 8)));
+        assert_eq!(middle_tile(halves, 33, 7, 1, true), Some((16, 4)));
+        assert_eq!(middle_tile(halves, 34, 16, 1, true), None);
+        assert_eq!(middle_tile(halves, 33, 16, 2, true), None);
+        assert_eq!(middle_tile(halves, 33, 3, 1, true), None);
+        assert_eq!(middle_tile(halves, 33, 16, 1, false), None);
+        assert_eq!(
+            middle_tile(Split { rows: 1, cols: 2 }, 33, 16, 1, true),
+            None
+        );
         let m = 196usize;
         for (n, k) in [(256usize, 70usize), (100, 300), (72, 600)] {
             let blocking = Blocking {
@@ -3393,7 +3405,10 @@ mod tests {
             let (tiles, panels) = (m.div_ceil(MR), n.div_ceil(NR));
             let grid = choose_split(m, n, 2, true);
             let (per, _) = pieces(grid, tiles, panels, 2, true);
-            assert!(middle_tile(grid, tiles, panels, per).is_some(), "{m}×{n}");
+            assert!(
+                middle_tile(grid, tiles, panels, per, prepack_b(m, n, k, 2, blocking)).is_some(),
+                "{m}×{n}"
+            );
             let a: Vec<f32> = (0..m * k)
                 .map(|i| ((i * 37) % 101) as f32 * 0.013 - 0.6)
                 .collect();
