@@ -60,6 +60,38 @@ pub(super) fn x_linear(g: &ConvGeometry, xs: &[usize; 5]) -> Option<usize> {
     Some(ps.unwrap_or(0))
 }
 
+impl Indirect<'_> {
+    /// The offset in x of spatial coordinates (d, h, w).
+    #[inline(always)]
+    fn spatial(&self, c: [isize; 3]) -> isize {
+        let xs = &self.xs;
+        c[0] * xs[2] as isize + c[1] * xs[3] as isize + c[2] * xs[4] as isize
+    }
+
+    /// Row pointers of a tile whose `rows` windows lie `step` floats apart from the
+    /// first one's (at `first`), one segment per tap of `taps`: per segment only the
+    /// tap's offset and the bounds (`span`: floats readable from a row's start; rows
+    /// past `rows` repeat the last).
+    #[inline(always)]
+    fn linear_rows(
+        &self,
+        taps: &[[isize; 3]],
+        first: isize,
+        (step, rows): (usize, usize),
+        span: isize,
+        ptrs: &mut Vec<*const f32>,
+    ) {
+        let reach = ((rows - 1) * step) as isize;
+        ptrs.reserve(taps.len() * MR);
+        for &tap in taps {
+            let at = first + self.spatial(tap);
+            assert!(at >= 0 && at + reach < span, "indirect row out of bounds");
+            let row0 = self.x.0.wrapping_add(at as usize);
+            ptrs.extend((0..MR).map(|i| row0.wrapping_add(i.min(rows - 1) * step)));
+        }
+    }
+}
+
 impl GemmProblem for Indirect<'_> {
     fn dims(&self) -> (usize, usize, usize) {
         (
@@ -96,73 +128,36 @@ impl GemmProblem for Indirect<'_> {
         let ks = if seg_len > 1 { self.xs[1] } else { 1 };
         let xs = &self.xs;
         let span = self.x_span as isize - ((seg_len - 1) * ks) as isize;
+        let window = |px: &Pix| (px.n * xs[0] + cbase) as isize + self.spatial(px.i0);
+        let rows = mr.max(1);
+        let taps = &self.taps[tap0..tap0 + nseg];
         if let Some(ps) = self.x_lin {
             // Rows `ps` apart from the tile's first pixel: no pixel arithmetic.
-            let first = (i0 * ps + cbase) as isize;
-            let last = first + (mr.max(1) - 1) as isize * ps as isize;
-            for s in 0..nseg {
-                let tap = self.taps[tap0 + s];
-                let tap_off =
-                    tap[0] * xs[2] as isize + tap[1] * xs[3] as isize + tap[2] * xs[4] as isize;
-                assert!(
-                    first + tap_off >= 0 && last + tap_off < span,
-                    "indirect row out of bounds"
-                );
-                let row0 = self.x.0.wrapping_add((first + tap_off) as usize);
-                for i in 0..MR {
-                    ptrs.push(row0.wrapping_add(i.min(mr.max(1) - 1) * ps));
-                }
-            }
+            self.linear_rows(taps, (i0 * ps + cbase) as isize, (ps, rows), span, ptrs);
             return (nseg, seg_len, ks);
         }
-        let rows = mr.max(1);
         if self.inside {
             // A tile within one output row (107 of every 112 of the stem's, whose
-            // rows are 112 pixels): windows `step` floats apart from the first
-            // pixel's, so one pixel's coordinates, then per segment the tap's offset
-            // and the bounds.
+            // rows are 112 pixels): windows a stride apart from the first pixel's, so
+            // one pixel's coordinates.
             let first = self.pix.get(i0);
             if first.o[2] + rows <= g.out[2] {
                 let step = g.stride[2] * xs[4];
-                let b0 = (first.n * xs[0] + cbase) as isize
-                    + first.i0[0] * xs[2] as isize
-                    + first.i0[1] * xs[3] as isize
-                    + first.i0[2] * xs[4] as isize;
-                let reach = ((rows - 1) * step) as isize;
-                ptrs.reserve(nseg * MR);
-                for s in 0..nseg {
-                    let tap = self.taps[tap0 + s];
-                    let at = b0
-                        + tap[0] * xs[2] as isize
-                        + tap[1] * xs[3] as isize
-                        + tap[2] * xs[4] as isize;
-                    assert!(at >= 0 && at + reach < span, "indirect row out of bounds");
-                    let row0 = self.x.0.wrapping_add(at as usize);
-                    ptrs.extend((0..MR).map(|i| row0.wrapping_add(i.min(rows - 1) * step)));
-                }
+                self.linear_rows(taps, window(&first), (step, rows), span, ptrs);
                 return (nseg, seg_len, ks);
             }
         }
         // The tile's pixels once (rows past `mr` repeat the last), then per segment
         // only the tap's offset and the bounds.
         let pixels: [Pix; MR] = self.pix.run(i0);
-        let last_row = mr.max(1) - 1;
-        let base: [isize; MR] = std::array::from_fn(|i| {
-            let px = &pixels[i.min(last_row)];
-            (px.n * xs[0] + cbase) as isize
-                + px.i0[0] * xs[2] as isize
-                + px.i0[1] * xs[3] as isize
-                + px.i0[2] * xs[4] as isize
-        });
+        let base: [isize; MR] = std::array::from_fn(|i| window(&pixels[i.min(rows - 1)]));
         if self.inside {
             // Every row of a segment is in bounds when the lowest and the highest are.
             let (lo, hi) = (base.iter().min(), base.iter().max());
             let (lo, hi) = (lo.copied().unwrap_or(0), hi.copied().unwrap_or(0));
             ptrs.reserve(nseg * MR);
-            for s in 0..nseg {
-                let tap = self.taps[tap0 + s];
-                let tap_off =
-                    tap[0] * xs[2] as isize + tap[1] * xs[3] as isize + tap[2] * xs[4] as isize;
+            for &tap in taps {
+                let tap_off = self.spatial(tap);
                 assert!(
                     lo + tap_off >= 0 && hi + tap_off < span,
                     "indirect row out of bounds"
@@ -174,12 +169,10 @@ impl GemmProblem for Indirect<'_> {
             }
             return (nseg, seg_len, ks);
         }
-        for s in 0..nseg {
-            let tap = self.taps[tap0 + s];
-            let tap_off =
-                tap[0] * xs[2] as isize + tap[1] * xs[3] as isize + tap[2] * xs[4] as isize;
+        for &tap in taps {
+            let tap_off = self.spatial(tap);
             for i in 0..MR {
-                let px = &pixels[i.min(last_row)];
+                let px = &pixels[i.min(rows - 1)];
                 let c = [px.i0[0] + tap[0], px.i0[1] + tap[1], px.i0[2] + tap[2]];
                 let inside = (0..3).all(|d| c[d] >= 0 && c[d] < g.inp[d] as isize);
                 let ptr = if inside {
