@@ -74,6 +74,12 @@
 //! tiles (or never): by default on AMD's CPUs, whose two threads may sit on two
 //! last-level caches; elsewhere the threads share the work in phases. Read once per
 //! process.
+//! Kept filters (packed, or Winograd's transformed ones) of 2 MiB or more lie in
+//! mappings of their own aligned to 2 MiB, with transparent huge pages asked for
+//! (`madvise(MADV_HUGEPAGE)`; used where the system's setting is `always` or `madvise`):
+//! read in full on every execution, they then cost 512 times fewer address
+//! translations. `HIPDNN_CPU_HUGE_PAGES=0` turns that off (ordinary allocations), read
+//! once per process.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the

@@ -48,6 +48,7 @@
 use std::sync::OnceLock;
 
 use super::exec::{Exec, Slots, piece, split};
+use super::kept::KeptBuf;
 
 /// Rows of the register tile.
 pub const MR: usize = 6;
@@ -667,9 +668,7 @@ fn pack_shared_b<P: GemmProblem>(p: &P, kblocks: &[(usize, usize)], exec: &Exec,
 /// filters): [`GemmProblem::packed_b`] hands it back and [`run`] packs no B.
 #[derive(Debug)]
 pub struct PackedB {
-    data: Vec<f32>,
-    at: usize,
-    len: usize,
+    data: KeptBuf,
     dims: (usize, usize, usize),
     kblocks: Vec<(usize, usize)>,
 }
@@ -685,13 +684,10 @@ impl PackedB {
             p.k_blocks(blocking.kc)
         };
         let (_, len) = b_offsets(&kblocks, dims.1.div_ceil(NR));
-        let mut data = vec![0f32; len + 16];
-        let at = data.as_ptr().align_offset(64).min(16);
-        pack_shared_b(p, &kblocks, exec, &mut data[at..at + len]);
+        let mut data = KeptBuf::zeroed(len);
+        pack_shared_b(p, &kblocks, exec, &mut data);
         Self {
             data,
-            at,
-            len,
             dims,
             kblocks,
         }
@@ -699,7 +695,7 @@ impl PackedB {
 
     /// The packed panels (64-byte aligned).
     fn as_slice(&self) -> &[f32] {
-        &self.data[self.at..self.at + self.len]
+        &self.data
     }
 }
 

@@ -9,6 +9,7 @@ pub mod conv;
 pub mod elementwise;
 pub mod exec;
 pub mod gemm;
+pub mod kept;
 pub mod pointwise;
 
 pub use conv::{ConvAlgo, ConvGeometry, ConvMode, ConvParams, FpropImpl, FpropPlan};

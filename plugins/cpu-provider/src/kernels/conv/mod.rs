@@ -41,6 +41,7 @@
 use super::elementwise::{BlockAt, CHUNK, Epilogue, Prepared};
 use super::exec::{Exec, SendPtr, split};
 use super::gemm::{self, Blocking, GemmProblem, MR, NR, TILE};
+use super::kept::KeptBuf;
 use crate::tensor::{DType, Elem, RawIn, Shape};
 use half::{bf16, f16};
 

@@ -546,7 +546,7 @@ fn pad_channels_last(g: &ConvGeometry, x: &RawIn, dst: &mut [f32], exec: &Exec) 
 pub struct WeightCache {
     entry: Mutex<Option<(usize, Arc<Vec<gemm::PackedB>>)>>,
     /// Winograd's transformed filters in their packed panels, by filter address.
-    transformed: Mutex<Option<(usize, Arc<Vec<f32>>)>>,
+    transformed: Mutex<Option<(usize, Arc<KeptBuf>)>>,
 }
 
 impl WeightCache {
@@ -565,7 +565,7 @@ impl WeightCache {
     }
 
     /// The Winograd-transformed filters for filter address `addr`, if kept.
-    pub(super) fn transformed(&self, addr: usize) -> Option<Arc<Vec<f32>>> {
+    pub(super) fn transformed(&self, addr: usize) -> Option<Arc<KeptBuf>> {
         let entry = self.transformed.lock().unwrap_or_else(|e| e.into_inner());
         entry
             .as_ref()
@@ -573,7 +573,7 @@ impl WeightCache {
             .map(|(_, p)| Arc::clone(p))
     }
 
-    pub(super) fn put_transformed(&self, addr: usize, u: Arc<Vec<f32>>) {
+    pub(super) fn put_transformed(&self, addr: usize, u: Arc<KeptBuf>) {
         let mut entry = self.transformed.lock().unwrap_or_else(|e| e.into_inner());
         *entry = Some((addr, u));
     }

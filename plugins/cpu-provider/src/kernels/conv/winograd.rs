@@ -479,11 +479,11 @@ pub(super) fn run(
         if stream {
             return Arc::new(tap_pairs(geo, w, exec));
         }
-        let mut u = vec![0f32; packed_len(geo, v)];
+        let mut u = KeptBuf::zeroed(packed_len(geo, v));
         transform_filters(geo, v, w, &mut u, exec);
         Arc::new(u)
     };
-    let own: Option<Arc<Vec<f32>>> = match cache {
+    let own: Option<Arc<KeptBuf>> = match cache {
         Some(c) => Some(c.transformed(addr).unwrap_or_else(|| {
             let u = transform();
             c.put_transformed(addr, Arc::clone(&u));
@@ -1696,12 +1696,12 @@ fn transform_filters(g: &ConvGeometry, v: Variant, w: &RawIn, packed: &mut [f32]
 /// pairs: a plan's first run makes them, and most of their time is the first touch
 /// of the new memory's pages (9.4 MB for 512 × 512 channels: 9.3 ms on one thread
 /// of a Zen 4 VM, 4.9 on two).
-fn tap_pairs(g: &ConvGeometry, w: &RawIn, exec: &Exec) -> Vec<f32> {
+fn tap_pairs(g: &ConvGeometry, w: &RawIn, exec: &Exec) -> KeptBuf {
     let ws = geo_ws(g, w);
     let (c, k) = (g.c, g.k);
     let last = (k - 1) * ws[0] + (c - 1) * ws[1] + 2 * ws[3] + 2 * ws[4];
     assert!(last < w.shape().span(), "winograd filters out of bounds");
-    let mut taps = vec![0f32; taps_len(g)];
+    let mut taps = KeptBuf::zeroed(taps_len(g));
     // Each pair's run of taps, one part's alone.
     let pairs: Vec<std::sync::Mutex<&mut [f32]>> = taps
         .chunks_mut(c * 9 * STREAM_COLS)
