@@ -130,17 +130,7 @@ impl KeptBuf {
 #[cfg(target_os = "linux")]
 fn huge_pages_wanted() -> bool {
     static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WANTED.get_or_init(|| {
-        let value = std::env::var("HIPDNN_CPU_HUGE_PAGES").unwrap_or_default();
-        match value.trim() {
-            "" | "1" => true,
-            "0" => false,
-            _ => {
-                tracing::warn!("HIPDNN_CPU_HUGE_PAGES={value:?} is not 0 or 1: ignored");
-                true
-            }
-        }
-    })
+    *WANTED.get_or_init(|| super::env_switch("HIPDNN_CPU_HUGE_PAGES", || true))
 }
 
 impl Deref for KeptBuf {

@@ -21,3 +21,19 @@ pub mod matmul;
 pub mod norm;
 pub mod pool;
 pub(crate) mod skinny;
+
+/// `1` or `0` from the environment variable `var`, else `default()` (with a warning
+/// for any other non-empty value).
+pub(crate) fn env_switch(var: &str, default: impl FnOnce() -> bool) -> bool {
+    let value = std::env::var(var).unwrap_or_default();
+    match value.trim() {
+        "1" => true,
+        "0" => false,
+        other => {
+            if !other.is_empty() {
+                tracing::warn!("{var}={value:?} is not 0 or 1: ignored");
+            }
+            default()
+        }
+    }
+}

@@ -267,17 +267,7 @@ pub fn own_tiles_pay() -> bool {
 /// `1` or `0` from the environment variable `var`, else whether the CPU is AMD's (with
 /// a warning for any other value).
 fn vendor_default(var: &str) -> bool {
-    let value = std::env::var(var).unwrap_or_default();
-    match value.trim() {
-        "1" => true,
-        "0" => false,
-        other => {
-            if !other.is_empty() {
-                tracing::warn!("{var}={value:?} is not 0 or 1: ignored");
-            }
-            cpu_is_amd()
-        }
-    }
+    crate::kernels::env_switch(var, cpu_is_amd)
 }
 
 /// Tiles of the whole convolution.
