@@ -1918,7 +1918,13 @@ mod avx512 {
     /// alternating rounds); ResNet-50, whose residual layers add in place, stayed within
     /// its noise at batch 1 and 8. With no fetch at all batch 1 was as fast but batch
     /// 8's stem and 56² expanding layers 8–9% slower (their outputs come from memory).
-    /// Prefetches never fault, so rows past the output are harmless.
+    /// Prefetches never fault, so rows past the output are harmless. The output lines'
+    /// `_MM_HINT_ET0` compiles to `prefetcht0` (a read fetch): `prefetchw` needs the
+    /// `prfchw` target feature, unstable in Rust 1.95. An inline-assembly `prefetchw` in
+    /// its place timed the same for a 64 → 256 layer alone on one thread (28² at batch
+    /// 1, 56² at batch 8; minimums of 3 alternating runs); in ResNet-50 on two threads
+    /// every stage, Winograd's too, moved with it alike (host noise), so it stays a read
+    /// fetch.
     #[inline(always)]
     pub(super) fn prefetch_fused(f: Option<&FuseAt<'_>>) {
         let Some(f) = f else { return };
