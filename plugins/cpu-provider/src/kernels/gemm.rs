@@ -1907,10 +1907,81 @@ mod avx512 {
         }};
     }
 
+    /// K iterations (of four steps) before the end of a sweep's 6×64 call in which it
+    /// begins fetching its epilogue's lines, one output row per iteration. Fetched
+    /// all at once as the call starts ([`prefetch_fused`]), a row tile's 24 output
+    /// lines (and 24 residual ones) take every line fill buffer at once and stall
+    /// the B panels' loads behind them; one row per iteration leaves room for both.
+    /// Two threads of a Xeon (AVX-512, 48 KiB L1d), ResNet-50 at batch 1: the 56²
+    /// 64 → 256 layers 6–7% faster, the 28² 128 → 512 ones 3–4% (stage minimums, two
+    /// runs of 12 alternating rounds); 64 iterations ahead did no better.
+    const EPILOGUE_LEAD: usize = 16;
+
+    /// What a sweep's epilogue reads and writes, row by row: each row's output line
+    /// (and its residual's, when the chain adds or multiplies rows of another
+    /// tensor) at column 0, for [`EpilogueLines::fetch`] to fetch a 6×64 call's
+    /// four lines per row as its K loop nears its end.
+    pub(super) struct EpilogueLines {
+        y: [*const f32; MR],
+        r: Option<[*const f32; MR]>,
+        /// The K iteration in which row 0's lines are fetched.
+        start: usize,
+    }
+
+    impl EpilogueLines {
+        /// The lines of rows `i0..i0 + mr` of `out`, for calls of `iters` K
+        /// iterations (rows past `mr` repeat the last).
+        #[inline(always)]
+        pub(super) fn new(out: &super::FusedOut, i0: usize, mr: usize, iters: usize) -> Self {
+            let (y0, ys) = out.target();
+            let row = |i: usize| i0 + i.min(mr.max(1) - 1);
+            let r = out.steps().iter().find_map(|st| match *st {
+                FusedStep::AddRows(t, rs) | FusedStep::MulRows(t, rs)
+                    if !(std::ptr::eq(t, y0) && rs == ys) =>
+                {
+                    Some(std::array::from_fn(|i| t.wrapping_add(row(i) * rs)))
+                }
+                _ => None,
+            });
+            Self {
+                y: std::array::from_fn(|i| y0.wrapping_add(row(i) * ys).cast_const()),
+                r,
+                start: iters.saturating_sub(EPILOGUE_LEAD),
+            }
+        }
+
+        /// In K iteration `it` of a call over columns `j0..j0 + 64` of `m` rows: the
+        /// next row's lines, or (outside the rows' iterations) four fetches of `idle`,
+        /// a line the call reads anyway, so that the loop takes no branch.
+        #[inline(always)]
+        fn fetch(&self, it: usize, m: usize, j0: usize, idle: *const f32) {
+            let d = it.wrapping_sub(self.start);
+            let on = d < m;
+            let i = std::hint::select_unpredictable(on, d, 0);
+            let y = std::hint::select_unpredictable(on, self.y[i].wrapping_add(j0), idle);
+            // SAFETY: a prefetch reads nothing and cannot fault.
+            unsafe {
+                for l in 0..4 {
+                    _mm_prefetch::<_MM_HINT_ET0>(y.wrapping_add(l * NR).cast());
+                }
+            }
+            if let Some(r) = &self.r {
+                let r = std::hint::select_unpredictable(on, r[i].wrapping_add(j0), idle);
+                // SAFETY: as above.
+                unsafe {
+                    for l in 0..4 {
+                        _mm_prefetch::<_MM_HINT_T0>(r.wrapping_add(l * NR).cast());
+                    }
+                }
+            }
+        }
+    }
+
     /// Fetches what this kernel call's fused tile reads and writes in its epilogue:
     /// its residual rows (unless they are the output's own lines, added in place) and
     /// its output lines (for writing), issued as the call starts so that they arrive
-    /// while its K loop runs. Fetching them one row tile ahead instead left them to be
+    /// while its K loop runs (a sweep's 6×64 calls fetch them a row per K iteration
+    /// instead, [`EpilogueLines`]). Fetching them one row tile ahead instead left them to be
     /// evicted by the B panels that stream through L1 before the epilogue came (a
     /// 64 → 256 sweep reads 64 KiB of panels per row tile); on two cores of a Xeon
     /// (AVX-512, 48 KiB L1d), the bottleneck block's last layer, whose residual is
@@ -2054,12 +2125,12 @@ mod avx512 {
         // partial sums the tiles are not read.
         unsafe {
             match mr {
-                6.. => quad_rows::<6, false>(nseg, len, rows, b, ps, none, false, far, fuse),
-                5 => quad_rows::<5, false>(nseg, len, rows, b, ps, none, false, far, fuse),
-                4 => quad_rows::<4, false>(nseg, len, rows, b, ps, none, false, far, fuse),
-                3 => quad_rows::<3, false>(nseg, len, rows, b, ps, none, false, far, fuse),
-                2 => quad_rows::<2, false>(nseg, len, rows, b, ps, none, false, far, fuse),
-                _ => quad_rows::<1, false>(nseg, len, rows, b, ps, none, false, far, fuse),
+                6.. => quad_rows::<6, false>(nseg, len, rows, b, ps, none, false, far, fuse, None),
+                5 => quad_rows::<5, false>(nseg, len, rows, b, ps, none, false, far, fuse, None),
+                4 => quad_rows::<4, false>(nseg, len, rows, b, ps, none, false, far, fuse, None),
+                3 => quad_rows::<3, false>(nseg, len, rows, b, ps, none, false, far, fuse, None),
+                2 => quad_rows::<2, false>(nseg, len, rows, b, ps, none, false, far, fuse, None),
+                _ => quad_rows::<1, false>(nseg, len, rows, b, ps, none, false, far, fuse, None),
             }
         }
     }
@@ -2091,11 +2162,16 @@ mod avx512 {
         let (nseg, len, rows) = (a.nseg, a.seg_len, a.ptrs.as_ptr());
         let (b, ps, np) = (s.b.as_ptr(), s.ps, s.np);
         let acc = s.acc;
+        // K loops too short to fetch a row per iteration fetch all lines as they start.
+        let iters = nseg * (len / 4);
+        let lines = (iters >= MR).then(|| EpilogueLines::new(s.out, s.i0, s.mr, iters));
         let mut q = 0;
         while q + 4 <= np {
             let (far, fuse, tiles) = s.quad(q);
-            prefetch_fused(Some(&fuse[0]));
-            prefetch_fused(Some(&fuse[1]));
+            if lines.is_none() {
+                prefetch_fused(Some(&fuse[0]));
+                prefetch_fused(Some(&fuse[1]));
+            }
             // SAFETY: per the contract (panels `q..q + 4 <= np` hold `kc` steps; with
             // `acc` their four tiles lie at `tiles`).
             unsafe {
@@ -2109,6 +2185,7 @@ mod avx512 {
                     acc,
                     far,
                     &fuse,
+                    lines.as_ref(),
                 )
             };
             q += 4;
@@ -2131,7 +2208,9 @@ mod avx512 {
     /// broadcast of A feeds four FMAs instead of two, and A is read once for 64
     /// columns. With `acc`, the four tiles at `tiles` (side by side) hold partial sums
     /// to add; the result goes through the two pairs' chains (`fuse`) to the output.
-    /// `SPLIT` as in [`kernel_pair_rows`].
+    /// With `lines`, the K loop fetches the epilogue's lines as it nears its end
+    /// ([`EpilogueLines`]); without, the caller has fetched them. `SPLIT` as in
+    /// [`kernel_pair_rows`].
     ///
     /// # Safety
     /// AVX-512F available; `rows` holds `nseg * MR` pointers, each to `len` readable
@@ -2149,10 +2228,13 @@ mod avx512 {
         acc: bool,
         [mut far0, mut far1]: [Far; 2],
         fuse: &[FuseAt<'_>; 2],
+        lines: Option<&EpilogueLines>,
     ) {
         // SAFETY: (whole body) per the function's contract; a fused tile's rows and
         // columns lie inside its chain's tensors (`FusedOut::new`'s contract).
         unsafe {
+            // K iterations so far (for `lines`).
+            let mut it = 0;
             let mut c0 = [_mm512_setzero_ps(); M];
             let mut c1 = [_mm512_setzero_ps(); M];
             let mut c2 = [_mm512_setzero_ps(); M];
@@ -2187,6 +2269,10 @@ mod avx512 {
                         while k + 4 <= len {
                             far_step(&mut far0);
                             far_step(&mut far1);
+                            if let Some(l) = lines {
+                                l.fetch(it, M, fuse[0].j0, b);
+                            }
+                            it += 1;
                             for p in [p0, p1, p2, p3] {
                                 _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(8 * NR).cast());
                                 stream_ahead::<M>(p);
