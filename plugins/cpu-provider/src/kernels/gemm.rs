@@ -1059,66 +1059,49 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                         // than four panels: four panels at a time down the group's row
                         // tiles, so that their B stays in L1 (the sweep of every panel
                         // per row tile streams all of B through L1 once per tile).
-                        if kblocks.len() == 1 && kc <= QUAD_IN_L1 && np > 4 {
-                            for qs in (0..np).step_by(4) {
-                                for (g, &it) in group.iter().enumerate() {
-                                    let (at, nseg, seg_len, _) = segs[g];
-                                    let a = ARows {
-                                        ptrs: &ptrs[at..at + nseg * MR],
-                                        nseg,
-                                        seg_len,
-                                        ks: 1,
-                                    };
-                                    sweep(
-                                        &a,
-                                        Sweep {
-                                            b: &bsrc[qs * panel_stride(kc)..],
-                                            ps: panel_stride(kc),
-                                            np: 4.min(np - qs),
-                                            tiles: &mut pair_scratch,
-                                            acc: false,
-                                            mr: MR.min(m - it * MR),
-                                            out,
-                                            i0: it * MR,
-                                            j0: j0 + qs * NR,
-                                            n,
-                                            ahead: None,
-                                        },
-                                    );
-                                }
+                        let run = if kblocks.len() == 1 && kc <= QUAD_IN_L1 && np > 4 {
+                            4
+                        } else {
+                            np
+                        };
+                        for qs in (0..np).step_by(run) {
+                            for (g, &it) in group.iter().enumerate() {
+                                let (at, nseg, seg_len, _) = segs[g];
+                                let a = ARows {
+                                    ptrs: &ptrs[at..at + nseg * MR],
+                                    nseg,
+                                    seg_len,
+                                    ks: 1,
+                                };
+                                let tiles: &mut [f32] = if kblocks.len() > 1 {
+                                    let at = (it - tile_range.start) * np * TILE;
+                                    &mut acc_all[at..at + np * TILE]
+                                } else {
+                                    &mut pair_scratch
+                                };
+                                // The cursor follows whole sweeps only (B that fits L1
+                                // needs none).
+                                let ahead = match ahead.as_mut() {
+                                    Some(a) if run == np => Some((a, region)),
+                                    _ => None,
+                                };
+                                sweep(
+                                    &a,
+                                    Sweep {
+                                        b: &bsrc[qs * panel_stride(kc)..],
+                                        ps: panel_stride(kc),
+                                        np: run.min(np - qs),
+                                        tiles,
+                                        acc: bi > 0,
+                                        mr: MR.min(m - it * MR),
+                                        out,
+                                        i0: it * MR,
+                                        j0: j0 + qs * NR,
+                                        n,
+                                        ahead,
+                                    },
+                                );
                             }
-                            continue;
-                        }
-                        for (g, &it) in group.iter().enumerate() {
-                            let (at, nseg, seg_len, _) = segs[g];
-                            let a = ARows {
-                                ptrs: &ptrs[at..at + nseg * MR],
-                                nseg,
-                                seg_len,
-                                ks: 1,
-                            };
-                            let tiles: &mut [f32] = if kblocks.len() > 1 {
-                                let at = (it - tile_range.start) * np * TILE;
-                                &mut acc_all[at..at + np * TILE]
-                            } else {
-                                &mut pair_scratch
-                            };
-                            sweep(
-                                &a,
-                                Sweep {
-                                    b: bsrc,
-                                    ps: panel_stride(kc),
-                                    np,
-                                    tiles,
-                                    acc: bi > 0,
-                                    mr: MR.min(m - it * MR),
-                                    out,
-                                    i0: it * MR,
-                                    j0,
-                                    n,
-                                    ahead: ahead.as_mut().map(|a| (a, region)),
-                                },
-                            );
                         }
                         continue;
                     }
