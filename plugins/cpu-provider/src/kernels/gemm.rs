@@ -1937,9 +1937,10 @@ mod avx512 {
     /// all at once as the call starts ([`prefetch_fused`]), a row tile's 24 output
     /// lines (and 24 residual ones) take every line fill buffer at once and stall
     /// the B panels' loads behind them; one row per iteration leaves room for both.
-    /// Two threads of a Xeon (AVX-512, 48 KiB L1d), ResNet-50 at batch 1: the 56²
-    /// 64 → 256 layers 6–7% faster, the 28² 128 → 512 ones 3–4% (stage minimums, two
-    /// runs of 12 alternating rounds); 64 iterations ahead did no better.
+    /// Two threads of a Xeon (AVX-512, 48 KiB L1d), ResNet-50: the 56² 64 → 256 layers
+    /// 5–9% faster, the 28² 128 → 512 ones 2–5% (stage minimums over 10–12
+    /// alternating rounds at batch 1 and 8, a control arm within 1%); 64 iterations
+    /// ahead did no better.
     const EPILOGUE_LEAD: usize = 16;
 
     /// What a sweep's epilogue reads and writes, row by row: each row's output line
