@@ -3587,14 +3587,22 @@ mod tests {
     /// A fused chain (scale-and-shift, residual rows, ReLU; per-column add, scalar
     /// multiply) stored by the pair kernels gives the plain GEMM's values with the
     /// steps applied in order, for odd panel counts, partial row tiles, several K
-    /// blocks, A packed or read in place, one or two threads (exact: small integers).
+    /// blocks or one short one, A packed or read in place, one or two threads (exact:
+    /// small integers).
     #[test]
     fn fused_chain_matches_the_steps_applied_after_the_gemm() {
         // Chunks of two panels, then of ten (two quads of the AVX-512 sweep, a pair
-        // and a panel of 5 columns).
-        for (n, nc) in [(37, 32), (149, 384)] {
+        // and a panel of 5 columns); then one K block of 64 or 20 steps, whose sweep
+        // goes four panels at a time down the row tiles (runs of 4, 4 and 2 panels),
+        // its epilogue lines fetched a row per K iteration (64) or all at once (20).
+        for (n, nc, k) in [
+            (37, 32, 300),
+            (149, 384, 300),
+            (149, 384, 64),
+            (149, 384, 20),
+        ] {
             fused_chain_case(
-                n,
+                (n, k),
                 Blocking {
                     kc: 128,
                     nc,
@@ -3604,8 +3612,8 @@ mod tests {
         }
     }
 
-    fn fused_chain_case(n: usize, blocking: Blocking) {
-        let (m, k) = (13usize, 300usize);
+    fn fused_chain_case((n, k): (usize, usize), blocking: Blocking) {
+        let m = 13usize;
         let a: Vec<f32> = (0..m * k).map(|i| ((i * 7) % 11) as f32 - 5.0).collect();
         let b: Vec<f32> = (0..k * n).map(|i| ((i * 3) % 13) as f32 - 6.0).collect();
         let scale: Vec<f32> = (0..n).map(|j| (j % 3) as f32 - 1.0).collect();
