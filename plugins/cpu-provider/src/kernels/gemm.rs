@@ -1945,8 +1945,9 @@ mod avx512 {
 
     /// What a sweep's epilogue reads and writes, row by row: each row's output line
     /// (and its residual's, when the chain adds or multiplies rows of another
-    /// tensor) at column 0, for [`EpilogueLines::fetch`] to fetch a 6×64 call's
-    /// four lines per row as its K loop nears its end.
+    /// tensor: the first such step's; a second is left to the hardware) at column 0,
+    /// for [`EpilogueLines::fetch`] to fetch a 6×64 call's four lines per row as its K
+    /// loop nears its end.
     pub(super) struct EpilogueLines {
         y: [*const f32; MR],
         r: Option<[*const f32; MR]>,
