@@ -1050,6 +1050,16 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             packer(mr, &a, &mut apack[g * kc * MR..(g + 1) * kc * MR + 8]);
                         }
                     }
+                    // Tile `g`'s rows read in place (where `in_place`).
+                    let tile_rows = |g: usize| {
+                        let (at, nseg, seg_len, _) = segs[g];
+                        ARows {
+                            ptrs: &ptrs[at..at + nseg * MR],
+                            nseg,
+                            seg_len,
+                            ks: 1,
+                        }
+                    };
                     // The last K block of a chain over A in place: each row tile's
                     // panels in one call.
                     if let (true, true, Some(sweep), Some(out)) =
@@ -1066,13 +1076,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                         };
                         for qs in (0..np).step_by(run) {
                             for (g, &it) in group.iter().enumerate() {
-                                let (at, nseg, seg_len, _) = segs[g];
-                                let a = ARows {
-                                    ptrs: &ptrs[at..at + nseg * MR],
-                                    nseg,
-                                    seg_len,
-                                    ks: 1,
-                                };
+                                let a = tile_rows(g);
                                 let tiles: &mut [f32] = if kblocks.len() > 1 {
                                     let at = (it - tile_range.start) * np * TILE;
                                     &mut acc_all[at..at + np * TILE]
@@ -1166,13 +1170,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                             cols: (cols(q), if two { cols(q + 1) } else { 0 }),
                         });
                         if kc > 0 && in_place {
-                            let (at, nseg, seg_len, _) = segs[g];
-                            let a = ARows {
-                                ptrs: &ptrs[at..at + nseg * MR],
-                                nseg,
-                                seg_len,
-                                ks: 1,
-                            };
+                            let a = tile_rows(g);
                             // An odd last panel goes through the pair kernel with
                             // itself as the second panel (that result is dropped).
                             let pr = pair_rows.expect("in place only with the kernel");
@@ -2007,8 +2005,8 @@ mod avx512 {
     /// Fetches what this kernel call's fused tile reads and writes in its epilogue:
     /// its residual rows (unless they are the output's own lines, added in place) and
     /// its output lines (for writing), issued as the call starts so that they arrive
-    /// while its K loop runs (a sweep's 6×64 calls fetch them a row per K iteration
-    /// instead, [`EpilogueLines`]). Fetching them one row tile ahead instead left them to be
+    /// while its K loop runs (a sweep's 6×64 calls fetch them a row per K iteration:
+    /// [`EpilogueLines`]). Fetching them one row tile ahead instead left them to be
     /// evicted by the B panels that stream through L1 before the epilogue came (a
     /// 64 → 256 sweep reads 64 KiB of panels per row tile); on two cores of a Xeon
     /// (AVX-512, 48 KiB L1d), the bottleneck block's last layer, whose residual is
