@@ -78,8 +78,11 @@
 //! mappings of their own aligned to 2 MiB, with transparent huge pages asked for
 //! (`madvise(MADV_HUGEPAGE)`; used where the system's setting is `always` or `madvise`):
 //! read in full on every execution, they then cost 512 times fewer address
-//! translations. `HIPDNN_CPU_HUGE_PAGES=0` turns that off (ordinary allocations), read
-//! once per process.
+//! translations. The workspace an execution is lent gets the same advice on its whole
+//! 2 MiB pages, the first time a plan meets it at that address (the stages'
+//! activations stream through it; pages the caller touched before keep their size; the
+//! advice changes no byte). `HIPDNN_CPU_HUGE_PAGES=0` turns both off (ordinary
+//! allocations, no advice), read once per process.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the

@@ -125,6 +125,36 @@ impl KeptBuf {
     }
 }
 
+/// Asks the system for transparent huge pages on the whole 2 MiB pages inside the
+/// `len` bytes at `ptr` (a plan's workspace, which the caller owns and lends to each
+/// execution): `madvise(MADV_HUGEPAGE)`, advice only, which changes no byte and applies
+/// to pages first touched after it. Returns whether it was asked: not for a range
+/// holding no whole huge page, with `HIPDNN_CPU_HUGE_PAGES=0`, off Linux, or where the
+/// call fails (memory that is not private and anonymous, a kernel without
+/// transparent huge pages).
+///
+/// # Safety
+/// The range is memory the caller may use as it likes for the duration of the call
+/// (nothing else's pages lie inside it).
+pub unsafe fn advise_huge_pages(ptr: *mut u8, len: usize) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let start = (ptr as usize).next_multiple_of(HUGE_MIN);
+        let end = (ptr as usize).saturating_add(len) / HUGE_MIN * HUGE_MIN;
+        if end <= start || !huge_pages_wanted() {
+            return false;
+        }
+        // SAFETY: whole pages inside the caller's range (contract); the advice changes
+        // how they are backed, not what they hold.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (ptr, len);
+        false
+    }
+}
+
 /// Whether buffers ask for huge pages: unless `HIPDNN_CPU_HUGE_PAGES=0`, read once per
 /// process.
 #[cfg(target_os = "linux")]
@@ -195,6 +225,32 @@ mod tests {
             }
             assert!(b.iter().enumerate().all(|(i, &v)| v == i as f32));
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn advice_covers_whole_huge_pages_only_and_changes_no_byte() {
+        // A workspace-like buffer that is not a mapping of its own, starting 1 MiB
+        // past a huge page boundary.
+        let mut buf = vec![0u8; 6 * HUGE_MIN];
+        let at = buf.as_ptr().align_offset(HUGE_MIN) + HUGE_MIN / 2;
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (i % 251) as u8;
+        }
+        let p = buf[at..].as_mut_ptr();
+        // SAFETY: each range lies inside `buf`, which this test owns.
+        unsafe {
+            // No whole huge page inside: nothing asked.
+            assert!(!advise_huge_pages(p, HUGE_MIN));
+            assert!(!advise_huge_pages(p, HUGE_MIN + HUGE_MIN / 2 - 1));
+            assert!(!advise_huge_pages(std::ptr::null_mut(), 0));
+            // One or more whole pages: asked where the system has transparent huge
+            // pages and they are wanted.
+            let supported = std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists();
+            let asked = advise_huge_pages(p, 4 * HUGE_MIN);
+            assert_eq!(asked, supported && huge_pages_wanted());
+        }
+        assert!(buf.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
     }
 
     #[cfg(target_os = "linux")]

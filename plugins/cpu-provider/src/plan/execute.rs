@@ -27,6 +27,23 @@ pub(super) struct HostBuffer {
     pub len: usize,
 }
 
+/// Asks for transparent huge pages on the workspace's whole 2 MiB pages
+/// ([`advise_huge_pages`](crate::kernels::kept::advise_huge_pages)) when a plan meets
+/// it at a new address `at` (`len` bytes from there are the plan's). The stages'
+/// activations live there; at batch 8 ResNet-50's are up to 25.7 MB a tensor, each
+/// streamed through by the next layer, one address translation per 4 KiB page
+/// otherwise. Pages the caller touched before the first execution keep their size.
+/// ResNet-50 at batch 8 on two threads of a Xeon VM: the max pool and the first 56²
+/// layers 5–13% faster, the sums of stage minimums about 1.2% lower.
+fn advise_workspace(plan: &Plan, at: *mut u8, len: usize) {
+    use std::sync::atomic::Ordering;
+    if plan.advised.swap(at as usize, Ordering::Relaxed) != at as usize {
+        // SAFETY: the workspace is the caller's, lent to this execution (`run`'s
+        // contract), and `len` bytes from `at` lie inside it.
+        unsafe { crate::kernels::kept::advise_huge_pages(at, len) };
+    }
+}
+
 /// Checks extents, alignment and overlap of `buffers`, then runs every stage.
 ///
 /// # Safety
@@ -51,7 +68,11 @@ pub(super) unsafe fn run(
     } else {
         let skip = (workspace as usize).div_ceil(ALIGN) * ALIGN - workspace as usize;
         // SAFETY: `skip` < ALIGN <= the slack the plan's workspace size includes.
-        unsafe { workspace.add(skip) }
+        let aligned = unsafe { workspace.add(skip) };
+        // The plan's bytes from `aligned` (none when it needs no workspace but was
+        // given one).
+        advise_workspace(plan, aligned, plan.workspace.saturating_sub(skip));
+        aligned
     };
     let runner = StageRunner {
         plan,

@@ -72,6 +72,9 @@ pub struct Plan {
     settings: CpuSettings,
     /// Stage times of every execution (`HIPDNN_CPU_PROFILE=1`), printed at drop.
     profile: Option<Profile>,
+    /// The (aligned) workspace address huge pages were last asked for, 0 for none:
+    /// asked once per workspace, not per execution.
+    advised: std::sync::atomic::AtomicUsize,
     /// The host buffers the stages' epilogues read or write (by uid).
     epilogue_buffers: Vec<i64>,
     /// The last execution's epilogues, for the next one with the same buffers.

@@ -331,6 +331,7 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
         exec,
         settings: settings.clone(),
         profile: None,
+        advised: Default::default(),
         epilogue_buffers,
         epilogues: Default::default(),
     }
