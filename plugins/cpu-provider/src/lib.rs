@@ -79,9 +79,9 @@
 //! (`madvise(MADV_HUGEPAGE)`; used where the system's setting is `always` or `madvise`):
 //! read in full on every execution, they then cost 512 times fewer address
 //! translations. The workspace an execution is lent gets the same advice on its whole
-//! 2 MiB pages, the first time a plan meets it at that address (the stages'
-//! activations stream through it; pages the caller touched before keep their size; the
-//! advice changes no byte). `HIPDNN_CPU_HUGE_PAGES=0` turns both off (ordinary
+//! 2 MiB pages whenever a plan meets it at another address than in its execution
+//! before (the stages' activations stream through it; pages the caller touched before
+//! keep their size; the advice changes no byte). `HIPDNN_CPU_HUGE_PAGES=0` turns both off (ordinary
 //! allocations, no advice), read once per process.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
