@@ -33,8 +33,8 @@ pub(super) struct HostBuffer {
 /// activations live there; at batch 8 ResNet-50's are up to 25.7 MB a tensor, each
 /// streamed through by the next layer, one address translation per 4 KiB page
 /// otherwise. Pages the caller touched before the first execution keep their size.
-/// ResNet-50 at batch 8 on two threads of a Xeon VM: the max pool and the first 56²
-/// layers 5–13% faster, the sums of stage minimums about 1.2% lower.
+/// ResNet-50 at batch 8 on two threads of a Xeon VM: the max pool 9–13% faster, the
+/// first 56² layers 2–8%, the sums of stage minimums about 1.2% lower.
 fn advise_workspace(plan: &Plan, at: *mut u8, len: usize) {
     use std::sync::atomic::Ordering;
     if plan.advised.swap(at as usize, Ordering::Relaxed) != at as usize {
