@@ -81,8 +81,8 @@
 //! translations. The workspace an execution is lent gets the same advice on its whole
 //! 2 MiB pages whenever a plan meets it at another address than in its execution
 //! before (the stages' activations stream through it; pages the caller touched before
-//! keep their size; the advice changes no byte). `HIPDNN_CPU_HUGE_PAGES=0` turns both off (ordinary
-//! allocations, no advice), read once per process.
+//! keep their size; the advice changes no byte). `HIPDNN_CPU_HUGE_PAGES=0` turns both
+//! off (ordinary allocations, no advice), read once per process.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the
