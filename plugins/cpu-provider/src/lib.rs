@@ -39,9 +39,16 @@
 //!   parts takes those others have not begun, so a worker the host has not scheduled
 //!   does not hold the section up. Workers spin briefly between sections (which
 //!   follow each other within microseconds) before they sleep.
-//! * **Layouts kept.** Intermediates a later stage reads are stored densely in the
-//!   memory order of the stage's input, so a channels-last network stays channels-last
-//!   (and runs the indirect kernel) whatever strides its virtual tensors declare.
+//! * **Activations channels-last.** Virtual images that convolutions and poolings
+//!   read or write (and the pointwise and batch-norm chains joined to them) are stored
+//!   densely channels-last whatever strides they declare: no caller sees them, and the
+//!   indirect GEMM, Winograd, the channels-last pooling and the epilogues on GEMM
+//!   tiles all need that layout. A channels-first (NCHW) network thus runs as fast as
+//!   its channels-last twin and computes the same bits; only its own inputs and
+//!   outputs keep their layout (its first layer runs over a channels-last copy of the
+//!   image; a convolution storing a caller's NCHW image writes rows of output
+//!   channels). Other intermediates a later stage reads are stored densely in the
+//!   memory order of the stage's input.
 //! * **Deterministic by construction.** Work is split statically and every reduction
 //!   has a fixed order, so results repeat bit for bit (`global.deterministic` is
 //!   honoured trivially).
@@ -83,6 +90,9 @@
 //! before (the stages' activations stream through it; pages the caller touched before
 //! keep their size; the advice changes no byte). `HIPDNN_CPU_HUGE_PAGES=0` turns both
 //! off (ordinary allocations, no advice), read once per process.
+//! `HIPDNN_CPU_CHANNELS_LAST=0` stores virtual images in the memory order of the
+//! stage that writes them instead (as declared, for a channels-first network), read
+//! once per process.
 //! `HIPDNN_LOG_LEVEL=info` logs each plan's stages and the kernel each one runs.
 //! `HIPDNN_CPU_PROFILE=1` (read when a plan is built) times every stage of every
 //! execution and prints, when the plan is destroyed, a table on stderr: per stage the

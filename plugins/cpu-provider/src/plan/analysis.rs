@@ -6,11 +6,12 @@
 //! the cheap applicability check is this analysis and nothing more.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use hipdnn_data_sdk::DataType;
 use hipdnn_flatbuffers_sdk::TensorValue;
 use hipdnn_flatbuffers_sdk::model::{Graph, NodeAttributes};
+use hipdnn_flatbuffers_sdk::wire::PointwiseMode;
 use hipdnn_plugin_sdk::graph::{
     Chain, ChainStep, FusionPolicy, GraphIndex, partition, primary_output,
 };
@@ -42,6 +43,8 @@ pub(super) struct CheckedChain {
 pub(super) struct Analysis<'g> {
     pub index: GraphIndex<'g>,
     pub tensors: HashMap<i64, TensorInfo>,
+    /// Virtual tensors laid out channels-last when stored ([`channels_last_virtuals`]).
+    pub channels_last: HashSet<i64>,
     pub chains: Vec<CheckedChain>,
 }
 
@@ -56,6 +59,11 @@ impl<'g> Analysis<'g> {
         for t in &graph.tensors {
             tensors.insert(t.uid, tensor_info(&index, t.uid)?);
         }
+        let channels_last = if channels_last_wanted() {
+            channels_last_virtuals(&index, &tensors)
+        } else {
+            HashSet::new()
+        };
         for node in index.topological_order() {
             let compute = index.compute_data_type(node);
             if !matches!(compute, DataType::Unset | DataType::Float) {
@@ -69,6 +77,7 @@ impl<'g> Analysis<'g> {
         let mut analysis = Self {
             index,
             tensors,
+            channels_last,
             chains: Vec::new(),
         };
         let policy = CpuFusion {
@@ -134,6 +143,124 @@ impl FusionPolicy for CpuFusion<'_, '_> {
         self.accepted.borrow_mut().insert(step.node, op);
         true
     }
+}
+
+/// Whether virtual images declared channels-first are laid out channels-last
+/// ([`channels_last_virtuals`]): unless `HIPDNN_CPU_CHANNELS_LAST=0`, read once per
+/// process.
+fn channels_last_wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| crate::kernels::env_switch("HIPDNN_CPU_CHANNELS_LAST", || true))
+}
+
+/// The tensors a node reads or writes as images (`[N, C, spatial...]`) through their
+/// strides, whatever their layout, with the same values either way, and whether the
+/// node is a convolution or a pooling: a forward convolution's input and output (not
+/// its filters), a pooling's input and output (without an index output), every operand
+/// of a pointwise operation (but generating an index), a batch-norm inference's input
+/// and output (not its per-channel arrays). `None` for any other node.
+fn image_operands(node: &NodeAttributes) -> Option<(Vec<i64>, bool)> {
+    match node {
+        NodeAttributes::ConvolutionFwdAttributes(a) => {
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], true))
+        }
+        NodeAttributes::ResampleFwdAttributes(a) if a.index_tensor_uid.is_none() => {
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], true))
+        }
+        NodeAttributes::PointwiseAttributes(p) if p.operation != PointwiseMode::GEN_INDEX => {
+            let mut uids = vec![p.in_0_tensor_uid, p.out_0_tensor_uid];
+            uids.extend(p.in_1_tensor_uid);
+            uids.extend(p.in_2_tensor_uid);
+            Some((uids, false))
+        }
+        NodeAttributes::BatchnormInferenceAttributes(a) => {
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], false))
+        }
+        NodeAttributes::BatchnormInferenceAttributesVarianceExt(a) => {
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], false))
+        }
+        _ => None,
+    }
+}
+
+/// The virtual tensors stored channels-last whatever their declared strides: images
+/// of rank 4 or 5 with more than one channel and more than one pixel that no node
+/// reads or writes but as an image ([`image_operands`]), joined to a convolution or a
+/// pooling through pointwise and batch-norm nodes (a convolution's input or output,
+/// its fused epilogue's, a residual added to it).
+///
+/// A virtual tensor's layout is the engine's to choose: no caller reads or writes it.
+/// Channels-last is the layout the engine's convolutions run fastest in (the indirect
+/// GEMM, Winograd, channels-last pooling and the epilogues applied to the GEMM's tiles
+/// all need it), so a channels-first network (NCHW) runs its activations as a
+/// channels-last one does; only its own inputs and outputs stay as declared. Other
+/// stored virtual tensors take the memory order of their stage's input
+/// (`stages.rs`): between pointwise nodes alone channels-last would only transpose.
+fn channels_last_virtuals(
+    index: &GraphIndex<'_>,
+    tensors: &HashMap<i64, TensorInfo>,
+) -> HashSet<i64> {
+    let operands: Vec<Option<(Vec<i64>, bool)>> = index
+        .topological_order()
+        .map(|n| image_operands(&index.node(n).attributes))
+        .collect();
+    let as_image = |node: usize, uid: i64| {
+        operands[node]
+            .as_ref()
+            .is_some_and(|(uids, _)| uids.contains(&uid))
+    };
+    let candidates: Vec<i64> = tensors
+        .iter()
+        .filter(|&(&uid, info)| {
+            let dims = &info.shape.dims;
+            matches!(info.placement, Placement::Virtual)
+                && (dims.len() == 4 || dims.len() == 5)
+                && dims[1] > 1
+                && dims[2..].iter().product::<usize>() > 1
+                && index.producer(uid).is_some_and(|n| as_image(n, uid))
+                && index.consumers(uid).iter().all(|&n| as_image(n, uid))
+        })
+        .map(|(&uid, _)| uid)
+        .collect();
+    // Groups of candidates joined by pointwise and batch-norm nodes (union-find).
+    let mut parent: HashMap<i64, i64> = candidates.iter().map(|&u| (u, u)).collect();
+    fn root(parent: &mut HashMap<i64, i64>, mut u: i64) -> i64 {
+        while parent[&u] != u {
+            let up = parent[&parent[&u]];
+            parent.insert(u, up);
+            u = up;
+        }
+        u
+    }
+    for (uids, spatial) in operands.iter().flatten() {
+        if *spatial {
+            continue;
+        }
+        let joined: Vec<i64> = uids
+            .iter()
+            .copied()
+            .filter(|u| parent.contains_key(u))
+            .collect();
+        for pair in joined.windows(2) {
+            let (a, b) = (root(&mut parent, pair[0]), root(&mut parent, pair[1]));
+            parent.insert(b, a);
+        }
+    }
+    let mut spatial_groups = HashSet::new();
+    for (uids, spatial) in operands.iter().flatten() {
+        if *spatial {
+            for &u in uids {
+                if parent.contains_key(&u) {
+                    let r = root(&mut parent, u);
+                    spatial_groups.insert(r);
+                }
+            }
+        }
+    }
+    candidates
+        .into_iter()
+        .filter(|&u| spatial_groups.contains(&root(&mut parent, u)))
+        .collect()
 }
 
 /// Type, shape and placement of tensor `uid`, or why the engine cannot hold it.
@@ -489,5 +616,107 @@ mod tests {
         let bytes = g.to_bytes();
         let reason = unsupported_reason(&GraphView::from_bytes(&bytes).unwrap()).unwrap();
         assert!(reason.contains("generate_index"), "{reason}");
+    }
+
+    /// A channels-first network stores its activations channels-last: every
+    /// convolution after the stem reads a channels-last image (the indirect GEMM or
+    /// Winograd), the stem runs over filter rows of a channels-last copy of the NCHW
+    /// image, and both pools run channels-last; the caller's tensors keep NCHW.
+    #[test]
+    fn a_channels_first_network_stores_its_activations_channels_last() {
+        use hipdnn_data_sdk::TensorLayout;
+        let g = samples::resnet50_scaled(1, 64, 16, TensorLayout::Nchw);
+        let analysis = Analysis::new(&g).unwrap();
+        let virtual_images = g
+            .tensors
+            .iter()
+            .filter(|t| t.is_virtual && t.dims.len() == 4 && t.dims[2] * t.dims[3] > 1)
+            .count();
+        assert!(virtual_images > 100, "{virtual_images}");
+        assert_eq!(analysis.channels_last.len(), virtual_images);
+        let plan = Plan::from_model(&g, &CpuSettings::default()).unwrap();
+        let described = plan.describe();
+        assert!(
+            described[0].starts_with("conv Indirect: stem.conv"),
+            "{described:#?}"
+        );
+        assert!(
+            described.iter().all(|d| !d.contains("ImplicitGemm")),
+            "{described:#?}"
+        );
+        for pool in ["pool channels-last: stem.pool", "pool channels-last: pool"] {
+            assert!(described.iter().any(|d| d == pool), "{described:#?}");
+        }
+        assert!(
+            described.iter().any(|d| d.starts_with("conv Winograd")),
+            "{described:#?}"
+        );
+        // A block between the caller's NCHW tensors: the middle convolution reads
+        // and writes channels-last (Winograd), the last one writes the caller's NCHW
+        // output as rows of output channels (the implicit GEMM), not as pixels.
+        let g = samples::resnet_bottleneck(1, 64, 16, DataType::Float, TensorLayout::Nchw);
+        let plan = Plan::from_model(&g, &CpuSettings::default()).unwrap();
+        let described = plan.describe();
+        assert!(
+            described[1].starts_with("conv Winograd") && described[1].contains(": conv2 ->"),
+            "{described:#?}"
+        );
+        assert!(
+            described[2].starts_with("conv ImplicitGemm: conv3"),
+            "{described:#?}"
+        );
+    }
+
+    /// Only virtual images joined to a convolution or a pooling are stored
+    /// channels-last: not one between pointwise nodes alone (that would only
+    /// transpose), nor one a matmul reads (its dims are not an image's).
+    #[test]
+    fn only_images_joined_to_a_convolution_or_a_pooling_are_stored_channels_last() {
+        use hipdnn_frontend::{
+            ConvAttrs, GraphBuilder, MatmulAttrs, PointwiseAttrs, TensorDescriptor,
+        };
+        // `a = relu(x)` read by `use_a` twice (with `x`), as a graph input would be.
+        let build = |use_a: &dyn Fn(&mut GraphBuilder, _, _) -> Vec<_>| {
+            let mut b = GraphBuilder::new("g")
+                .io_data_type(DataType::Float)
+                .compute_data_type(DataType::Float)
+                .intermediate_data_type(DataType::Float);
+            let x = b.tensor(TensorDescriptor::new("x", [1, 8, 6, 6])).unwrap();
+            let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+            let a = b.pointwise(&[x], relu).unwrap();
+            for y in use_a(&mut b, a, x) {
+                b.set_output(y, true).unwrap();
+            }
+            let g = b.build().unwrap().into_graph();
+            let analysis = Analysis::new(&g).unwrap();
+            let uid = g.tensors.iter().find(|t| t.name == "relu.out").unwrap().uid;
+            assert!(g.tensors.iter().any(|t| t.uid == uid && t.is_virtual));
+            analysis.channels_last.contains(&uid)
+        };
+        let pointwise = |b: &mut GraphBuilder, a, x, mode: PointwiseMode, name: &str| {
+            b.pointwise(&[a, x], PointwiseAttrs::new(mode).name(name))
+                .unwrap()
+        };
+        let conv_and_add = build(&|b, a, x| {
+            let w = b.tensor(TensorDescriptor::new("w", [8, 8, 3, 3])).unwrap();
+            let attrs = ConvAttrs::new().padding([1, 1]).name("conv");
+            vec![
+                b.conv_fprop(a, w, attrs).unwrap(),
+                pointwise(b, a, x, PointwiseMode::ADD, "add"),
+            ]
+        });
+        assert!(conv_and_add);
+        let pointwise_only = build(&|b, a, x| {
+            vec![
+                pointwise(b, a, x, PointwiseMode::ADD, "add"),
+                pointwise(b, a, x, PointwiseMode::MUL, "mul"),
+            ]
+        });
+        assert!(!pointwise_only);
+        let matmul = build(&|b, a, _| {
+            let m = b.tensor(TensorDescriptor::new("m", [1, 8, 6, 6])).unwrap();
+            vec![b.matmul(a, m, MatmulAttrs::new().name("mm")).unwrap()]
+        });
+        assert!(!matmul);
     }
 }

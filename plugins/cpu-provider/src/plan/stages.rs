@@ -223,11 +223,14 @@ pub(super) fn build(analysis: &Analysis<'_>, settings: &CpuSettings) -> Plan {
                 let t = tensors.get_mut(&uid).expect("a declared tensor");
                 if t.placement == Placement::Virtual {
                     t.dtype = DType::F32;
-                    // Dense, in the memory order of the stage's input: a virtual
-                    // tensor's strides are never observed, and a channels-last network
-                    // should stay channels-last (the next convolution reads NHWC)
-                    // whatever its intermediates declare.
+                    // Dense: channels-last where the analysis says so (images
+                    // between convolutions and poolings), else in the memory order of
+                    // the stage's input. A virtual tensor's strides are never
+                    // observed; the next convolution reads channels-last fastest.
                     t.shape = match &order {
+                        _ if analysis.channels_last.contains(&uid) => {
+                            Shape::channels_last(&t.shape.dims)
+                        }
                         Some(order) if order.len() == t.shape.rank() => {
                             Shape::packed_in_order(&t.shape.dims, order)
                         }
@@ -474,6 +477,21 @@ fn head_stage(
                 settings.conv_algo,
                 threads,
             );
+            // A caller's image stored channels-first (NCHW) by the chain.
+            let channels_first_out = checked.chain.stored.iter().any(|&uid| {
+                let t = tensor(uid);
+                let dims = &t.shape.dims;
+                t.placement == Placement::Host
+                    && dims.len() >= 3
+                    && dims[1] > 1
+                    && dims[2..].iter().product::<usize>() > 1
+                    && t.shape.strides[1] != 1
+            });
+            let plan = if channels_first_out {
+                plan.for_channels_first_output()
+            } else {
+                plan
+            };
             let plan = if settings.constant_weights {
                 plan.for_constant_weights()
             } else {

@@ -791,3 +791,61 @@ fn a_matmul_residual_read_last_is_added_in_place_and_one_read_later_is_kept() {
         );
     }
 }
+
+/// A channels-first network computes what the same network channels-last computes, bit
+/// for bit: its activations are stored channels-last inside either way, the stem runs
+/// over a channels-last copy of the image, and the filters are packed in the same
+/// order whatever their layout. Only the caller's tensors differ in layout.
+#[test]
+fn a_channels_first_network_computes_what_its_channels_last_twin_does() {
+    use hipdnn_data_sdk::TensorLayout;
+    use hipdnn_flatbuffers_sdk::model::Graph;
+    use hipdnn_frontend::samples;
+
+    // The logits of `g` for inputs whose values depend on the tensor's name and
+    // logical index only.
+    let logits = |g: &Graph| {
+        let io: Vec<_> = g.tensors.iter().filter(|t| !t.is_virtual).collect();
+        let out = io.iter().find(|t| t.name == "logits").unwrap();
+        let data: Vec<(i64, Vec<f32>)> = io
+            .iter()
+            .filter(|t| t.uid != out.uid)
+            .map(|t| {
+                let seed = t.name.bytes().fold(7u64, |h, b| h * 31 + u64::from(b));
+                let logical = values(t.dims.iter().product::<i64>() as usize, seed);
+                let mut laid = vec![0f32; span(&t.dims, &t.strides)];
+                for (i, v) in logical.into_iter().enumerate() {
+                    let (mut lin, mut off) = (i as i64, 0);
+                    for d in (0..t.dims.len()).rev() {
+                        off += (lin % t.dims[d]) * t.strides[d];
+                        lin /= t.dims[d];
+                    }
+                    laid[off as usize] = v;
+                }
+                (t.uid, laid)
+            })
+            .collect();
+        let plan = Plan::from_model(g, &settings()).unwrap();
+        assert!(
+            plan.describe().iter().all(|d| !d.contains("ImplicitGemm")),
+            "{:#?}",
+            plan.describe()
+        );
+        let mut y = vec![0f32; span(&out.dims, &out.strides)];
+        let mut tensors = HostTensors::new();
+        for (uid, v) in &data {
+            tensors = tensors.input(*uid, v);
+        }
+        plan.run(&mut tensors.output(out.uid, &mut y)).unwrap();
+        dense(&y, &out.dims, &out.strides)
+    };
+    let first = logits(&samples::resnet50_scaled(1, 32, 8, TensorLayout::Nchw));
+    let last = logits(&samples::resnet50_scaled(
+        1,
+        32,
+        8,
+        TensorLayout::ChannelsLast,
+    ));
+    assert!(first.iter().any(|&v| v != 0.0));
+    assert_eq!(first, last);
+}

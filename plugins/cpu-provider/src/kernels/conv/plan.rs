@@ -59,19 +59,20 @@ pub struct FpropPlan {
     kept: bool,
 }
 
-/// Whether a channels-last convolution with few input channels (a network's first
-/// layer: 3 channels, 7×7) runs [`FpropImpl::Indirect`] over filter rows: one group,
-/// cross-correlation, undilated rows of at least 8 floats, weights readable in place as
-/// (tap, channel) rows.
-fn by_filter_rows(geo: &ConvGeometry, channels_last: bool, w_in_place: Option<bool>) -> bool {
-    channels_last
+/// Whether a convolution with few input channels (a network's first layer: 3
+/// channels, 7×7) runs [`FpropImpl::Indirect`] over filter rows: an `f32` input in any
+/// layout (the zero-padded copy it runs on is channels-last: a channels-first image is
+/// transposed on the way), one group, cross-correlation, undilated rows of at least 8
+/// floats. Filters stored (tap, channel) are read in place as rows; others are packed
+/// in that order, as the indirect GEMM packs them (once, where they are constant).
+fn by_filter_rows(geo: &ConvGeometry, x_f32: bool) -> bool {
+    x_f32
         && geo.g == 1
         && geo.cg() < 8
         && !geo.flip
         && geo.dil[2] == 1
         && geo.filt[2] > 1
         && geo.cg() * geo.filt[2] >= 8
-        && w_in_place == Some(true)
 }
 
 /// Extents of the zero-padded input copy: the padding before, and enough after for
@@ -106,7 +107,7 @@ impl FpropPlan {
         let thin = geo.cg() * geo.taps() < 8 || geo.kg() < 4;
         let channels_last = x.1 == DType::F32 && (xs[1] == 1 || geo.cg() == 1);
         let w_in_place = weight_rows_in_place(&geo, w.0, w.1);
-        let rows = algo != ConvAlgo::Direct && by_filter_rows(&geo, channels_last, w_in_place);
+        let rows = algo != ConvAlgo::Direct && by_filter_rows(&geo, x.1 == DType::F32);
         let wino = w.1 == DType::F32 && winograd::applies(&geo, channels_last);
         // Where the sixteen transformed filters (16 · C · K floats) stay in cache, or
         // are streamed once per round of phases (`winograd::phased`: above 256 × 256
@@ -229,6 +230,18 @@ impl FpropPlan {
     /// (constant filters of 256 × 256 channels or more on a small image, see `winograd.rs`).
     pub fn winograd_streamed(&self) -> bool {
         self.imp == FpropImpl::Winograd && self.kept && winograd::streams(&self.geo, self.threads)
+    }
+
+    /// The plan for an output stored channels-first (a caller's NCHW tensor): the
+    /// weights-as-A implicit GEMM instead of the indirect one, whose tiles (output
+    /// channels × consecutive pixels) are rows of such an output; the indirect GEMM's
+    /// (pixels × channels) would scatter every tile over as many planes as it has
+    /// channels. Filter-row, Winograd and direct plans are kept.
+    pub fn for_channels_first_output(self) -> Self {
+        if self.imp == FpropImpl::Indirect && !self.rows {
+            return self.with_impl(FpropImpl::ImplicitGemm);
+        }
+        self
     }
 
     /// The same plan with another implementation (tests, benchmarks).
@@ -422,7 +435,9 @@ impl FpropPlan {
         let (zeros, rest) = rest.split_at_mut(g.cg());
         zeros.fill(0.0);
         if !direct_w && cached.is_none() {
-            pack_weights_panels(g, w, wpack, exec);
+            // Over filter rows, K is (tap, channel) of the row geometry: the original
+            // geometry's (tap, channel) order read through the filters' own strides.
+            pack_weights_panels(&self.geo, w, wpack, exec);
         }
         let mut fresh = Vec::new();
         let pix = Pixels::new(g);
