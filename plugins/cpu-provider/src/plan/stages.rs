@@ -477,16 +477,18 @@ fn head_stage(
                 settings.conv_algo,
                 threads,
             );
-            // A caller's image stored channels-first (NCHW) by the chain.
-            let channels_first_out = checked.chain.stored.iter().any(|&uid| {
-                let t = tensor(uid);
-                let dims = &t.shape.dims;
-                t.placement == Placement::Host
-                    && dims.len() >= 3
-                    && dims[1] > 1
-                    && dims[2..].iter().product::<usize>() > 1
-                    && t.shape.strides[1] != 1
-            });
+            // A channels-last input, and a caller's image stored channels-first (NCHW)
+            // by the chain.
+            let channels_first_out = x.shape.strides[1] == 1
+                && checked.chain.stored.iter().any(|&uid| {
+                    let t = tensor(uid);
+                    let dims = &t.shape.dims;
+                    t.placement == Placement::Host
+                        && dims.len() >= 3
+                        && dims[1] > 1
+                        && dims[2..].iter().product::<usize>() > 1
+                        && t.shape.strides[1] != 1
+                });
             let plan = if channels_first_out {
                 plan.for_channels_first_output()
             } else {

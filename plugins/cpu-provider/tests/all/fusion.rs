@@ -811,7 +811,8 @@ fn a_channels_first_network_computes_what_its_channels_last_twin_does() {
             .iter()
             .filter(|t| t.uid != out.uid)
             .map(|t| {
-                let seed = t.name.bytes().fold(7u64, |h, b| h * 31 + u64::from(b));
+                let seed = (t.name.bytes())
+                    .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
                 let logical = values(t.dims.iter().product::<i64>() as usize, seed);
                 let mut laid = vec![0f32; span(&t.dims, &t.strides)];
                 for (i, v) in logical.into_iter().enumerate() {

@@ -232,11 +232,11 @@ impl FpropPlan {
         self.imp == FpropImpl::Winograd && self.kept && winograd::streams(&self.geo, self.threads)
     }
 
-    /// The plan for an output stored channels-first (a caller's NCHW tensor): the
-    /// weights-as-A implicit GEMM instead of the indirect one, whose tiles (output
-    /// channels × consecutive pixels) are rows of such an output; the indirect GEMM's
-    /// (pixels × channels) would scatter every tile over as many planes as it has
-    /// channels. Filter-row, Winograd and direct plans are kept.
+    /// The plan for a channels-last input whose output is stored channels-first (a
+    /// caller's NCHW tensor): the weights-as-A implicit GEMM instead of the indirect
+    /// one, whose tiles (output channels × consecutive pixels) are rows of such an
+    /// output; the indirect GEMM's (pixels × channels) would scatter every tile over as
+    /// many planes as it has channels. Filter-row, Winograd and direct plans are kept.
     pub fn for_channels_first_output(self) -> Self {
         if self.imp == FpropImpl::Indirect && !self.rows {
             return self.with_impl(FpropImpl::ImplicitGemm);
