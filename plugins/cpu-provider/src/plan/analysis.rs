@@ -154,30 +154,31 @@ fn channels_last_wanted() -> bool {
 }
 
 /// The tensors a node reads or writes as images (`[N, C, spatial...]`) through their
-/// strides, whatever their layout, with the same values either way, and whether the
-/// node is a convolution or a pooling: a forward convolution's input and output (not
-/// its filters), a pooling's input and output (without an index output), every operand
-/// of a pointwise operation (but generating an index), a batch-norm inference's input
-/// and output (not its per-channel arrays). `None` for any other node.
-fn image_operands(node: &NodeAttributes) -> Option<(Vec<i64>, bool)> {
+/// strides, whatever their layout, with the same values either way, and the one it
+/// reads faster channels-last: a forward convolution's input and output (not its
+/// filters; the input), a pooling's input and output (without an index output; the
+/// input), every operand of a pointwise operation (but generating an index), a
+/// batch-norm inference's input and output (not its per-channel arrays). `None` for
+/// any other node.
+fn image_operands(node: &NodeAttributes) -> Option<(Vec<i64>, Option<i64>)> {
     match node {
         NodeAttributes::ConvolutionFwdAttributes(a) => {
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], true))
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], Some(a.x_tensor_uid)))
         }
         NodeAttributes::ResampleFwdAttributes(a) if a.index_tensor_uid.is_none() => {
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], true))
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], Some(a.x_tensor_uid)))
         }
         NodeAttributes::PointwiseAttributes(p) if p.operation != PointwiseMode::GEN_INDEX => {
             let mut uids = vec![p.in_0_tensor_uid, p.out_0_tensor_uid];
             uids.extend(p.in_1_tensor_uid);
             uids.extend(p.in_2_tensor_uid);
-            Some((uids, false))
+            Some((uids, None))
         }
         NodeAttributes::BatchnormInferenceAttributes(a) => {
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], false))
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], None))
         }
         NodeAttributes::BatchnormInferenceAttributesVarianceExt(a) => {
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], false))
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], None))
         }
         _ => None,
     }
@@ -185,9 +186,9 @@ fn image_operands(node: &NodeAttributes) -> Option<(Vec<i64>, bool)> {
 
 /// The virtual tensors stored channels-last whatever their declared strides: images
 /// of rank 4 or 5 with more than one channel and more than one pixel that no node
-/// reads or writes but as an image ([`image_operands`]), joined to a convolution or a
-/// pooling through pointwise and batch-norm nodes (a convolution's input or output,
-/// its fused epilogue's, a residual added to it).
+/// reads or writes but as an image ([`image_operands`]), joined through pointwise and
+/// batch-norm nodes to an input of a convolution or a pooling (that input itself, a
+/// chain's output it adds or computes, a convolution's output that chain starts from).
 ///
 /// A virtual tensor's layout is the engine's to choose: no caller reads or writes it.
 /// Channels-last is the layout the engine's convolutions run fastest in (the indirect
@@ -195,12 +196,13 @@ fn image_operands(node: &NodeAttributes) -> Option<(Vec<i64>, bool)> {
 /// all need it), so a channels-first network (NCHW) runs its activations as a
 /// channels-last one does; only its own inputs and outputs stay as declared. Other
 /// stored virtual tensors take the memory order of their stage's input
-/// (`stages.rs`): between pointwise nodes alone channels-last would only transpose.
+/// (`stages.rs`): where no convolution or pooling reads them channels-last would only
+/// transpose.
 fn channels_last_virtuals(
     index: &GraphIndex<'_>,
     tensors: &HashMap<i64, TensorInfo>,
 ) -> HashSet<i64> {
-    let operands: Vec<Option<(Vec<i64>, bool)>> = index
+    let operands: Vec<Option<(Vec<i64>, Option<i64>)>> = index
         .topological_order()
         .map(|n| image_operands(&index.node(n).attributes))
         .collect();
@@ -232,8 +234,8 @@ fn channels_last_virtuals(
         }
         u
     }
-    for (uids, spatial) in operands.iter().flatten() {
-        if *spatial {
+    for (uids, read_spatially) in operands.iter().flatten() {
+        if read_spatially.is_some() {
             continue;
         }
         let joined: Vec<i64> = uids
@@ -247,14 +249,12 @@ fn channels_last_virtuals(
         }
     }
     let mut spatial_groups = HashSet::new();
-    for (uids, spatial) in operands.iter().flatten() {
-        if *spatial {
-            for &u in uids {
-                if parent.contains_key(&u) {
-                    let r = root(&mut parent, u);
-                    spatial_groups.insert(r);
-                }
-            }
+    for (_, read_spatially) in operands.iter().flatten() {
+        if let Some(u) = *read_spatially
+            && parent.contains_key(&u)
+        {
+            let r = root(&mut parent, u);
+            spatial_groups.insert(r);
         }
     }
     candidates
@@ -667,56 +667,63 @@ mod tests {
         );
     }
 
-    /// Only virtual images joined to a convolution or a pooling are stored
-    /// channels-last: not one between pointwise nodes alone (that would only
-    /// transpose), nor one a matmul reads (its dims are not an image's).
+    /// Only virtual images joined to an input of a convolution or a pooling are stored
+    /// channels-last: not one between pointwise nodes alone, nor a convolution's output
+    /// that only pointwise nodes read (channels-last would only transpose there), nor
+    /// one a matmul reads (its dims are not an image's).
     #[test]
-    fn only_images_joined_to_a_convolution_or_a_pooling_are_stored_channels_last() {
+    fn only_images_joined_to_a_convolution_or_pooling_input_are_stored_channels_last() {
         use hipdnn_frontend::{
-            ConvAttrs, GraphBuilder, MatmulAttrs, PointwiseAttrs, TensorDescriptor,
+            ConvAttrs, GraphBuilder, MatmulAttrs, PointwiseAttrs, Tensor, TensorDescriptor,
         };
-        // `a = relu(x)` read by `use_a` twice (with `x`), as a graph input would be.
-        let build = |use_a: &dyn Fn(&mut GraphBuilder, _, _) -> Vec<_>| {
+        type Make<'a> = &'a dyn Fn(&mut GraphBuilder, Tensor) -> Tensor;
+        type Use<'a> = &'a dyn Fn(&mut GraphBuilder, Tensor, Tensor) -> Vec<Tensor>;
+        // Whether `a = make(x)` (virtual) is stored channels-last when `uses` read it
+        // (with `x`, as a graph input would be) and their results are the outputs.
+        let channels_last = |make: Make<'_>, uses: Use<'_>| {
             let mut b = GraphBuilder::new("g")
                 .io_data_type(DataType::Float)
                 .compute_data_type(DataType::Float)
                 .intermediate_data_type(DataType::Float);
             let x = b.tensor(TensorDescriptor::new("x", [1, 8, 6, 6])).unwrap();
-            let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
-            let a = b.pointwise(&[x], relu).unwrap();
-            for y in use_a(&mut b, a, x) {
+            let a = make(&mut b, x);
+            for y in uses(&mut b, a, x) {
                 b.set_output(y, true).unwrap();
             }
-            let g = b.build().unwrap().into_graph();
-            let analysis = Analysis::new(&g).unwrap();
-            let uid = g.tensors.iter().find(|t| t.name == "relu.out").unwrap().uid;
+            let built = b.build().unwrap();
+            let uid = built.uid(a).unwrap();
+            let g = built.into_graph();
             assert!(g.tensors.iter().any(|t| t.uid == uid && t.is_virtual));
-            analysis.channels_last.contains(&uid)
+            Analysis::new(&g).unwrap().channels_last.contains(&uid)
         };
         let pointwise = |b: &mut GraphBuilder, a, x, mode: PointwiseMode, name: &str| {
             b.pointwise(&[a, x], PointwiseAttrs::new(mode).name(name))
                 .unwrap()
         };
-        let conv_and_add = build(&|b, a, x| {
-            let w = b.tensor(TensorDescriptor::new("w", [8, 8, 3, 3])).unwrap();
-            let attrs = ConvAttrs::new().padding([1, 1]).name("conv");
-            vec![
-                b.conv_fprop(a, w, attrs).unwrap(),
-                pointwise(b, a, x, PointwiseMode::ADD, "add"),
-            ]
-        });
-        assert!(conv_and_add);
-        let pointwise_only = build(&|b, a, x| {
+        let conv = |b: &mut GraphBuilder, a, name: &str| {
+            let w = b.tensor(TensorDescriptor::new(name, [8, 8, 3, 3])).unwrap();
+            let attrs = ConvAttrs::new().padding([1, 1]).name(name);
+            b.conv_fprop(a, w, attrs).unwrap()
+        };
+        let relu = |b: &mut GraphBuilder, x| {
+            let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+            b.pointwise(&[x], relu).unwrap()
+        };
+        let add_and_mul: Use<'_> = &|b, a, x| {
             vec![
                 pointwise(b, a, x, PointwiseMode::ADD, "add"),
                 pointwise(b, a, x, PointwiseMode::MUL, "mul"),
             ]
-        });
-        assert!(!pointwise_only);
-        let matmul = build(&|b, a, _| {
+        };
+        assert!(channels_last(&relu, &|b, a, x| vec![
+            conv(b, a, "conv"),
+            pointwise(b, a, x, PointwiseMode::ADD, "add"),
+        ]));
+        assert!(!channels_last(&relu, add_and_mul));
+        assert!(!channels_last(&|b, x| conv(b, x, "conv0"), add_and_mul));
+        assert!(!channels_last(&relu, &|b, a, _| {
             let m = b.tensor(TensorDescriptor::new("m", [1, 8, 6, 6])).unwrap();
             vec![b.matmul(a, m, MatmulAttrs::new().name("mm")).unwrap()]
-        });
-        assert!(!matmul);
+        }));
     }
 }
