@@ -40,7 +40,7 @@
 //!   does not hold the section up. Workers spin briefly between sections (which
 //!   follow each other within microseconds) before they sleep.
 //! * **Activations channels-last.** Virtual images that convolutions and poolings
-//!   read or write (and the pointwise and batch-norm chains joined to them) are stored
+//!   read (and those joined to them by pointwise and batch-norm chains) are stored
 //!   densely channels-last whatever strides they declare: no caller sees them, and the
 //!   indirect GEMM, Winograd, the channels-last pooling and the epilogues on GEMM
 //!   tiles all need that layout. A channels-first (NCHW) network thus runs as fast as
