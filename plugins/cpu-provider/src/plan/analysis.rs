@@ -156,14 +156,20 @@ fn channels_last_wanted() -> bool {
 /// The tensors a node reads or writes as images (`[N, C, spatial...]`) through their
 /// strides, whatever their layout, with the same values either way, and the one it
 /// reads faster channels-last: a forward convolution's input and output (not its
-/// filters; the input), a pooling's input and output (without an index output; the
-/// input), every operand of a pointwise operation (but generating an index), a
-/// batch-norm inference's input and output (not its per-channel arrays). `None` for
-/// any other node.
-fn image_operands(node: &NodeAttributes) -> Option<(Vec<i64>, Option<i64>)> {
+/// filters; the input where a group has at least 8 channels, which the indirect GEMM
+/// and Winograd read channels-last), a pooling's input and output (without an index
+/// output; the input), every operand of a pointwise operation (but generating an
+/// index), a batch-norm inference's input and output (not its per-channel arrays).
+/// `None` for any other node.
+fn image_operands(
+    index: &GraphIndex<'_>,
+    node: &NodeAttributes,
+) -> Option<(Vec<i64>, Option<i64>)> {
     match node {
         NodeAttributes::ConvolutionFwdAttributes(a) => {
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], Some(a.x_tensor_uid)))
+            let group_channels = index.dims(a.w_tensor_uid).get(1).copied().unwrap_or(0);
+            let read = (group_channels >= 8).then_some(a.x_tensor_uid);
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], read))
         }
         NodeAttributes::ResampleFwdAttributes(a) if a.index_tensor_uid.is_none() => {
             Some((vec![a.x_tensor_uid, a.y_tensor_uid], Some(a.x_tensor_uid)))
@@ -187,8 +193,9 @@ fn image_operands(node: &NodeAttributes) -> Option<(Vec<i64>, Option<i64>)> {
 /// The virtual tensors stored channels-last whatever their declared strides: images
 /// of rank 4 or 5 with more than one channel and more than one pixel that no node
 /// reads or writes but as an image ([`image_operands`]), joined through pointwise and
-/// batch-norm nodes to an input of a convolution or a pooling (that input itself, a
-/// chain's output it adds or computes, a convolution's output that chain starts from).
+/// batch-norm nodes to an input of a convolution (of at least 8 channels a group) or
+/// a pooling (that input itself, a chain's output it adds or computes, a
+/// convolution's output that chain starts from).
 ///
 /// A virtual tensor's layout is the engine's to choose: no caller reads or writes it.
 /// Channels-last is the layout the engine's convolutions run fastest in (the indirect
@@ -204,7 +211,7 @@ fn channels_last_virtuals(
 ) -> HashSet<i64> {
     let operands: Vec<Option<(Vec<i64>, Option<i64>)>> = index
         .topological_order()
-        .map(|n| image_operands(&index.node(n).attributes))
+        .map(|n| image_operands(index, &index.node(n).attributes))
         .collect();
     let as_image = |node: usize, uid: i64| {
         operands[node]
@@ -670,7 +677,8 @@ mod tests {
     /// Only virtual images joined to an input of a convolution or a pooling are stored
     /// channels-last: not one between pointwise nodes alone, nor a convolution's output
     /// that only pointwise nodes read (channels-last would only transpose there), nor
-    /// one a matmul reads (its dims are not an image's).
+    /// one only a depthwise convolution reads, nor one a matmul reads (its dims are
+    /// not an image's).
     #[test]
     fn only_images_joined_to_a_convolution_or_pooling_input_are_stored_channels_last() {
         use hipdnn_frontend::{
@@ -720,6 +728,12 @@ mod tests {
             pointwise(b, a, x, PointwiseMode::ADD, "add"),
         ]));
         assert!(!channels_last(&relu, add_and_mul));
+        // A depthwise convolution (one channel a group) runs the direct loop either way.
+        assert!(!channels_last(&relu, &|b, a, _| {
+            let w = b.tensor(TensorDescriptor::new("dw", [8, 1, 3, 3])).unwrap();
+            let attrs = ConvAttrs::new().padding([1, 1]).name("dw");
+            vec![b.conv_fprop(a, w, attrs).unwrap()]
+        }));
         assert!(!channels_last(&|b, x| conv(b, x, "conv0"), add_and_mul));
         assert!(!channels_last(&relu, &|b, a, _| {
             let m = b.tensor(TensorDescriptor::new("m", [1, 8, 6, 6])).unwrap();
