@@ -153,38 +153,51 @@ fn channels_last_wanted() -> bool {
     *WANTED.get_or_init(|| crate::kernels::env_switch("HIPDNN_CPU_CHANNELS_LAST", || true))
 }
 
+/// How a node uses the images among its tensors ([`image_operands`]).
+enum ImageUse {
+    /// Element by element: its images are one group, stored alike.
+    Elementwise,
+    /// A convolution or a pooling, and the input it reads faster channels-last (none
+    /// for a depthwise convolution): its input and output lie in groups of their own.
+    Spatial(Option<i64>),
+}
+
 /// The tensors a node reads or writes as images (`[N, C, spatial...]`) through their
-/// strides, whatever their layout, with the same values either way, and the one it
-/// reads faster channels-last: a forward convolution's input and output (not its
-/// filters; the input where a group has at least 8 channels, which the indirect GEMM
-/// and Winograd read channels-last), a pooling's input and output (without an index
-/// output; the input), every operand of a pointwise operation (but generating an
-/// index), a batch-norm inference's input and output (not its per-channel arrays).
-/// `None` for any other node.
-fn image_operands(
-    index: &GraphIndex<'_>,
-    node: &NodeAttributes,
-) -> Option<(Vec<i64>, Option<i64>)> {
+/// strides, whatever their layout, with the same values either way, and how: a
+/// forward convolution's input and output (not its filters; the input read faster
+/// channels-last where a group has at least 8 channels, as the indirect GEMM and
+/// Winograd read it), a pooling's input and output (without an index output; the
+/// input read faster channels-last), every operand of a pointwise operation (but
+/// generating an index), a batch-norm inference's input and output (not its
+/// per-channel arrays). `None` for any other node.
+fn image_operands(index: &GraphIndex<'_>, node: &NodeAttributes) -> Option<(Vec<i64>, ImageUse)> {
     match node {
         NodeAttributes::ConvolutionFwdAttributes(a) => {
             let group_channels = index.dims(a.w_tensor_uid).get(1).copied().unwrap_or(0);
             let read = (group_channels >= 8).then_some(a.x_tensor_uid);
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], read))
+            Some((
+                vec![a.x_tensor_uid, a.y_tensor_uid],
+                ImageUse::Spatial(read),
+            ))
         }
         NodeAttributes::ResampleFwdAttributes(a) if a.index_tensor_uid.is_none() => {
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], Some(a.x_tensor_uid)))
+            let read = Some(a.x_tensor_uid);
+            Some((
+                vec![a.x_tensor_uid, a.y_tensor_uid],
+                ImageUse::Spatial(read),
+            ))
         }
         NodeAttributes::PointwiseAttributes(p) if p.operation != PointwiseMode::GEN_INDEX => {
             let mut uids = vec![p.in_0_tensor_uid, p.out_0_tensor_uid];
             uids.extend(p.in_1_tensor_uid);
             uids.extend(p.in_2_tensor_uid);
-            Some((uids, None))
+            Some((uids, ImageUse::Elementwise))
         }
         NodeAttributes::BatchnormInferenceAttributes(a) => {
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], None))
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], ImageUse::Elementwise))
         }
         NodeAttributes::BatchnormInferenceAttributesVarianceExt(a) => {
-            Some((vec![a.x_tensor_uid, a.y_tensor_uid], None))
+            Some((vec![a.x_tensor_uid, a.y_tensor_uid], ImageUse::Elementwise))
         }
         _ => None,
     }
@@ -209,7 +222,7 @@ fn channels_last_virtuals(
     index: &GraphIndex<'_>,
     tensors: &HashMap<i64, TensorInfo>,
 ) -> HashSet<i64> {
-    let operands: Vec<Option<(Vec<i64>, Option<i64>)>> = index
+    let operands: Vec<Option<(Vec<i64>, ImageUse)>> = index
         .topological_order()
         .map(|n| image_operands(index, &index.node(n).attributes))
         .collect();
@@ -241,8 +254,8 @@ fn channels_last_virtuals(
         }
         u
     }
-    for (uids, read_spatially) in operands.iter().flatten() {
-        if read_spatially.is_some() {
+    for (uids, how) in operands.iter().flatten() {
+        if !matches!(how, ImageUse::Elementwise) {
             continue;
         }
         let joined: Vec<i64> = uids
@@ -256,8 +269,8 @@ fn channels_last_virtuals(
         }
     }
     let mut spatial_groups = HashSet::new();
-    for (_, read_spatially) in operands.iter().flatten() {
-        if let Some(u) = *read_spatially
+    for (_, how) in operands.iter().flatten() {
+        if let ImageUse::Spatial(Some(u)) = *how
             && parent.contains_key(&u)
         {
             let r = root(&mut parent, u);
@@ -728,11 +741,18 @@ mod tests {
             pointwise(b, a, x, PointwiseMode::ADD, "add"),
         ]));
         assert!(!channels_last(&relu, add_and_mul));
-        // A depthwise convolution (one channel a group) runs the direct loop either way.
-        assert!(!channels_last(&relu, &|b, a, _| {
+        // A depthwise convolution (one channel a group) runs the direct loop either
+        // way, and a convolution joins no groups: its output read by a convolution
+        // does not make its input channels-last.
+        let depthwise = |b: &mut GraphBuilder, a| {
             let w = b.tensor(TensorDescriptor::new("dw", [8, 1, 3, 3])).unwrap();
             let attrs = ConvAttrs::new().padding([1, 1]).name("dw");
-            vec![b.conv_fprop(a, w, attrs).unwrap()]
+            b.conv_fprop(a, w, attrs).unwrap()
+        };
+        assert!(!channels_last(&relu, &|b, a, _| vec![depthwise(b, a)]));
+        assert!(!channels_last(&relu, &|b, a, _| {
+            let d = depthwise(b, a);
+            vec![conv(b, d, "conv")]
         }));
         assert!(!channels_last(&|b, x| conv(b, x, "conv0"), add_and_mul));
         assert!(!channels_last(&relu, &|b, a, _| {
