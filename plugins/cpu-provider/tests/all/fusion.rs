@@ -814,16 +814,7 @@ fn a_channels_first_network_computes_what_its_channels_last_twin_does() {
                 let seed = (t.name.bytes())
                     .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
                 let logical = values(t.dims.iter().product::<i64>() as usize, seed);
-                let mut laid = vec![0f32; span(&t.dims, &t.strides)];
-                for (i, v) in logical.into_iter().enumerate() {
-                    let (mut lin, mut off) = (i as i64, 0);
-                    for d in (0..t.dims.len()).rev() {
-                        off += (lin % t.dims[d]) * t.strides[d];
-                        lin /= t.dims[d];
-                    }
-                    laid[off as usize] = v;
-                }
-                (t.uid, laid)
+                (t.uid, strided(&logical, &t.dims, &t.strides))
             })
             .collect();
         let plan = Plan::from_model(g, &settings()).unwrap();

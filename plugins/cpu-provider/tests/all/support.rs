@@ -131,19 +131,31 @@ pub fn naive_conv2d(
     y
 }
 
+/// The offset of row-major element `lin` in a tensor of `dims` and `strides`.
+fn strided_offset(mut lin: i64, dims: &[i64], strides: &[i64]) -> usize {
+    let mut off = 0;
+    for d in (0..dims.len()).rev() {
+        off += (lin % dims[d]) * strides[d];
+        lin /= dims[d];
+    }
+    off as usize
+}
+
 /// Reads a strided f32 tensor into row-major order.
 pub fn dense(t: &[f32], dims: &[i64], strides: &[i64]) -> Vec<f32> {
     let n: i64 = dims.iter().product();
     (0..n)
-        .map(|mut lin| {
-            let mut off = 0;
-            for d in (0..dims.len()).rev() {
-                off += (lin % dims[d]) * strides[d];
-                lin /= dims[d];
-            }
-            t[off as usize]
-        })
+        .map(|lin| t[strided_offset(lin, dims, strides)])
         .collect()
+}
+
+/// Lays row-major values out as a strided f32 tensor (the inverse of [`dense`]).
+pub fn strided(values: &[f32], dims: &[i64], strides: &[i64]) -> Vec<f32> {
+    let mut t = vec![0f32; span(dims, strides)];
+    for (lin, &v) in values.iter().enumerate() {
+        t[strided_offset(lin as i64, dims, strides)] = v;
+    }
+    t
 }
 
 pub fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
