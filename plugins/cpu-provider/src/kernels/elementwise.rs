@@ -562,6 +562,16 @@ impl<'a> Prepared<'a> {
         }
     }
 
+    /// Whether every tensor is pixel-linear ([`Prepared::blockwise`]) and the first
+    /// output's pixels are closer together than its channels (a channels-first image):
+    /// blocks of channel rows over consecutive pixels write it in runs.
+    pub(crate) fn channel_rows(&self) -> bool {
+        self.linear
+            .as_ref()
+            .and_then(|(_, outs)| outs.first())
+            .is_some_and(|o| o.ps < o.cs)
+    }
+
     /// Applies the epilogue to `vals`, the producer's values at `vals.len()` consecutive
     /// positions along `axis` of the logical index space starting at `idx` (at most
     /// [`CHUNK`]).

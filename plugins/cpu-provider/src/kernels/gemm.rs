@@ -339,6 +339,34 @@ pub fn gather_stride2(out: &mut [f32], src: &[f32]) {
     }
 }
 
+/// Eight rows of `n` floats (row `k` at `src + k · rs`) written as `n` columns of eight
+/// (column `j` at `dst + j · ds`): eight channels of `n` pixels of a channels-first
+/// image to their places in a channels-last one.
+///
+/// # Safety
+/// `src` is readable at `k · rs + j` and `dst` writable at `j · ds + k` (and touched by
+/// no other thread meanwhile) for every `k < 8`, `j < n`.
+pub(crate) unsafe fn transpose_8_rows(
+    src: *const f32,
+    rs: usize,
+    n: usize,
+    dst: *mut f32,
+    ds: usize,
+) {
+    let mut j = 0;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 present; the same elements, per the function's contract.
+        j = unsafe { avx2::transpose_8_rows(src, rs, n, dst, ds) };
+    }
+    for j in j..n {
+        for k in 0..8 {
+            // SAFETY: per the function's contract.
+            unsafe { *dst.add(j * ds + k) = *src.add(k * rs + j) };
+        }
+    }
+}
+
 /// Cache blocking of the engine, and what the GEMM's rows are (for the thread split).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Blocking {
@@ -3115,6 +3143,34 @@ mod avx2 {
             }
         }
         q
+    }
+
+    /// [`super::transpose_8_rows`] eight columns at a time while they last; returns the
+    /// columns done.
+    ///
+    /// # Safety
+    /// AVX2 available; the pointers as `super::transpose_8_rows` takes them.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn transpose_8_rows(
+        src: *const f32,
+        rs: usize,
+        n: usize,
+        dst: *mut f32,
+        ds: usize,
+    ) -> usize {
+        let mut j = 0;
+        // SAFETY: (whole body) rows `k < 8`, columns `j + 8 <= n`: inside both
+        // operands per the contract.
+        unsafe {
+            while j + 8 <= n {
+                let r: [__m256; 8] = std::array::from_fn(|k| _mm256_loadu_ps(src.add(k * rs + j)));
+                for (c, v) in transpose8(r).into_iter().enumerate() {
+                    _mm256_storeu_ps(dst.add((j + c) * ds), v);
+                }
+                j += 8;
+            }
+        }
+        j
     }
 
     /// Transposes 8 rows of 8 floats into 8 columns.

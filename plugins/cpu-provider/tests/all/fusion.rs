@@ -841,3 +841,56 @@ fn a_channels_first_network_computes_what_its_channels_last_twin_does() {
     assert!(first.iter().any(|&v| v != 0.0));
     assert_eq!(first, last);
 }
+
+/// A 3 × 3 convolution whose input and output are a caller's channels-first (NCHW)
+/// images runs Winograd on a channels-last copy of its input (where the CPU has the
+/// vector pair kernels) and writes its output, with the chain of bias, ReLU and
+/// residual add, in channel rows: the reference's values under every algorithm. With
+/// the convolution's own value also a graph output (two stores, no vector chain) the
+/// blocks take the general epilogue.
+#[test]
+fn a_channels_first_3x3_runs_winograd_on_a_channels_last_copy() {
+    // Two images of 13 × 11 (partial F(2×2) and F(4×4) tiles, tiles crossing rows of
+    // tiles), 24 → 40 channels (a partial block of 16 output channels).
+    let (xd, wd, cd) = ([2i64, 24, 13, 11], [40i64, 24, 3, 3], [1i64, 40, 1, 1]);
+    let yd = [2i64, 40, 13, 11];
+    #[cfg(target_arch = "x86_64")]
+    let winograd = std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable");
+    #[cfg(not(target_arch = "x86_64"))]
+    let winograd = false;
+    for conv_stored in [false, true] {
+        let nchw = |d: &[i64]| strides_in(d, &[0, 1, 2, 3]);
+        let f = DataType::Float;
+        let mut g = f32_graph(&format!("nchw 3x3 conv_stored={conv_stored}"));
+        let x = input(&mut g, 1, &xd, &nchw(&xd), f);
+        let w = input(&mut g, 2, &wd, &nchw(&wd), f);
+        let bias = input(&mut g, 3, &cd, &nchw(&cd), f);
+        let residual = input(&mut g, 4, &yd, &nchw(&yd), f);
+        let attrs = ConvAttrs::new().name("conv").padding([1, 1]);
+        let conv = g.conv_fprop(x, w, attrs).unwrap();
+        result(&mut g, conv, 5, &nchw(&yd), conv_stored);
+        let add = PointwiseAttrs::new(PointwiseMode::ADD).name("bias");
+        let biased = g.pointwise(&[conv, bias], add).unwrap();
+        result(&mut g, biased, 6, &nchw(&yd), false);
+        let relu = PointwiseAttrs::new(PointwiseMode::RELU_FWD).name("relu");
+        let r = g.pointwise(&[biased], relu).unwrap();
+        result(&mut g, r, 7, &nchw(&yd), false);
+        let add = PointwiseAttrs::new(PointwiseMode::ADD).name("residual");
+        let y = g.pointwise(&[r, residual], add).unwrap();
+        result(&mut g, y, 8, &nchw(&yd), true);
+        let outs: &[i64] = if conv_stored { &[5, 8] } else { &[8] };
+        matches_the_reference_under_every_algorithm(&build(&g), outs, |stages, what| {
+            assert_eq!(stages.len(), 1, "{what}: {stages:?}");
+            if what.ends_with("Auto") {
+                let want = if winograd {
+                    "conv Winograd"
+                } else {
+                    "conv ImplicitGemm"
+                };
+                assert!(stages[0].starts_with(want), "{what}: {stages:?}");
+            }
+        });
+    }
+}

@@ -261,6 +261,8 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
     let mut f4_phased = false;
     // Whether the stride-2 variant ran.
     let mut wino_strided = false;
+    // The layouts Winograd ran in.
+    let mut wino_layouts = std::collections::BTreeSet::new();
     // The variants that ran with their filters streamed.
     let mut wino_streamed = std::collections::BTreeSet::new();
     for c in cases() {
@@ -321,20 +323,24 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                     )
                 };
                 let plan = if imp == FpropImpl::Winograd {
-                    // Only where it applies (and the CPU has the AVX-512 kernels).
+                    // Only where it applies (and the CPU has the pair kernels); in any
+                    // layout, over a channels-last copy where the input's channels are
+                    // strided.
                     let p = plan(ConvAlgo::Winograd);
                     let p = if constant {
                         p.for_constant_weights()
                     } else {
                         p
                     };
-                    let shape_fits = l == 1 && c.w[2] == 3 && c.w[3] == 3 && c.stride <= 2;
+                    let shape_fits = c.w[2] == 3 && c.w[3] == 3 && c.stride <= 2;
                     let shape_fits = shape_fits && c.dil == 1 && !c.flip && c.x[1] >= 16;
                     let shape_fits = shape_fits && c.w[0] >= 16 && c.w[1] == c.x[1];
                     assert!(p.imp != imp || shape_fits, "{:?} layout {l}: {p:?}", c.x);
                     if p.imp != imp {
                         continue;
                     }
+                    assert_eq!(p.copies_input(), l != 1, "{:?} layout {l}", c.x);
+                    wino_layouts.insert(l);
                     wino_tiles.extend(p.winograd_tile());
                     wino_wide |= c.x[1] > 256;
                     wino_strided |= c.stride == 2;
@@ -382,6 +388,11 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
         && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable")
     {
         assert_eq!(wino_tiles, [2, 4].into(), "Winograd variants run");
+        assert_eq!(
+            wino_layouts,
+            [0, 1, 2].into(),
+            "Winograd runs in every layout"
+        );
         assert!(wino_wide, "Winograd over more than 256 channels runs");
         assert!(f4_phased, "F(4×4) over large filters runs");
         assert!(wino_strided, "Winograd at stride 2 runs");

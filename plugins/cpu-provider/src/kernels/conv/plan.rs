@@ -52,6 +52,10 @@ pub struct FpropPlan {
     /// Indirect over filter rows: the input is copied zero-padded and each filter row
     /// (`filt[2] × C` consecutive floats of a channels-last input) is one segment.
     pub(super) rows: bool,
+    /// The input is `f32` with unit channel stride (or one channel a group): Winograd
+    /// and the indirect GEMM read it in place. Winograd over any other `f32` input runs
+    /// on a zero-padded channels-last copy ([`FpropPlan::copies_input`]).
+    x_channels_last: bool,
     /// `auto` would take Winograd if the filters' transform were kept between runs.
     wino_fits: bool,
     /// The filters are declared constant ([`FpropPlan::for_constant_weights`]): their
@@ -83,15 +87,37 @@ fn padded_extents(g: &ConvGeometry) -> [usize; 3] {
     })
 }
 
-/// The geometry of a filter-row convolution over the padded copy: no padding, each
-/// filter row one tap of `filt[2] × C` channels.
-fn row_geometry(g: &ConvGeometry) -> ConvGeometry {
+/// The geometry of a convolution over its zero-padded input copy: the copy's
+/// extents, no padding.
+fn padded_geometry(g: &ConvGeometry) -> ConvGeometry {
     let mut v = g.clone();
     v.inp = padded_extents(g);
     v.pad = [0; 3];
+    v
+}
+
+/// The geometry of a filter-row convolution over the padded copy: no padding, each
+/// filter row one tap of `filt[2] × C` channels.
+fn row_geometry(g: &ConvGeometry) -> ConvGeometry {
+    let mut v = padded_geometry(g);
     v.c = g.c * g.filt[2];
     v.filt[2] = 1;
     v
+}
+
+/// The padded copy `dst` (geometry `geo` from [`padded_geometry`], strides as
+/// [`pad_channels_last`] returned them) as an input tensor of the geometry's rank.
+fn padded_view(geo: &ConvGeometry, dst: &[f32], s: [usize; 5]) -> RawIn {
+    let lead = 3 - geo.spatial;
+    let mut dims = vec![geo.n, geo.c];
+    dims.extend_from_slice(&geo.inp[lead..]);
+    let mut strides = vec![s[0], s[1]];
+    strides.extend_from_slice(&s[2 + lead..]);
+    let shape = Shape::new(&dims, &strides);
+    assert!(shape.span() <= dst.len(), "padded copy too small");
+    // SAFETY: `dst` holds the shape's span (checked above) and is not written while
+    // the view is read (the caller holds it borrowed for the kernel's run).
+    unsafe { RawIn::from_parts(dst.as_ptr().cast(), DType::F32, shape) }
 }
 
 impl FpropPlan {
@@ -108,7 +134,9 @@ impl FpropPlan {
         let channels_last = x.1 == DType::F32 && (xs[1] == 1 || geo.cg() == 1);
         let w_in_place = weight_rows_in_place(&geo, w.0, w.1);
         let rows = algo != ConvAlgo::Direct && by_filter_rows(&geo, x.1 == DType::F32);
-        let wino = w.1 == DType::F32 && winograd::applies(&geo, channels_last);
+        // A channels-first input runs Winograd on a channels-last copy: the copy costs
+        // a pass over the input, the implicit GEMM it replaces 2.25–4× the products.
+        let wino = w.1 == DType::F32 && winograd::applies(&geo, x.1 == DType::F32);
         // Where the sixteen transformed filters (16 · C · K floats) stay in cache, or
         // are streamed once per round of phases (`winograd::phased`: above 256 × 256
         // channels, up to 512 × 512).
@@ -140,6 +168,7 @@ impl FpropPlan {
         };
         Self {
             wino_fits: wino_fits && algo == ConvAlgo::Auto,
+            x_channels_last: channels_last,
             weights_in_place: w_in_place,
             geo,
             imp,
@@ -223,13 +252,15 @@ impl FpropPlan {
     /// `None` for the other implementations.
     pub fn winograd_tile(&self) -> Option<usize> {
         (self.imp == FpropImpl::Winograd)
-            .then(|| winograd::variant(&self.geo, self.threads, self.kept).m())
+            .then(|| winograd::variant(&self.winograd_geometry(), self.threads, self.kept).m())
     }
 
     /// Whether the plan runs Winograd with its filters streamed from their taps
     /// (constant filters of 256 × 256 channels or more on a small image, see `winograd.rs`).
     pub fn winograd_streamed(&self) -> bool {
-        self.imp == FpropImpl::Winograd && self.kept && winograd::streams(&self.geo, self.threads)
+        self.imp == FpropImpl::Winograd
+            && self.kept
+            && winograd::streams(&self.winograd_geometry(), self.threads)
     }
 
     /// The plan for a channels-last input whose output is stored channels-first (a
@@ -251,9 +282,26 @@ impl FpropPlan {
         self
     }
 
-    /// Floats of the zero-padded input copy a filter-row convolution makes.
+    /// Whether the plan runs Winograd on a zero-padded channels-last copy of its input
+    /// (an `f32` input whose channels are strided, as a caller's NCHW image is).
+    pub fn copies_input(&self) -> bool {
+        self.imp == FpropImpl::Winograd && !self.x_channels_last
+    }
+
+    /// The geometry Winograd runs on: the plan's, or over the padded copy
+    /// ([`FpropPlan::copies_input`]) the copy's extents without padding.
+    fn winograd_geometry(&self) -> std::borrow::Cow<'_, ConvGeometry> {
+        if self.copies_input() {
+            std::borrow::Cow::Owned(padded_geometry(&self.geo))
+        } else {
+            std::borrow::Cow::Borrowed(&self.geo)
+        }
+    }
+
+    /// Floats of the zero-padded input copy a filter-row convolution, or Winograd over
+    /// a channels-first input, makes.
     fn padded_len(&self) -> usize {
-        if !self.rows {
+        if !self.rows && !self.copies_input() {
             return 0;
         }
         let p = padded_extents(&self.geo);
@@ -266,7 +314,10 @@ impl FpropPlan {
         let kred = g.cg() * g.taps();
         match self.imp {
             FpropImpl::Direct => 0,
-            FpropImpl::Winograd => winograd::workspace_len(g, self.threads, self.kept),
+            FpropImpl::Winograd => {
+                self.padded_len()
+                    + winograd::workspace_len(&self.winograd_geometry(), self.threads, self.kept)
+            }
             FpropImpl::ImplicitGemm => {
                 let wpack = if self.weights_in_place.is_some() {
                     0
@@ -333,6 +384,13 @@ impl FpropPlan {
             FpropImpl::Direct => direct(&self.geo, x, w, &prepared, exec),
             FpropImpl::ImplicitGemm => self.run_implicit(x, w, &prepared, exec, ws),
             FpropImpl::Indirect => self.run_indirect(x, w, &prepared, exec, ws, cache),
+            FpropImpl::Winograd if self.copies_input() => {
+                let (padded, rest) = ws.split_at_mut(self.padded_len());
+                let strides = pad_channels_last(&self.geo, x, padded, exec);
+                let geo = padded_geometry(&self.geo);
+                let copy = padded_view(&geo, padded, strides);
+                winograd::run(&geo, &copy, w, &prepared, exec, rest, cache, self.kept)
+            }
             FpropImpl::Winograd => {
                 winograd::run(&self.geo, x, w, &prepared, exec, ws, cache, self.kept)
             }
@@ -496,9 +554,14 @@ impl FpropPlan {
 /// Where the indirect GEMM reads its input: base, span in floats, strides (5 entries).
 type XSource = (SendPtr<f32>, usize, [usize; 5]);
 
-/// Copies channels-last `x` (one group) into `dst` as a dense zero-padded
+/// Channels [`pad_channels_last`] gathers at a time from a channels-first input (the
+/// eight rows `gemm::transpose_8_rows` takes).
+const CHANNEL_BLOCK: usize = 8;
+
+/// Copies `x` (one group, any layout) into `dst` as a dense zero-padded channels-last
 /// `[N][D'][H'][W'][C]` (extents [`padded_extents`]), the threads of `exec` taking
-/// rows; returns its strides as 5 entries.
+/// rows; returns its strides as 5 entries. A channels-first input's rows go through
+/// 8 × 8 transposes.
 fn pad_channels_last(g: &ConvGeometry, x: &RawIn, dst: &mut [f32], exec: &Exec) -> [usize; 5] {
     let p = padded_extents(g);
     let c = g.c;
@@ -537,13 +600,50 @@ fn pad_channels_last(g: &ConvGeometry, x: &RawIn, dst: &mut [f32], exec: &Exec) 
                 row[to..to + len].copy_from_slice(run);
                 continue;
             }
-            for iw in 0..g.inp[2] {
-                let at = n * xs[0] + id * xs[2] + ih * xs[3] + iw * xs[4];
-                assert!(at + (c - 1) * xs[1] < span, "padded copy out of bounds");
-                let to = (g.pad[2] + iw) * c;
-                for ch in 0..c {
-                    // SAFETY: inside x (checked above); x is only read.
-                    row[to + ch] = unsafe { *src.get().add(at + ch * xs[1]) };
+            let last = at + (g.inp[2] - 1) * xs[4] + (c - 1) * xs[1];
+            assert!(last < span, "padded copy out of bounds");
+            let pixels = &mut row[g.pad[2] * c..];
+            if c < CHANNEL_BLOCK {
+                for iw in 0..g.inp[2] {
+                    let at = at + iw * xs[4];
+                    for ch in 0..c {
+                        // SAFETY: inside x (checked above); x is only read.
+                        pixels[iw * c + ch] = unsafe { *src.get().add(at + ch * xs[1]) };
+                    }
+                }
+                continue;
+            }
+            // Channels-first: blocks of channels, each pixel's block written as one
+            // contiguous run while the block's rows are read in order (a pixel at a
+            // time across the block, each channel's row once).
+            for ch0 in (0..c).step_by(CHANNEL_BLOCK) {
+                // The last block overlaps the one before it rather than running short.
+                let ch0 = ch0.min(c - CHANNEL_BLOCK);
+                let base = at + ch0 * xs[1];
+                if xs[4] == 1 {
+                    let to = &mut pixels[ch0..];
+                    assert!((g.inp[2] - 1) * c + CHANNEL_BLOCK <= to.len());
+                    // SAFETY: rows `k < 8` of `inp[2]` floats from `base` end at
+                    // `last` at most, inside x (checked above), which is only read;
+                    // pixel `iw`'s 8 channels lie inside this thread's row (checked).
+                    unsafe {
+                        gemm::transpose_8_rows(
+                            src.get().add(base),
+                            xs[1],
+                            g.inp[2],
+                            to.as_mut_ptr(),
+                            c,
+                        );
+                    }
+                    continue;
+                }
+                for iw in 0..g.inp[2] {
+                    let p = base + iw * xs[4];
+                    let block: [f32; CHANNEL_BLOCK] = std::array::from_fn(|k| {
+                        // SAFETY: inside x (checked above); x is only read.
+                        unsafe { *src.get().add(p + k * xs[1]) }
+                    });
+                    pixels[iw * c + ch0..iw * c + ch0 + CHANNEL_BLOCK].copy_from_slice(&block);
                 }
             }
         }

@@ -58,6 +58,9 @@ use crate::kernels::gemm::{FusedStep, PIECES_FROM, PairIsa, TILE, panel_stride};
 /// Transformed positions per tile, at most (F(4×4, 3×3): 6×6).
 const XI_MAX: usize = 36;
 
+/// The largest output tile edge (F(4×4)).
+const MAX_TILE_EDGE: usize = 4;
+
 /// A Winograd variant F(m×m, 3×3): `m × m` output tiles from `(m + 2) × (m + 2)`
 /// input patches, `(m + 2)²` transformed positions; with stride 2, `2 × 2` output
 /// tiles from `5 × 5` patches, 25 positions ([`Variant::S2`]).
@@ -150,12 +153,13 @@ pub(super) fn variant(geo: &ConvGeometry, threads: usize, kept: bool) -> Variant
     }
 }
 
-/// Whether Winograd (either variant) can run `geo` with a channels-last `f32` input:
+/// Whether Winograd (either variant) can run `geo` with an `f32` input (read in place
+/// when channels-last, else copied channels-last first: `FpropPlan::copies_input`):
 /// one group, 2-D, a 3×3 undilated cross-correlation with stride 1 or 2 and padding
 /// of at most 2, 16 to 512 input channels, at least 16 output channels, and the pair kernels
 /// on this CPU.
-pub(super) fn applies(geo: &ConvGeometry, channels_last: bool) -> bool {
-    channels_last
+pub(super) fn applies(geo: &ConvGeometry, x_f32: bool) -> bool {
+    x_f32
         && geo.g == 1
         && !geo.flip
         && geo.inp[0] == 1
@@ -901,6 +905,10 @@ impl Ctx<'_> {
             }
         }
         let (img, ty, tx) = self.tile_at(t);
+        if self.fused.is_none() && self.ep.channel_rows() {
+            self.channel_rows(img, (e * ty, e * tx), j0, k, &out[..e * e * k]);
+            return;
+        }
         for (q, vals) in out[..e * e * k].chunks_exact_mut(k).enumerate() {
             let (oy, ox) = (e * ty + q / e, e * tx + q % e);
             if oy >= g.out[1] || ox >= g.out[2] {
@@ -926,6 +934,42 @@ impl Ctx<'_> {
                     let hw = g.out[1] * g.out[2];
                     self.general_pixel(img, [0, oy, ox], p % hw, j0, vals);
                 }
+            }
+        }
+    }
+
+    /// The epilogue of a tile whose output is channels-first
+    /// ([`Prepared::channel_rows`]): per row of the tile's in-image pixels and
+    /// [`NR`] output channels, a block of channel rows over those pixels. `vals` holds
+    /// the tile's `m²` pixels (row-major from `(oy, ox)`), `k` channels from `j0` each.
+    fn channel_rows(
+        &self,
+        img: usize,
+        (oy, ox): (usize, usize),
+        j0: usize,
+        k: usize,
+        vals: &[f32],
+    ) {
+        let g = self.geo;
+        let e = self.v.m;
+        let (h, w) = (g.out[1], g.out[2]);
+        let cols = e.min(w - ox);
+        let mut block = [0f32; NR * MAX_TILE_EDGE];
+        for r in 0..e.min(h - oy) {
+            let p = (oy + r) * w + ox;
+            for c0 in (0..k).step_by(NR) {
+                let rows = NR.min(k - c0);
+                for (q, px) in vals[r * e * k..].chunks(k).take(cols).enumerate() {
+                    for (i, &v) in px[c0..c0 + rows].iter().enumerate() {
+                        block[i * e + q] = v;
+                    }
+                }
+                let ch = j0 + c0;
+                self.ep.apply_block(&mut block, e, rows, cols, |l| BlockAt {
+                    base: img * l.ns + ch * l.cs + p * l.ps,
+                    rs: l.cs,
+                    cs: l.ps,
+                });
             }
         }
     }
