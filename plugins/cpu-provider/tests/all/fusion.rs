@@ -844,8 +844,9 @@ fn a_channels_first_network_computes_what_its_channels_last_twin_does() {
 
 /// A 3 × 3 convolution whose input and output are a caller's channels-first (NCHW)
 /// images runs Winograd on a channels-last copy of its input (where the CPU has the
-/// vector pair kernels) and writes its output, with the chain of bias, ReLU and
-/// residual add, in channel rows: the reference's values under every algorithm. With
+/// vector pair kernels; else the indirect GEMM on the copy) and writes its output,
+/// with the chain of bias, ReLU and residual add, in channel rows: the reference's
+/// values under every algorithm (the GEMM algorithm's indirect GEMM on the copy too). With
 /// the convolution's own value also a graph output (two stores, no vector chain) the
 /// blocks take the general epilogue.
 #[test]
@@ -887,7 +888,7 @@ fn a_channels_first_3x3_runs_winograd_on_a_channels_last_copy() {
                 let want = if winograd {
                     "conv Winograd"
                 } else {
-                    "conv ImplicitGemm"
+                    "conv Indirect"
                 };
                 assert!(stages[0].starts_with(want), "{what}: {stages:?}");
             }

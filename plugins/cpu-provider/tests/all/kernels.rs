@@ -263,6 +263,8 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
     let mut wino_strided = false;
     // The layouts Winograd ran in.
     let mut wino_layouts = std::collections::BTreeSet::new();
+    // Whether the indirect GEMM ran over a channels-last copy.
+    let mut indirect_copied = false;
     // The variants that ran with their filters streamed.
     let mut wino_streamed = std::collections::BTreeSet::new();
     for c in cases() {
@@ -310,8 +312,16 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 // Few channels run over filter rows of a channels-last copy, whatever
                 // the input's and the filters' layouts.
                 let filter_rows = c.x[1] < 8 && !c.flip && c.dil == 1;
-                if imp == FpropImpl::Indirect && xs[1] != 1 && !strided_ok && !filter_rows {
-                    continue; // needs unit channel stride, or 1×1 without padding
+                // Strided channels of one group under several taps run over a
+                // channels-last copy.
+                let copied = c.x[1] == c.w[1] && geo.taps() > 1;
+                if imp == FpropImpl::Indirect
+                    && xs[1] != 1
+                    && !strided_ok
+                    && !filter_rows
+                    && !copied
+                {
+                    continue; // needs unit channel stride, a copy, or 1×1 without padding
                 }
                 let plan = |algo| {
                     FpropPlan::new(
@@ -355,6 +365,11 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
                 if imp == FpropImpl::Indirect && filter_rows {
                     assert!(format!("{plan:?}").contains("rows: true"), "{plan:?}");
                 }
+                if imp == FpropImpl::Indirect {
+                    let want = xs[1] != 1 && !filter_rows && copied;
+                    assert_eq!(plan.copies_input(), want, "{:?} layout {l}", c.x);
+                    indirect_copied |= want;
+                }
                 let y = run_f32(&plan, (&x, &xsh), (&w, &wsh), &ysh, &exec);
                 // Long accumulations (the naive reference sums in another order).
                 // Winograd's transforms add a few roundings, at the magnitude of whole
@@ -380,6 +395,10 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
             }
         }
     }
+    assert!(
+        indirect_copied,
+        "the indirect GEMM over a channels-last copy runs"
+    );
     // Where the vector pair kernels run (AVX-512, or AVX2 + FMA), the cases cover
     // both variants.
     #[cfg(target_arch = "x86_64")]
@@ -594,18 +613,35 @@ fn auto_picks_indirect_for_channels_last_and_direct_for_depthwise() {
         .imp,
         FpropImpl::Indirect
     );
+    // Channels-first: the indirect GEMM over a channels-last copy for a 3×3, the
+    // implicit GEMM (reading the input's rows in place) for a 1×1.
     let nchw = Shape::packed(&[1, 32, 8, 8]);
-    assert_eq!(
-        FpropPlan::new(
-            geo.clone(),
-            (&nchw, DType::F32),
-            (&w, DType::F32),
-            ConvAlgo::Auto,
-            2
-        )
-        .imp,
-        FpropImpl::ImplicitGemm
+    let plan = FpropPlan::new(
+        geo.clone(),
+        (&nchw, DType::F32),
+        (&w, DType::F32),
+        ConvAlgo::Auto,
+        2,
     );
+    assert_eq!(plan.imp, FpropImpl::Indirect);
+    assert!(plan.copies_input());
+    let pointwise = ConvGeometry::new(
+        &[1, 32, 8, 8],
+        &[32, 32, 1, 1],
+        &[1, 32, 8, 8],
+        &ConvParams::simple(2, 0, 1),
+    )
+    .unwrap();
+    let w1 = Shape::packed(&[32, 32, 1, 1]);
+    let plan = FpropPlan::new(
+        pointwise,
+        (&nchw, DType::F32),
+        (&w1, DType::F32),
+        ConvAlgo::Auto,
+        2,
+    );
+    assert_eq!(plan.imp, FpropImpl::ImplicitGemm);
+    assert!(!plan.copies_input());
     assert_eq!(
         FpropPlan::new(
             geo,

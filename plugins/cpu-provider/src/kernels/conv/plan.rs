@@ -79,6 +79,12 @@ fn by_filter_rows(geo: &ConvGeometry, x_f32: bool) -> bool {
         && geo.cg() * geo.filt[2] >= 8
 }
 
+/// Whether an `f32` input whose channels are strided runs the indirect GEMM over a
+/// channels-last copy: one group of at least 8 channels, more than one tap.
+fn copy_pays(geo: &ConvGeometry, x: DType) -> bool {
+    x == DType::F32 && geo.g == 1 && geo.cg() >= 8 && geo.taps() > 1
+}
+
 /// Extents of the zero-padded input copy: the padding before, and enough after for
 /// every tap of every output pixel.
 fn padded_extents(g: &ConvGeometry) -> [usize; 3] {
@@ -153,6 +159,10 @@ impl FpropPlan {
             // Channels-last: pixels are rows of A read through the indirection buffer,
             // weights are packed as B per K block (no im2col, no transposed pixels).
             _ if channels_last && geo.cg() >= 8 => FpropImpl::Indirect,
+            // Channels-first with several taps: the same over a channels-last copy,
+            // one pass over the input where the implicit GEMM's im2col packs each
+            // input pixel once per tap that reads it.
+            _ if copy_pays(&geo, x.1) => FpropImpl::Indirect,
             // 1×1 with fewer pixels than output channels: pixels as rows (their
             // channels strided) and the weights as B avoid narrow column panels and
             // packing im2col twice; needs every pixel inside the input (no padding).
@@ -282,10 +292,26 @@ impl FpropPlan {
         self
     }
 
-    /// Whether the plan runs Winograd on a zero-padded channels-last copy of its input
-    /// (an `f32` input whose channels are strided, as a caller's NCHW image is).
+    /// Whether the plan runs Winograd or the indirect GEMM on a zero-padded
+    /// channels-last copy of its input (an `f32` input whose channels are strided, as
+    /// a caller's NCHW image is). The indirect GEMM over filter rows copies its own
+    /// way; a 1×1 indirect one reads strided channels in place.
     pub fn copies_input(&self) -> bool {
-        self.imp == FpropImpl::Winograd && !self.x_channels_last
+        match self.imp {
+            FpropImpl::Winograd => !self.x_channels_last,
+            FpropImpl::Indirect => !self.x_channels_last && !self.rows && self.geo.taps() > 1,
+            _ => false,
+        }
+    }
+
+    /// The geometry the indirect GEMM runs on: over filter rows, over the padded copy,
+    /// or the plan's.
+    fn indirect_geometry(&self) -> std::borrow::Cow<'_, ConvGeometry> {
+        if self.rows {
+            std::borrow::Cow::Owned(row_geometry(&self.geo))
+        } else {
+            self.winograd_geometry()
+        }
     }
 
     /// The geometry Winograd runs on: the plan's, or over the padded copy
@@ -335,9 +361,8 @@ impl FpropPlan {
                     g.g * g.kg().div_ceil(NR) * NR * kred
                 };
                 // The K blocks and the zero row of the geometry the GEMM runs on.
-                let rg = self.rows.then(|| row_geometry(g));
-                let ig = rg.as_ref().unwrap_or(g);
-                let kb = indirect_blocks(ig, self.blocking().kc);
+                let ig = self.indirect_geometry();
+                let kb = indirect_blocks(&ig, self.blocking().kc);
                 self.padded_len()
                     + wpack
                     + ig.cg()
@@ -465,10 +490,11 @@ impl FpropPlan {
         cache: Option<&WeightCache>,
     ) {
         let rows_geo;
-        let (g, ws, x_src): (&ConvGeometry, &mut [f32], XSource) = if self.rows {
+        let copied = self.rows || self.copies_input();
+        let (g, ws, x_src): (&ConvGeometry, &mut [f32], XSource) = if copied {
             let (padded, rest) = ws.split_at_mut(self.padded_len());
             let strides = pad_channels_last(&self.geo, x, padded, exec);
-            rows_geo = row_geometry(&self.geo);
+            rows_geo = self.indirect_geometry().into_owned();
             let src = (SendPtr(padded.as_ptr()), padded.len(), strides);
             (&rows_geo, rest, src)
         } else {
