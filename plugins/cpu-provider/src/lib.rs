@@ -47,7 +47,9 @@
 //!   its channels-last twin and computes the same bits; only its own inputs and
 //!   outputs keep their layout (its first layer runs over a channels-last copy of the
 //!   image; a convolution storing a caller's NCHW image writes rows of output
-//!   channels). Other intermediates a later stage reads are stored densely in the
+//!   channels). A single convolution over a caller's NCHW image likewise runs Winograd
+//!   or the indirect GEMM on a channels-last copy in its workspace (1 × 1 layers read
+//!   the image in place). Other intermediates a later stage reads are stored densely in the
 //!   memory order of the stage's input.
 //! * **Deterministic by construction.** Work is split statically and every reduction
 //!   has a fixed order, so results repeat bit for bit (`global.deterministic` is
@@ -193,7 +195,7 @@ pub fn custom_knobs() -> Vec<Knob> {
             .expect("a valid knob"),
         KnobFactory::string(KNOB_CONV_ALGO, "auto")
             .valid_strings(&["auto", "gemm", "direct", "winograd"])
-            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3), or F(4x4,3x3) where it saves work: larger images with up to 128x128 channels, or large constant filters over at least 16 tiles; at stride 2 F(2x2,3x3) over 5x5 patches (25 products per 2x2 outputs, where that saves at least a quarter of the direct form's); wherever it applies: channels-last fp32 3x3 stride 1 or 2, 16 to 512 input channels, AVX-512 or AVX2+FMA; the rest as auto)")
+            .description("convolution algorithm: auto (per shape), gemm (implicit/indirect GEMM), direct (plain loops, no workspace), winograd (F(2x2,3x3), or F(4x4,3x3) where it saves work: larger images with up to 128x128 channels, or large constant filters over at least 16 tiles; at stride 2 F(2x2,3x3) over 5x5 patches (25 products per 2x2 outputs, where that saves at least a quarter of the direct form's); wherever it applies: fp32 3x3 stride 1 or 2 (a channels-first input on a channels-last copy), 16 to 512 input channels, AVX-512 or AVX2+FMA; the rest as auto)")
             .build()
             .expect("a valid knob"),
         KnobFactory::int(KNOB_CONSTANT_WEIGHTS, 0)

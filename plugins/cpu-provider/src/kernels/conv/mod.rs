@@ -15,9 +15,14 @@
 //!   rows are packed per K block straight from the tensor (else once per execution).
 //!   An input with fewer than 8 channels (a network's first layer) goes the same way
 //!   over filter rows: it is copied zero-padded into the workspace, and the `filt_w × C`
-//!   consecutive floats under a filter row are one segment of A.
-//! * [`FpropImpl::Winograd`]: F(2×2, 3×3) for channels-last `f32` 3×3 stride-1
-//!   convolutions (16 to 512 input channels, where the CPU has AVX-512 or AVX2 + FMA): 2.25× fewer
+//!   consecutive floats under a filter row are one segment of A. A channels-first
+//!   `f32` input under more than one tap (one group) is copied zero-padded and
+//!   channels-last into the workspace too, and the indirect GEMM runs on the copy
+//!   ([`FpropPlan::copies_input`]): one pass over the input, where im2col packs each
+//!   pixel once per tap that reads it.
+//! * [`FpropImpl::Winograd`]: F(2×2, 3×3) for `f32` 3×3 stride-1 convolutions
+//!   (channels-last, or run on a channels-last copy; 16 to 512 input channels, where
+//!   the CPU has AVX-512 or AVX2 + FMA): 2.25× fewer
 //!   multiply-adds, as sixteen cache-sized products per chunk of output tiles (or, for
 //!   filters over 4 MiB transformed, in phases that stream them once); F(4×4, 3×3) (4×
 //!   fewer, 36 products) for larger images with `C · K ≤ 16384` or, in phases, with
