@@ -442,12 +442,7 @@ fn bottleneck_block_epilogues_match_the_reference_in_both_layouts() {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
             .collect();
-        #[cfg(target_arch = "x86_64")]
-        let winograd = std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable");
-        #[cfg(not(target_arch = "x86_64"))]
-        let winograd = false;
+        let winograd = winograd_runs_here();
         for conv_algo in [
             ConvAlgo::Auto,
             ConvAlgo::Gemm,
@@ -855,12 +850,7 @@ fn a_channels_first_3x3_runs_winograd_on_a_channels_last_copy() {
     // tiles), 24 → 40 channels (a partial block of 16 output channels).
     let (xd, wd, cd) = ([2i64, 24, 13, 11], [40i64, 24, 3, 3], [1i64, 40, 1, 1]);
     let yd = [2i64, 40, 13, 11];
-    #[cfg(target_arch = "x86_64")]
-    let winograd = std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable");
-    #[cfg(not(target_arch = "x86_64"))]
-    let winograd = false;
+    let winograd = winograd_runs_here();
     for conv_stored in [false, true] {
         let nchw = |d: &[i64]| strides_in(d, &[0, 1, 2, 3]);
         let f = DataType::Float;

@@ -401,11 +401,7 @@ fn conv_fprop_every_impl_and_layout_matches_naive() {
     );
     // Where the vector pair kernels run (AVX-512, or AVX2 + FMA), the cases cover
     // both variants.
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable")
-    {
+    if winograd_runs_here() {
         assert_eq!(wino_tiles, [2, 4].into(), "Winograd variants run");
         assert_eq!(
             wino_layouts,
@@ -746,17 +742,4 @@ fn nhwc(d: [usize; 4]) -> Shape {
     let i: Vec<i64> = d.iter().map(|&v| v as i64).collect();
     let s = strides_in(&i, &[0, 2, 3, 1]);
     Shape::new(&d, &s.iter().map(|&v| v as usize).collect::<Vec<_>>())
-}
-
-/// Whether Winograd is planned here: the vector pair kernels (AVX-512, or AVX2 + FMA)
-/// and no portable ISA forced.
-fn winograd_runs_here() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-            && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    false
 }

@@ -167,3 +167,16 @@ pub fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
         );
     }
 }
+
+/// Whether Winograd is planned here: the vector pair kernels (AVX-512, or AVX2 + FMA)
+/// and no portable ISA forced.
+pub fn winograd_runs_here() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::env::var("HIPDNN_CPU_ISA").as_deref() != Ok("portable")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
