@@ -412,7 +412,7 @@ impl FpropPlan {
             FpropImpl::Winograd if self.copies_input() => {
                 let (padded, rest) = ws.split_at_mut(self.padded_len());
                 let strides = pad_channels_last(&self.geo, x, padded, exec);
-                let geo = padded_geometry(&self.geo);
+                let geo = self.winograd_geometry();
                 let copy = padded_view(&geo, padded, strides);
                 winograd::run(&geo, &copy, w, &prepared, exec, rest, cache, self.kept)
             }

@@ -511,6 +511,7 @@ pub(super) fn run(
         tw,
         th,
         even_rows: own_tiles(geo, v, threads),
+        channel_rows: fused.is_none() && ep.channel_rows(),
     };
     if stream {
         run_streamed(&ctx, total, exec, rest);
@@ -726,6 +727,9 @@ struct Ctx<'a> {
     /// Each thread keeps its own tiles ([`own_tiles`]): their products' rows go in tiles
     /// of near-equal height (`gemm::rows_times_panels`).
     even_rows: bool,
+    /// The output is channels-first and not stored in registers: tiles go through the
+    /// epilogue in blocks of channel rows ([`Ctx::channel_rows`]).
+    channel_rows: bool,
 }
 
 impl Ctx<'_> {
@@ -905,7 +909,7 @@ impl Ctx<'_> {
             }
         }
         let (img, ty, tx) = self.tile_at(t);
-        if self.fused.is_none() && self.ep.channel_rows() {
+        if self.channel_rows {
             self.channel_rows(img, (e * ty, e * tx), j0, k, &out[..e * e * k]);
             return;
         }
