@@ -77,10 +77,12 @@ impl GemmProblem for Implicit<'_> {
             }
             return;
         }
-        let mut rs = Vec::with_capacity(4);
-        runs(self.pix, j0, nr, &mut rs);
+        // The tile's columns as runs of pixels within one output row (the paths that
+        // address pixels one by one need them).
+        let mut rs = Vec::new();
         let mut idx = [0usize; 5];
         if let Some(out) = self.ep.plain_f32_out() {
+            runs(self.pix, j0, nr, &mut rs);
             let s = out.shape();
             let y = out.ptr_as::<f32>();
             let axis = 1 + self.geo.spatial;
@@ -121,6 +123,7 @@ impl GemmProblem for Implicit<'_> {
             }
             return;
         }
+        runs(self.pix, j0, nr, &mut rs);
         let mut vals = [0f32; NR];
         for i in 0..mr {
             for &(start, len) in &rs {
