@@ -620,10 +620,17 @@ mod tests {
 
     /// Runs `ep` over every block of a 1 x 20 x 3 x 4 index space and returns whether
     /// the vector path is used, with it on (`isa`) or off. Channels-last blocks are
-    /// rows of up to 5 pixels by 13 channels from channel 4; channels-first blocks
-    /// (as the implicit GEMM writes) rows of up to 5 channels from channel 4 by the
-    /// 12 pixels, where a per-channel operand is one value per row.
-    fn run(ep: &Epilogue, isa: Option<Isa>, y: &mut [f32], channels_first: bool) -> bool {
+    /// rows of up to 5 pixels by `width` channels from channel 4 (`width <= 16`);
+    /// channels-first blocks (as the implicit GEMM writes) rows of up to 5 channels
+    /// from channel 4 by the first `width` pixels (`width <= 12`), where a per-channel
+    /// operand is one value per row.
+    fn run(
+        ep: &Epilogue,
+        isa: Option<Isa>,
+        y: &mut [f32],
+        channels_first: bool,
+        width: usize,
+    ) -> bool {
         let mut prepared = Prepared::new(ep);
         let used = prepared.vector.is_some();
         match isa {
@@ -635,11 +642,11 @@ mod tests {
             None => prepared.vector = None,
         }
         y.fill(f32::NAN);
-        let (pixels, rows, c0, channels) = (12, 5, 4, 13);
+        let (pixels, rows, c0) = (12, 5, 4);
         let (extent, cols) = if channels_first {
-            (channels, pixels)
+            (13, width)
         } else {
-            (pixels, channels)
+            (pixels, width)
         };
         let mut r0 = 0;
         while r0 < extent {
@@ -715,8 +722,14 @@ mod tests {
                 Step::binary(PwOp::Mul, t(&scale, &channel)),
             ],
         ];
+        // Widths of one partial half, one whole half, a whole and a partial one, and two
+        // whole halves (channels-last only: 12 pixels a channel).
+        let cases = [3, 8, 13, 16]
+            .map(|w| (false, w))
+            .into_iter()
+            .chain([3, 8, 12].map(|w| (true, w)));
         for steps in chains {
-            for channels_first in [false, true] {
+            for (channels_first, width) in cases.clone() {
                 let layout = if channels_first {
                     Shape::packed(&dims)
                 } else {
@@ -746,17 +759,17 @@ mod tests {
                 let ep = Epilogue { store: None, steps };
                 let mut ep_ref = ep.clone();
                 ep_ref.steps.last_mut().unwrap().store = Some(output(&mut y_ref, layout.clone()));
-                run(&ep_ref, None, &mut y_ref, channels_first);
+                run(&ep_ref, None, &mut y_ref, channels_first, width);
                 for &isa in &isas {
                     assert!(
-                        run(&ep, Some(isa), &mut y, channels_first),
+                        run(&ep, Some(isa), &mut y, channels_first, width),
                         "{isa:?} not used"
                     );
                     for (i, (a, b)) in y.iter().zip(&y_ref).enumerate() {
-                        // Channels 0..4 and 17..20 are outside the blocks: NaN in both.
+                        // Elements outside the blocks: NaN in both.
                         assert!(
                             a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
-                            "{isa:?} channels-first {channels_first} at {i}: {a} vs {b}"
+                            "{isa:?} channels-first {channels_first} width {width} at {i}: {a} vs {b}"
                         );
                     }
                 }
