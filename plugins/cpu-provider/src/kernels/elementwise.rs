@@ -14,7 +14,7 @@ mod vector;
 use std::mem::MaybeUninit;
 
 pub(crate) use self::block::{BlockAt, Linear};
-use super::exec::{Exec, split};
+use super::exec::{Exec, SendPtr, split};
 use super::pointwise::PwOp;
 use crate::tensor::{RawIn, RawOut, Shape};
 
@@ -376,6 +376,9 @@ fn simplify(dims: &[usize], strides: &[Vec<usize>]) -> (Iter, Vec<Vec<usize>>) {
 /// Every tensor in `ep` and `init` must have `dims` as its shape (broadcast
 /// dimensions with stride 0); outputs must not overlap each other or the inputs.
 pub fn elementwise(init: &Operand, ep: &Epilogue, dims: &[usize], exec: &Exec) {
+    if transposed_blocks(init, ep, dims, exec) {
+        return;
+    }
     let (ins, outs) = ep.tensors();
     for t in ins
         .iter()
@@ -454,6 +457,122 @@ pub fn elementwise(init: &Operand, ep: &Epilogue, dims: &[usize], exec: &Exec) {
             }
         }
     });
+}
+
+/// [`elementwise`] between layouts: from a channels-last `f32` image into a chain whose
+/// first output is channels-first ([`Prepared::channel_rows`]: a caller's NCHW tensor
+/// after a channels-last stage), or from a channels-first one into a chain whose first
+/// output is channels-last (a caller's NCHW image into the channels-last activations
+/// of a network). Per image and [`gemm::NR`] channels, blocks of that many pixels are
+/// transposed (8 × 8 AVX2 transposes) into the output's order and run through
+/// [`Prepared::apply_block`], so that the chain reads and writes whole runs of the
+/// output's rows; the general path would read the source one strided element at a
+/// time. `false` (nothing done) for any other case. The values are the general path's:
+/// the same chain, element by element.
+fn transposed_blocks(init: &Operand, ep: &Epilogue, dims: &[usize], exec: &Exec) -> bool {
+    use super::gemm::{self, NR};
+    let Operand::Tensor(t) = init else {
+        return false;
+    };
+    if t.dtype() != crate::tensor::DType::F32 || dims.len() < 3 || t.shape().dims != dims {
+        return false;
+    }
+    let Some(src) = Linear::of(t.shape()) else {
+        return false;
+    };
+    let (n, c) = (dims[0], dims[1]);
+    let hw: usize = dims[2..].iter().product();
+    // Channels-last source: pixels `ps` apart, channels contiguous; channels-first:
+    // the other way round.
+    let cl_src = src.cs == 1 && src.ps >= c && hw > 1;
+    let cf_src = src.ps == 1 && src.cs >= hw && c > 1;
+    if !cl_src && !cf_src {
+        return false;
+    }
+    let prepared = Prepared::new(ep);
+    let rows_out = prepared.channel_rows();
+    let cl_out = prepared
+        .linear
+        .as_ref()
+        .and_then(|(_, outs)| outs.first())
+        .is_some_and(|o| o.cs == 1 && o.ps > 1);
+    // Channel rows into a channels-first output, pixel rows into a channels-last one.
+    if !(cl_src && rows_out || cf_src && cl_out) {
+        return false;
+    }
+    if n * c * hw == 0 {
+        return true;
+    }
+    let cblocks = c.div_ceil(NR);
+    let units = n * cblocks;
+    let parts = if n * c * hw < 1 << 14 {
+        1
+    } else {
+        (exec.threads() * 4).min(units)
+    };
+    let x = SendPtr(t.ptr_as::<f32>());
+    let span = t.shape().span();
+    exec.for_each(parts, |part| {
+        let x = x.get();
+        let mut block = [0f32; NR * NR];
+        for u in split(units, parts, part) {
+            let (img, c0) = (u / cblocks, (u % cblocks) * NR);
+            let chans = NR.min(c - c0);
+            let mut p0 = 0;
+            while p0 < hw {
+                let pixels = NR.min(hw - p0);
+                let at = img * src.ns + p0 * src.ps + c0 * src.cs;
+                assert!(
+                    at + (pixels - 1) * src.ps + (chans - 1) * src.cs < span,
+                    "image block out of bounds"
+                );
+                // The block's source rows (pixels of a channels-last image, channels
+                // of a channels-first one) become its columns: `lines` rows of `len`.
+                let (lines, len, step) = if cl_src {
+                    (pixels, chans, src.ps)
+                } else {
+                    (chans, pixels, src.cs)
+                };
+                let mut r = 0;
+                while r + 8 <= lines {
+                    // SAFETY: source rows `r..r + 8` hold `len` floats from
+                    // `at + r * step`, inside x (checked above); the destination is
+                    // columns `r..r + 8` of `len` block rows `NR` apart.
+                    unsafe {
+                        gemm::transpose_8_rows(
+                            x.add(at + r * step),
+                            step,
+                            len,
+                            block.as_mut_ptr().add(r),
+                            NR,
+                        );
+                    }
+                    r += 8;
+                }
+                for r in r..lines {
+                    for q in 0..len {
+                        // SAFETY: inside x (checked above).
+                        block[q * NR + r] = unsafe { *x.add(at + r * step + q) };
+                    }
+                }
+                if cl_src {
+                    prepared.apply_block(&mut block, NR, chans, pixels, |l| BlockAt {
+                        base: img * l.ns + c0 * l.cs + p0 * l.ps,
+                        rs: l.cs,
+                        cs: l.ps,
+                    });
+                } else {
+                    prepared.apply_block(&mut block, NR, pixels, chans, |l| BlockAt {
+                        base: img * l.ns + c0 * l.cs + p0 * l.ps,
+                        rs: l.ps,
+                        cs: l.cs,
+                    });
+                }
+                p0 += pixels;
+            }
+        }
+    });
+    true
 }
 
 /// Reads `out.len()` elements starting at `off` with stride `stride`.
@@ -586,5 +705,99 @@ impl<'a> Prepared<'a> {
             |k| at(self.ins[k].shape()),
             |k| at(self.outs[k].shape()),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::exec::Exec;
+
+    fn value(i: usize, salt: usize) -> f32 {
+        let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((salt as u64) << 32);
+        ((h.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
+    }
+
+    /// `y = relu((x + bias[c]) + r)` from a channels-last `x` into a channels-first `y`
+    /// (with `r` channels-first) and the other way round, over blocks with whole and
+    /// partial transposes (21 channels, 481 pixels), on one and two threads: the
+    /// transposing path runs and gives the scalar chain's values bit for bit.
+    #[test]
+    fn transposed_blocks_compute_the_chain_between_layouts() {
+        let dims = [2, 21, 13, 37];
+        let n: usize = dims.iter().product();
+        let x: Vec<f32> = (0..n).map(|i| value(i, 1)).collect();
+        let r: Vec<f32> = (0..n).map(|i| value(i, 2)).collect();
+        let bias: Vec<f32> = (0..dims[1]).map(|i| value(i, 3)).collect();
+        let nhwc = Shape::channels_last(&dims);
+        let nchw = Shape::packed(&dims);
+        let per_channel = Shape::new(&dims, &[0, 1, 0, 0]);
+        for (src, dst) in [(&nhwc, &nchw), (&nchw, &nhwc)] {
+            for threads in [1, 2] {
+                let mut y = vec![f32::NAN; n];
+                // SAFETY: each view covers its vector's span; the output is written
+                // only through `out`, while the inputs are only read.
+                let (xin, rin, bin, out) = unsafe {
+                    (
+                        RawIn::from_parts(
+                            x.as_ptr().cast(),
+                            crate::tensor::DType::F32,
+                            src.clone(),
+                        ),
+                        RawIn::from_parts(
+                            r.as_ptr().cast(),
+                            crate::tensor::DType::F32,
+                            dst.clone(),
+                        ),
+                        RawIn::from_parts(
+                            bias.as_ptr().cast(),
+                            crate::tensor::DType::F32,
+                            per_channel.clone(),
+                        ),
+                        RawOut::from_parts(
+                            y.as_mut_ptr().cast(),
+                            crate::tensor::DType::F32,
+                            dst.clone(),
+                        ),
+                    )
+                };
+                let relu = PwOp::ReluFwd {
+                    lower: 0.0,
+                    upper: f32::INFINITY,
+                    slope: 0.0,
+                };
+                let ep = Epilogue {
+                    store: None,
+                    steps: vec![
+                        Step::binary(PwOp::Add, Operand::Tensor(bin)),
+                        Step::binary(PwOp::Add, Operand::Tensor(rin)),
+                        Step::unary(relu).store_to(out),
+                    ],
+                };
+                let exec = Exec::new(threads);
+                assert!(
+                    transposed_blocks(&Operand::Tensor(xin), &ep, &dims, &exec),
+                    "the transposing path did not run"
+                );
+                for b in 0..dims[0] {
+                    for (c, &bc) in bias.iter().enumerate() {
+                        for h in 0..dims[2] {
+                            for w in 0..dims[3] {
+                                let idx = [b, c, h, w];
+                                let want =
+                                    ((x[src.offset(&idx)] + bc) + r[dst.offset(&idx)]).max(0.0);
+                                let got = y[dst.offset(&idx)];
+                                assert_eq!(
+                                    got.to_bits(),
+                                    want.to_bits(),
+                                    "{idx:?} from {:?}: {got} vs {want}",
+                                    src.strides
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
