@@ -555,19 +555,21 @@ fn transposed_blocks(init: &Operand, ep: &Epilogue, dims: &[usize], exec: &Exec)
                         block[q * NR + r] = unsafe { *x.add(at + r * step + q) };
                     }
                 }
-                if cl_src {
-                    prepared.apply_block(&mut block, NR, chans, pixels, |l| BlockAt {
-                        base: img * l.ns + c0 * l.cs + p0 * l.ps,
-                        rs: l.cs,
-                        cs: l.ps,
-                    });
+                // Rows are the block's channels (into a channels-first output) or its
+                // pixels (into a channels-last one).
+                let (rows, cols) = if cl_src {
+                    (chans, pixels)
                 } else {
-                    prepared.apply_block(&mut block, NR, pixels, chans, |l| BlockAt {
+                    (pixels, chans)
+                };
+                prepared.apply_block(&mut block, NR, rows, cols, |l| {
+                    let (rs, cs) = if cl_src { (l.cs, l.ps) } else { (l.ps, l.cs) };
+                    BlockAt {
                         base: img * l.ns + c0 * l.cs + p0 * l.ps,
-                        rs: l.ps,
-                        cs: l.cs,
-                    });
-                }
+                        rs,
+                        cs,
+                    }
+                });
                 p0 += pixels;
             }
         }
