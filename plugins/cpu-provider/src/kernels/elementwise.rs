@@ -376,9 +376,6 @@ fn simplify(dims: &[usize], strides: &[Vec<usize>]) -> (Iter, Vec<Vec<usize>>) {
 /// Every tensor in `ep` and `init` must have `dims` as its shape (broadcast
 /// dimensions with stride 0); outputs must not overlap each other or the inputs.
 pub fn elementwise(init: &Operand, ep: &Epilogue, dims: &[usize], exec: &Exec) {
-    if transposed_blocks(init, ep, dims, exec) {
-        return;
-    }
     let (ins, outs) = ep.tensors();
     for t in ins
         .iter()
@@ -386,6 +383,9 @@ pub fn elementwise(init: &Operand, ep: &Epilogue, dims: &[usize], exec: &Exec) {
         .chain(outs.iter().map(|t| t.shape()))
     {
         assert_eq!(t.dims, dims, "epilogue tensor outside the index space");
+    }
+    if transposed_blocks(init, ep, dims, exec) {
+        return;
     }
     let mut strides: Vec<Vec<usize>> = Vec::new();
     // The primary (first) tensor decides the loop order: the first output.
