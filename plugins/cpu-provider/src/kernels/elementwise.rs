@@ -712,13 +712,9 @@ impl<'a> Prepared<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::vector::tests::{input, output, value};
     use super::*;
     use crate::kernels::exec::Exec;
-
-    fn value(i: usize, salt: usize) -> f32 {
-        let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((salt as u64) << 32);
-        ((h.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
-    }
 
     /// `y = relu((x + bias[c]) + r)` from a channels-last `x` into a channels-first `y`
     /// (with `r` channels-first) and the other way round, over blocks with whole and
@@ -737,32 +733,9 @@ mod tests {
         for (src, dst) in [(&nhwc, &nchw), (&nchw, &nhwc)] {
             for threads in [1, 2] {
                 let mut y = vec![f32::NAN; n];
-                // SAFETY: each view covers its vector's span; the output is written
-                // only through `out`, while the inputs are only read.
-                let (xin, rin, bin, out) = unsafe {
-                    (
-                        RawIn::from_parts(
-                            x.as_ptr().cast(),
-                            crate::tensor::DType::F32,
-                            src.clone(),
-                        ),
-                        RawIn::from_parts(
-                            r.as_ptr().cast(),
-                            crate::tensor::DType::F32,
-                            dst.clone(),
-                        ),
-                        RawIn::from_parts(
-                            bias.as_ptr().cast(),
-                            crate::tensor::DType::F32,
-                            per_channel.clone(),
-                        ),
-                        RawOut::from_parts(
-                            y.as_mut_ptr().cast(),
-                            crate::tensor::DType::F32,
-                            dst.clone(),
-                        ),
-                    )
-                };
+                let (xin, rin) = (input(&x, src.clone()), input(&r, dst.clone()));
+                let bin = input(&bias, per_channel.clone());
+                let out = output(&mut y, dst.clone());
                 let relu = PwOp::ReluFwd {
                     lower: 0.0,
                     upper: f32::INFINITY,

@@ -594,25 +594,25 @@ mod x86 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::{Epilogue, Operand, Prepared, Step};
     use super::*;
     use crate::tensor::Shape;
 
     /// A deterministic pseudo-random value in about [-2, 2), never zero.
-    fn value(i: usize, salt: usize) -> f32 {
+    pub(in crate::kernels::elementwise) fn value(i: usize, salt: usize) -> f32 {
         let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (salt as u64) << 32;
         let h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 40;
         (h as f32 / (1u64 << 24) as f32) * 4.0 - 2.0 + 1e-3
     }
 
-    fn input(data: &[f32], shape: Shape) -> RawIn {
+    pub(in crate::kernels::elementwise) fn input(data: &[f32], shape: Shape) -> RawIn {
         assert!(shape.span() <= data.len());
         // SAFETY: `data` outlives the test's use of the view and holds its span.
         unsafe { RawIn::from_parts(data.as_ptr().cast(), DType::F32, shape) }
     }
 
-    fn output(data: &mut [f32], shape: Shape) -> RawOut {
+    pub(in crate::kernels::elementwise) fn output(data: &mut [f32], shape: Shape) -> RawOut {
         assert!(shape.span() <= data.len());
         // SAFETY: as in `input`, for writing.
         unsafe { RawOut::from_parts(data.as_mut_ptr().cast(), DType::F32, shape) }
