@@ -2798,6 +2798,9 @@ mod avx2 {
             let mut lo = [_mm256_setzero_ps(); M];
             let mut hi = [_mm256_setzero_ps(); M];
             let (mut ap, mut bp) = (a, b);
+            // A copy in registers: through the reference, the cursor was stored back
+            // on every step.
+            let mut fr = *far;
             macro_rules! step {
                 ($u:expr) => {{
                     let v0 = _mm256_loadu_ps(bp.add($u * NR));
@@ -2811,7 +2814,7 @@ mod avx2 {
             }
             let mut k = 0;
             while k + 4 <= kc {
-                far_step(far);
+                far_step(&mut fr);
                 _mm_prefetch::<_MM_HINT_T0>(bp.add(8 * NR).cast());
                 step!(0);
                 step!(1);
@@ -2828,6 +2831,7 @@ mod avx2 {
                 bp = bp.add(NR);
                 k += 1;
             }
+            *far = fr;
             finish_panel!(M, lo, hi, t, acc, fuse, h);
         }
     }
@@ -2861,6 +2865,8 @@ mod avx2 {
             let mut lo = [_mm256_setzero_ps(); M];
             let mut hi = [_mm256_setzero_ps(); M];
             let mut bp = b;
+            // A copy in registers, as in `panel`.
+            let mut fr = *far;
             for s in 0..nseg {
                 let r: [*const f32; M] = std::array::from_fn(|i| *rows.add(s * MR + i));
                 macro_rules! step {
@@ -2876,7 +2882,7 @@ mod avx2 {
                 }
                 let mut k = 0;
                 while k + 4 <= len {
-                    far_step(far);
+                    far_step(&mut fr);
                     _mm_prefetch::<_MM_HINT_T0>(bp.add(8 * NR).cast());
                     step!(k, 0);
                     step!(k, 1);
@@ -2892,6 +2898,7 @@ mod avx2 {
                     k += 1;
                 }
             }
+            *far = fr;
             finish_panel!(M, lo, hi, t, acc, fuse, h);
         }
     }
