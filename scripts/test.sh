@@ -6,10 +6,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup-debian.sh
 cargo test --workspace --locked "$@"
 
-# The CPU engine's Winograd takes one of two paths by the CPU's vendor (constant filters
-# streamed from their taps and each of two threads keeping its own tiles on AMD's; kept
-# transformed filters and phases elsewhere): its tests again with each choice forced, so
-# that both paths run on any machine.
+# The CPU engine's Winograd takes one of two paths by the CPU (constant filters streamed
+# from their taps on AMD's with AVX-512, each of two threads keeping its own tiles on AMD's;
+# kept transformed filters and phases elsewhere): its tests again with each choice forced,
+# so that both paths run on any machine.
 for choice in 0 1; do
     HIPDNN_CPU_WINOGRAD_STREAM=$choice HIPDNN_CPU_WINOGRAD_OWN=$choice \
         cargo test -p hipdnn-cpu-provider --locked "$@" -- winograd

@@ -78,7 +78,7 @@
 //! process; results are reproducible per machine and setting.
 //! `HIPDNN_CPU_WINOGRAD_STREAM=1` (or `0`) makes constant 3×3 filters of small images
 //! stream through Winograd as their taps on any CPU (or on none); by default they do
-//! on AMD's, where that was measured to pay, read once per process.
+//! on AMD's with AVX-512, where that was measured to pay, read once per process.
 //! `HIPDNN_CPU_WINOGRAD_OWN=1` (or `0`) makes each of two threads keep its own Winograd
 //! tiles (or never): by default on AMD's CPUs, whose two threads may sit on two
 //! last-level caches; elsewhere the threads share the work in phases. Read once per

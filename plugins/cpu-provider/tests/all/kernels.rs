@@ -504,8 +504,8 @@ fn winograd_gives_the_same_bits_per_thread_in_phases_and_in_chunks() {
 /// and more each pair is a part that any thread may take) give the same bits.
 #[test]
 fn streamed_winograd_gives_the_same_bits_on_any_thread_count() {
-    // Only where Winograd runs and this CPU streams filters (AMD's, or any with
-    // `HIPDNN_CPU_WINOGRAD_STREAM=1`).
+    // Only where Winograd runs and this CPU streams filters (AMD's with AVX-512, or
+    // any with `HIPDNN_CPU_WINOGRAD_STREAM=1`).
     if !winograd_runs_here() || !winograd_streaming_pays() {
         return;
     }

@@ -340,9 +340,14 @@ fn streamable(geo: &ConvGeometry, threads: usize) -> bool {
         && geo.k.div_ceil(STREAM_COLS) >= threads
 }
 
-/// Whether this CPU streams constant filters (`streamed`) at all: on AMD's, where
-/// it was measured to pay (a Zen 4, above), unless `HIPDNN_CPU_WINOGRAD_STREAM` says
-/// `1` (stream on any CPU) or `0` (never), read once per process. On a 16-core Xeon
+/// Whether this CPU streams constant filters (`streamed`) at all: on AMD's with the
+/// AVX-512 kernels, where it was measured to pay (a Zen 4, above), unless
+/// `HIPDNN_CPU_WINOGRAD_STREAM` says `1` (stream on any CPU) or `0` (never), read once
+/// per process. With the AVX2 kernels the filters' transform on every run costs twice
+/// the instructions for the same bytes saved: on 2 threads of a Zen 3 (AVX2, 32 MiB
+/// L3) ResNet-50's two 7² 3×3 layers at batch 1 ran 1.16–1.30× as fast kept
+/// transformed as F(2×2) as streamed as F(4×4) (stage minimums over 6 and 10
+/// alternating rounds of `bench/stage_ab.sh`; 1405–1568 against 1821–1899 µs). On a 16-core Xeon
 /// (AVX-512, two FMA units) ResNet-50's streamed layers at batch 1 ran slower
 /// streamed than kept transformed as F(2×2) at 2, 8, 12 and 16 threads (1283 against
 /// 983 µs at 2 threads, 336 against 238 at 16; about even at 4), and at 2 and 4
@@ -354,7 +359,11 @@ fn streamable(geo: &ConvGeometry, threads: usize) -> bool {
 /// network keeps.
 pub fn streaming_pays() -> bool {
     static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PAYS.get_or_init(|| vendor_default("HIPDNN_CPU_WINOGRAD_STREAM"))
+    *PAYS.get_or_init(|| {
+        crate::kernels::env_switch("HIPDNN_CPU_WINOGRAD_STREAM", || {
+            cpu_is_amd() && gemm::pair_isa() == Some(PairIsa::Avx512)
+        })
+    })
 }
 
 /// Whether CPUID names the vendor `AuthenticAMD`.
