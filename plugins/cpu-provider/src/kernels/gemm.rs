@@ -1131,6 +1131,7 @@ pub fn run<P: GemmProblem>(p: &P, exec: &Exec, blocking: Blocking, scratch: &mut
                                         j0: j0 + qs * NR,
                                         n,
                                         ahead,
+                                        b_in_l1: run < np,
                                     },
                                 );
                             }
@@ -1555,6 +1556,9 @@ struct Sweep<'a> {
     n: usize,
     /// The B prefetch cursor and the region the panels lie in, at offset `q * ps`.
     ahead: Option<(&'a mut Ahead, usize)>,
+    /// The panels stay in L1 from one row tile to the next (a short K's run of four
+    /// panels down a group, [`QUAD_IN_L1`]): the kernels fetch none of their lines.
+    b_in_l1: bool,
 }
 
 impl Sweep<'_> {
@@ -2708,12 +2712,12 @@ mod avx2 {
             // contract) and the panels hold `kc` packed steps (checked above).
             unsafe {
                 match mr {
-                    6.. => panel_rows::<6>(nseg, len, rows, b, t, acc, f, fuse, h),
-                    5 => panel_rows::<5>(nseg, len, rows, b, t, acc, f, fuse, h),
-                    4 => panel_rows::<4>(nseg, len, rows, b, t, acc, f, fuse, h),
-                    3 => panel_rows::<3>(nseg, len, rows, b, t, acc, f, fuse, h),
-                    2 => panel_rows::<2>(nseg, len, rows, b, t, acc, f, fuse, h),
-                    _ => panel_rows::<1>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    6.. => panel_rows::<6, true>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    5 => panel_rows::<5, true>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    4 => panel_rows::<4, true>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    3 => panel_rows::<3, true>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    2 => panel_rows::<2, true>(nseg, len, rows, b, t, acc, f, fuse, h),
+                    _ => panel_rows::<1, true>(nseg, len, rows, b, t, acc, f, fuse, h),
                 }
             }
         }
@@ -2725,23 +2729,35 @@ mod avx2 {
         // SAFETY: the CPU supports AVX2 and FMA (checked before this function is
         // selected); the row pointers, panels and tiles are as `Sweep::check` checked.
         unsafe {
-            match s.mr {
-                6.. => sweep_rows::<6>(a, s),
-                5 => sweep_rows::<5>(a, s),
-                4 => sweep_rows::<4>(a, s),
-                3 => sweep_rows::<3>(a, s),
-                2 => sweep_rows::<2>(a, s),
-                _ => sweep_rows::<1>(a, s),
+            if s.b_in_l1 {
+                match s.mr {
+                    6.. => sweep_rows::<6, false>(a, s),
+                    5 => sweep_rows::<5, false>(a, s),
+                    4 => sweep_rows::<4, false>(a, s),
+                    3 => sweep_rows::<3, false>(a, s),
+                    2 => sweep_rows::<2, false>(a, s),
+                    _ => sweep_rows::<1, false>(a, s),
+                }
+            } else {
+                match s.mr {
+                    6.. => sweep_rows::<6, true>(a, s),
+                    5 => sweep_rows::<5, true>(a, s),
+                    4 => sweep_rows::<4, true>(a, s),
+                    3 => sweep_rows::<3, true>(a, s),
+                    2 => sweep_rows::<2, true>(a, s),
+                    _ => sweep_rows::<1, true>(a, s),
+                }
             }
         }
     }
 
-    /// `M` rows of [`kernel_sweep_rows`].
+    /// `M` rows of [`kernel_sweep_rows`]; `FETCH`: the kernels fetch B's lines (not
+    /// where the panels stay in L1, `Sweep::b_in_l1`).
     ///
     /// # Safety
     /// AVX2 and FMA available; `a` and `s` as `Sweep::check` checks them.
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn sweep_rows<const M: usize>(a: &ARows<'_>, mut s: Sweep<'_>) {
+    unsafe fn sweep_rows<const M: usize, const FETCH: bool>(a: &ARows<'_>, mut s: Sweep<'_>) {
         let (nseg, len, rows) = (a.nseg, a.seg_len, a.ptrs.as_ptr());
         let (b, ps, np) = (s.b.as_ptr(), s.ps, s.np);
         let acc = s.acc;
@@ -2753,9 +2769,9 @@ mod avx2 {
             prefetch_fused(f);
             // SAFETY: per the contract (panels `q`, `q + 1 < np` hold `kc` steps).
             unsafe {
-                panel_rows::<M>(nseg, len, rows, b.add(q * ps), t0, acc, &mut far, f, 0);
+                panel_rows::<M, FETCH>(nseg, len, rows, b.add(q * ps), t0, acc, &mut far, f, 0);
                 if two {
-                    panel_rows::<M>(
+                    panel_rows::<M, FETCH>(
                         nseg,
                         len,
                         rows,
@@ -2837,13 +2853,17 @@ mod avx2 {
     }
 
     /// `M` rows of one panel of [`kernel_pair_rows`] (panel `h` of a fused pair).
+    /// `FETCH`: every four K steps, fetch `far`'s next lines into L2 and B's lines
+    /// eight and ten steps ahead into L1; without, B is in L1 already and `far` is not
+    /// advanced. With a 64-step K those are 7% of the call's instructions (the loop
+    /// being 16 iterations).
     ///
     /// # Safety
     /// AVX2 and FMA available; `rows` holds `nseg * MR` pointers, each to `len`
     /// readable floats; `b` holds `nseg * len * NR` floats.
     #[target_feature(enable = "avx2,fma")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn panel_rows<const M: usize>(
+    unsafe fn panel_rows<const M: usize, const FETCH: bool>(
         nseg: usize,
         len: usize,
         rows: *const *const f32,
@@ -2882,11 +2902,15 @@ mod avx2 {
                 }
                 let mut k = 0;
                 while k + 4 <= len {
-                    far_step(&mut fr);
-                    _mm_prefetch::<_MM_HINT_T0>(bp.add(8 * NR).cast());
+                    if FETCH {
+                        far_step(&mut fr);
+                        _mm_prefetch::<_MM_HINT_T0>(bp.add(8 * NR).cast());
+                    }
                     step!(k, 0);
                     step!(k, 1);
-                    _mm_prefetch::<_MM_HINT_T0>(bp.add(10 * NR).cast());
+                    if FETCH {
+                        _mm_prefetch::<_MM_HINT_T0>(bp.add(10 * NR).cast());
+                    }
                     step!(k, 2);
                     step!(k, 3);
                     bp = bp.add(4 * NR);
