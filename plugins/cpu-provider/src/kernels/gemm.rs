@@ -2730,23 +2730,28 @@ mod avx2 {
         // selected); the row pointers, panels and tiles are as `Sweep::check` checked.
         unsafe {
             if s.b_in_l1 {
-                match s.mr {
-                    6.. => sweep_rows::<6, false>(a, s),
-                    5 => sweep_rows::<5, false>(a, s),
-                    4 => sweep_rows::<4, false>(a, s),
-                    3 => sweep_rows::<3, false>(a, s),
-                    2 => sweep_rows::<2, false>(a, s),
-                    _ => sweep_rows::<1, false>(a, s),
-                }
+                sweep_rows_mr::<false>(a, s);
             } else {
-                match s.mr {
-                    6.. => sweep_rows::<6, true>(a, s),
-                    5 => sweep_rows::<5, true>(a, s),
-                    4 => sweep_rows::<4, true>(a, s),
-                    3 => sweep_rows::<3, true>(a, s),
-                    2 => sweep_rows::<2, true>(a, s),
-                    _ => sweep_rows::<1, true>(a, s),
-                }
+                sweep_rows_mr::<true>(a, s);
+            }
+        }
+    }
+
+    /// [`sweep_rows`] for the tile's rows.
+    ///
+    /// # Safety
+    /// As [`sweep_rows`].
+    #[inline(always)]
+    unsafe fn sweep_rows_mr<const FETCH: bool>(a: &ARows<'_>, s: Sweep<'_>) {
+        // SAFETY: per the function's contract.
+        unsafe {
+            match s.mr {
+                6.. => sweep_rows::<6, FETCH>(a, s),
+                5 => sweep_rows::<5, FETCH>(a, s),
+                4 => sweep_rows::<4, FETCH>(a, s),
+                3 => sweep_rows::<3, FETCH>(a, s),
+                2 => sweep_rows::<2, FETCH>(a, s),
+                _ => sweep_rows::<1, FETCH>(a, s),
             }
         }
     }
