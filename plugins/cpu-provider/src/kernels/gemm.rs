@@ -2860,8 +2860,8 @@ mod avx2 {
     /// `M` rows of one panel of [`kernel_pair_rows`] (panel `h` of a fused pair).
     /// `FETCH`: every four K steps, fetch `far`'s next lines into L2 and B's lines
     /// eight and ten steps ahead into L1; without, B is in L1 already and `far` is not
-    /// advanced. With a 64-step K those are 7% of the call's instructions (the loop
-    /// being 16 iterations).
+    /// advanced. With a 64-step K (16 iterations) they were a tenth of the call's
+    /// instructions (callgrind: 1672 against 1501 per call).
     ///
     /// # Safety
     /// AVX2 and FMA available; `rows` holds `nseg * MR` pointers, each to `len`

@@ -347,8 +347,8 @@ fn streamable(geo: &ConvGeometry, threads: usize) -> bool {
 /// the instructions for the same bytes saved: on 2 threads of a Zen 3 (AVX2, 32 MiB
 /// L3) ResNet-50's two 7² 3×3 layers at batch 1 ran 1.16–1.30× as fast kept
 /// transformed as F(2×2) as streamed as F(4×4) (stage minimums over 6 and 10
-/// alternating rounds of `bench/stage_ab.sh`; 1405–1568 against 1821–1899 µs). On a 16-core Xeon
-/// (AVX-512, two FMA units) ResNet-50's streamed layers at batch 1 ran slower
+/// alternating rounds of `bench/stage_ab.sh`; 1405–1568 against 1641–1899 µs). On a
+/// 16-core Xeon (AVX-512, two FMA units) ResNet-50's streamed layers at batch 1 ran slower
 /// streamed than kept transformed as F(2×2) at 2, 8, 12 and 16 threads (1283 against
 /// 983 µs at 2 threads, 336 against 238 at 16; about even at 4), and at 2 and 4
 /// threads the direct GEMM beats both (`FpropPlan::for_constant_weights`). That Xeon
@@ -356,7 +356,7 @@ fn streamable(geo: &ConvGeometry, threads: usize) -> bool {
 /// from one execution to the next: streaming then saves no memory traffic and only
 /// adds the transform. The Zen 4 VM's 32 MiB L3 holds a fraction of them. So the
 /// vendor stands in for what decides it, the last-level cache against the filters a
-/// network keeps.
+/// network keeps, and the kernels' vector width for what the transform costs.
 pub fn streaming_pays() -> bool {
     static PAYS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *PAYS.get_or_init(|| {
